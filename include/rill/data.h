@@ -1,0 +1,95 @@
+/* Data (tiles) and collections: standalone data, key->rank collections and the
+ * 2D block-cyclic tiled matrix. */
+#ifndef RILL_DATA_H
+#define RILL_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rill/runtime.h"
+#include "rill/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rill_data rill_data_t;             /**< one logical datum (a tile) */
+typedef struct rill_collection rill_collection_t; /**< maps keys to ranks and data */
+
+/**
+ * Wrap size bytes at ptr as a datum homed on this rank. Borrows ptr: the caller keeps
+ * it alive until rill_data_destroy and frees it afterwards. ptr == NULL is
+ * RILL_ERR_INVALID_ARG. Main thread.
+ */
+rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill_data_t **data_p);
+/** Destroy a standalone datum (not one owned by a collection). *data_p becomes NULL. */
+rill_status_t rill_data_destroy(rill_data_t **data_p);
+
+/** Host pointer of this rank's copy (NULL for a remote datum), size, home rank. */
+void *rill_data_ptr(const rill_data_t *data);
+size_t rill_data_size(const rill_data_t *data);
+int rill_data_rank(const rill_data_t *data);
+
+/* ------------------------------------------------------------ keyed collections */
+
+/** Home rank of key (0 .. nranks-1); must give the same answer on every rank. */
+typedef int (*rill_collection_rank_fn)(uint64_t key, void *arg);
+
+/**
+ * A collection of data of datum_size bytes, one per key, homed by rank_of. Local data
+ * are allocated (zero-filled) by the collection on first use and freed with it.
+ * Collections must be created in the same order on every rank (their creation index
+ * names them across ranks). arg is borrowed. Main thread.
+ */
+rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
+                                     rill_collection_rank_fn rank_of, void *arg,
+                                     rill_collection_t **dc_p);
+/** Free the collection and every datum it owns. *dc_p becomes NULL. */
+rill_status_t rill_collection_destroy(rill_collection_t **dc_p);
+/** Home rank of key. Any thread. */
+int rill_collection_rank_of(const rill_collection_t *dc, uint64_t key);
+/** The datum of key: local storage if this rank is its home, else a proxy that DTD
+ * tracks (rill_data_ptr is NULL). Main thread. NULL only when out of memory. */
+rill_data_t *rill_collection_data_of(rill_collection_t *dc, uint64_t key);
+
+/* ------------------------------------------------------------ tiled matrices */
+
+typedef struct rill_matrix rill_matrix_t; /**< 2D block-cyclic tiled matrix of doubles */
+
+/**
+ * An m x n matrix of doubles in mb x nb tiles (the last tile row/column is ragged when
+ * m or n is not a multiple), distributed 2D block-cyclically over a P x Q process grid
+ * (rank = (i % P) * Q + (j % Q) for tile (i, j)). Each local tile is stored column-major
+ * with leading dimension rill_matrix_tile_rows(); storage is owned by the matrix and
+ * zero-filled. Errors: RILL_ERR_INVALID_ARG for m, n < 0, mb, nb <= 0, P, Q <= 0, and
+ * RILL_ERR_MISMATCH when P x Q differs from the number of ranks (the message says both).
+ * Main thread, same order on every rank.
+ */
+rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int nb, int P, int Q,
+                                 rill_matrix_t **A_p);
+rill_status_t rill_matrix_destroy(rill_matrix_t **A_p);
+
+/** Geometry: tile rows/cols (mt, nt), the size of tile row i / tile column j. */
+int rill_matrix_m(const rill_matrix_t *A);
+int rill_matrix_n(const rill_matrix_t *A);
+int rill_matrix_mb(const rill_matrix_t *A);
+int rill_matrix_nb(const rill_matrix_t *A);
+int rill_matrix_mt(const rill_matrix_t *A);
+int rill_matrix_nt(const rill_matrix_t *A);
+int rill_matrix_P(const rill_matrix_t *A);
+int rill_matrix_Q(const rill_matrix_t *A);
+int rill_matrix_tile_rows(const rill_matrix_t *A, int i);
+int rill_matrix_tile_cols(const rill_matrix_t *A, int j);
+/** Home rank of tile (i, j). Any thread. */
+int rill_matrix_tile_rank(const rill_matrix_t *A, int i, int j);
+/** The datum of tile (i, j) (a proxy when remote), for DTD insertion. Main thread. */
+rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j);
+/** Local storage of tile (i, j), or NULL when this rank is not its home. Any thread. */
+double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j);
+/** The collection behind the matrix (key = i * nt + j). */
+rill_collection_t *rill_matrix_collection(rill_matrix_t *A);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,91 @@
+/* Dynamic task discovery (DTD): build a task graph by inserting tasks; dependencies
+ * come from the order in which tasks access each datum. */
+#ifndef RILL_DTD_H
+#define RILL_DTD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rill/data.h"
+#include "rill/runtime.h"
+#include "rill/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rill_dtd_class rill_dtd_class_t; /**< a kind of task: name + bodies */
+
+/** A task body. Return RILL_SUCCESS, or an error to fail the taskpool (the error and
+ * the task's name are reported by rill_taskpool_wait). Runs on a worker. */
+typedef rill_status_t (*rill_dtd_body_fn)(rill_task_t *task);
+
+/**
+ * Argument kinds of rill_dtd_insert_task, each followed by its own arguments:
+ *   RILL_DTD_VALUE,   size_t size, const void *ptr  -- size bytes copied into the task
+ *   RILL_DTD_SCRATCH, size_t size                   -- an uninitialised per-task buffer
+ *   RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT, rill_data_t *tile
+ *       optionally OR-ed with RILL_DTD_AFFINITY: the task runs on that tile's home rank
+ *   RILL_DTD_ARG_END                                -- closes the list (mandatory)
+ * Sizes must be passed as size_t (sizeof(x) is; a bare literal 8 is not).
+ */
+enum {
+    RILL_DTD_ARG_END = 0,
+    RILL_DTD_VALUE = 1,
+    RILL_DTD_SCRATCH = 2,
+    RILL_DTD_INPUT = 3,
+    RILL_DTD_OUTPUT = 4,
+    RILL_DTD_INOUT = 5,
+    RILL_DTD_MODE_MASK = 0xff,
+    RILL_DTD_AFFINITY = 0x100,
+};
+
+/** Most arguments (values + scratch + tiles) one task may have. */
+#define RILL_DTD_MAX_ARGS 32
+
+/**
+ * A task class named name (copied) with a CPU body. Classes may be shared by
+ * taskpools and outlive them. Main thread.
+ */
+rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
+                                    rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p);
+rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p);
+
+/** A new DTD taskpool, open for insertion. Main thread. */
+rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp_p);
+
+/**
+ * Insert a task of class cls with the given priority (higher runs first) and
+ * arguments (see RILL_DTD_VALUE...). The task depends on the earlier tasks that
+ * access the same data: read after write, write after read, write after write.
+ * When dtd_window_size tasks are pending, the caller runs tasks until the window
+ * drains to half. Errors (the taskpool is left usable, the task is not inserted):
+ * RILL_ERR_INVALID_ARG for a NULL tile, an unknown argument kind, more than
+ * RILL_DTD_MAX_ARGS arguments; RILL_ERR_BAD_STATE once the taskpool was waited for.
+ * Main thread.
+ */
+rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls, int32_t priority,
+                                   ...);
+
+/**
+ * In a body: fetch the task's arguments in insertion order. For each argument pass
+ * one pointer: VALUE -> a destination of the value's size (copied out);
+ * SCRATCH and tiles -> a void ** that receives the buffer / the tile's host pointer.
+ * Pass NULL to skip an argument. Returns RILL_ERR_INVALID_ARG if called outside a
+ * DTD task.
+ */
+rill_status_t rill_dtd_unpack_args(rill_task_t *task, ...);
+/** Pointer to argument i (value storage, scratch buffer or tile data); NULL if out of range. */
+void *rill_dtd_arg(rill_task_t *task, int i);
+
+/**
+ * Return datum's final version to its home rank and stop tracking it in this
+ * taskpool (later tasks that use it start a new history). rill_taskpool_wait
+ * flushes every datum still tracked. Main thread.
+ */
+rill_status_t rill_dtd_data_flush(rill_taskpool_t *tp, rill_data_t *data);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

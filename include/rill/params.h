@@ -1,0 +1,125 @@
+/* MCA-style parameters: one typed registry fed by defaults, files, environment,
+ * command line and code. */
+#ifndef RILL_PARAMS_H
+#define RILL_PARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rill/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rill_param_type {
+    RILL_PARAM_INT,    /**< int64_t with an inclusive [min, max] range */
+    RILL_PARAM_SIZE,   /**< uint64_t byte count; accepts units k, M, G, T (powers of 1024) */
+    RILL_PARAM_BOOL,   /**< accepts 1/0/true/false/yes/no/on/off (any case) */
+    RILL_PARAM_STRING, /**< any string */
+    RILL_PARAM_ENUM,   /**< one of a fixed list of names */
+} rill_param_type_t;
+
+/** Where the current value came from, weakest first. */
+typedef enum rill_param_source {
+    RILL_PARAM_SOURCE_DEFAULT = 0,
+    RILL_PARAM_SOURCE_FILE,    /**< $HOME/.rill/mca-params.conf, then files in RILL_MCA_param_files */
+    RILL_PARAM_SOURCE_ENV,     /**< RILL_MCA_<name> */
+    RILL_PARAM_SOURCE_CMDLINE, /**< --mca <name> <value> */
+    RILL_PARAM_SOURCE_SET,     /**< rill_param_set() from code */
+} rill_param_source_t;
+
+/** Visibility levels: rill_info shows USER by default and every level with --all. */
+enum {
+    RILL_PARAM_LEVEL_USER = 1,
+    RILL_PARAM_LEVEL_TUNER = 2,
+    RILL_PARAM_LEVEL_DEVELOPER = 3,
+};
+
+typedef struct rill_param rill_param_t; /**< opaque; owned by the registry, lives until exit */
+
+/**
+ * Load the value sources: the files, the RILL_MCA_* environment, and the
+ * `--mca <name> <value>` pairs of the command line. Rill consumes only its own
+ * options: they are removed from *argc/*argv (argv's array is edited in place;
+ * the strings are borrowed). argc/argv may be NULL. Values are kept as text until
+ * the parameter is registered; a source that is loaded twice replaces the first.
+ * Errors: RILL_ERR_INVALID_ARG for `--mca` without a name and a value, RILL_ERR_IO
+ * for a file named in RILL_MCA_param_files that cannot be read or has a malformed
+ * line (the message gives file:line). Main thread, before any registration.
+ */
+rill_status_t rill_params_load(int *argc, char ***argv);
+
+/**
+ * Register a parameter named <framework>_<component>_<name> (lower case, digits and
+ * '_'). Registering the same name again with the same type returns the existing
+ * handle. The value is resolved at once from the loaded sources; a bad value gives a
+ * clear error naming the parameter, the value, its source and what is allowed, and
+ * returns RILL_ERR_INVALID_ARG (the parameter keeps its default). name, help and
+ * enum value strings are copied. Main thread (registration is not thread-safe);
+ * reading a value afterwards is safe from any thread.
+ */
+rill_status_t rill_param_register_int(const char *name, const char *help, int level, int64_t def,
+                                      int64_t min, int64_t max, rill_param_t **param_p);
+rill_status_t rill_param_register_size(const char *name, const char *help, int level, uint64_t def,
+                                       uint64_t min, uint64_t max, rill_param_t **param_p);
+rill_status_t rill_param_register_bool(const char *name, const char *help, int level, bool def,
+                                       rill_param_t **param_p);
+rill_status_t rill_param_register_string(const char *name, const char *help, int level,
+                                         const char *def, rill_param_t **param_p);
+/** values: NULL-terminated list of allowed names; def must be one of them. */
+rill_status_t rill_param_register_enum(const char *name, const char *help, int level,
+                                       const char *const *values, const char *def,
+                                       rill_param_t **param_p);
+
+/** Current values. get_string works for STRING and ENUM (the chosen name); get_enum
+ * returns the index of the chosen name. Any thread. */
+int64_t rill_param_get_int(const rill_param_t *param);
+uint64_t rill_param_get_size(const rill_param_t *param);
+bool rill_param_get_bool(const rill_param_t *param);
+const char *rill_param_get_string(const rill_param_t *param);
+int rill_param_get_enum(const rill_param_t *param);
+
+/** Find a registered parameter by name. RILL_ERR_NOT_FOUND if none. */
+rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p);
+
+/**
+ * Set a parameter from code (the strongest source). The value is parsed as text
+ * ("64k", "yes", "lfq"); a bad value is RILL_ERR_INVALID_ARG with the same message as
+ * other sources and leaves the parameter unchanged. Setting a name not yet registered
+ * stores the value for its registration. Main thread.
+ */
+rill_status_t rill_param_set(const char *name, const char *value);
+
+/**
+ * Warn, once per name, about every RILL_MCA_* variable, file entry and --mca name that
+ * no registered parameter matches, naming the nearest known name. Returns the number
+ * of unknown names. Called by rill_init after every framework registered.
+ */
+int rill_params_warn_unknown(void);
+
+/** Read-only description of one parameter, for tools such as rill_info. */
+typedef struct rill_param_info {
+    const char *name;
+    const char *help;
+    rill_param_type_t type;
+    int level;
+    rill_param_source_t source;
+    const char *source_detail; /**< file name, "RILL_MCA_x", "--mca", or NULL */
+    char value[256];           /**< current value as text (sizes in bytes) */
+    char allowed[256];         /**< what is allowed, as text ("0..64", "lfq|gpq", "bool") */
+    char def[128];             /**< the default as text */
+} rill_param_info_t;
+
+/** Number of registered parameters, and the i-th in name order. */
+size_t rill_params_count(void);
+rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p);
+
+/** Name of a source ("default", "file", "env", "cmdline", "set"). */
+const char *rill_param_source_string(rill_param_source_t source);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/* The runtime context and taskpools: start Rill, run task graphs, stop Rill. */
+#ifndef RILL_RUNTIME_H
+#define RILL_RUNTIME_H
+
+#include <stdint.h>
+
+#include "rill/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rill_context rill_context_t;   /**< one per process */
+typedef struct rill_taskpool rill_taskpool_t; /**< a task graph being run */
+typedef struct rill_task rill_task_t;         /**< one task instance (opaque to bodies) */
+
+/**
+ * Start Rill: load parameters (files, RILL_MCA_* environment, `--mca name value`,
+ * which are removed from argc/argv), initialise MPI when built with it and the
+ * process was started by mpirun (or use MPI if the application initialised it
+ * already), discover the topology, start one worker per core given to Rill (the
+ * calling thread is worker 0 and works while it waits), the comm thread, and warn
+ * about unknown parameters. argc/argv may be NULL. On error nothing is left running
+ * and *ctx_p is untouched. Main thread, once per process.
+ */
+rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p);
+
+/**
+ * Stop Rill: wait for running taskpools, stop the threads, finalise MPI if Rill
+ * initialised it, free the context and set *ctx_p to NULL. Main thread.
+ */
+rill_status_t rill_fini(rill_context_t **ctx_p);
+
+/** This process's rank and the number of ranks (0 and 1 without MPI). Any thread. */
+int rill_context_rank(const rill_context_t *ctx);
+int rill_context_nranks(const rill_context_t *ctx);
+/** Number of workers (cores given to Rill in this process). Any thread. */
+int rill_context_nworkers(const rill_context_t *ctx);
+
+/** "0.1.0 (git abcdef012345)". Static storage. */
+const char *rill_version_string(void);
+
+/**
+ * Run the taskpool to completion: close insertion (a DTD taskpool flushes its data
+ * home first), make the calling thread work until every task of the taskpool has
+ * run on every rank, and return the first error a task or the runtime reported
+ * (RILL_ERR_TASK, RILL_ERR_COMM, RILL_ERR_MISMATCH...). Waiting a second time is
+ * RILL_ERR_BAD_STATE. Main thread.
+ */
+rill_status_t rill_taskpool_wait(rill_taskpool_t *tp);
+
+/** Free a taskpool that was waited for (or never had a task). *tp_p becomes NULL. */
+rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p);
+
+/** The worker running the task (0 .. nworkers-1), for per-worker scratch. Task body. */
+int rill_task_worker_id(const rill_task_t *task);
+/** The context a task runs in. Task body. */
+rill_context_t *rill_task_context(const rill_task_t *task);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
