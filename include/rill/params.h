@@ -24,7 +24,7 @@ typedef enum rill_param_type {
 /** Where the current value came from, weakest first. */
 typedef enum rill_param_source {
     RILL_PARAM_SOURCE_DEFAULT = 0,
-    RILL_PARAM_SOURCE_FILE,    /**< $HOME/.rill/mca-params.conf, then files in RILL_MCA_param_files */
+    RILL_PARAM_SOURCE_FILE,    /**< ~/.rill/mca-params.conf, then files in RILL_MCA_param_files */
     RILL_PARAM_SOURCE_ENV,     /**< RILL_MCA_<name> */
     RILL_PARAM_SOURCE_CMDLINE, /**< --mca <name> <value> */
     RILL_PARAM_SOURCE_SET,     /**< rill_param_set() from code */
@@ -42,7 +42,7 @@ typedef struct rill_param rill_param_t; /**< opaque; owned by the registry, live
 /**
  * Load the value sources: the files, the RILL_MCA_* environment, and the
  * `--mca <name> <value>` pairs of the command line. Rill consumes only its own
- * options: they are removed from *argc/*argv (argv's array is edited in place;
+ * options: they are removed from argc and argv (argv's array is edited in place;
  * the strings are borrowed). argc/argv may be NULL. Values are kept as text until
  * the parameter is registered; a source that is loaded twice replaces the first.
  * Errors: RILL_ERR_INVALID_ARG for `--mca` without a name and a value, RILL_ERR_IO

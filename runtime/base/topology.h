@@ -10,33 +10,45 @@
 
 typedef struct rill_topo rill_topo_t;
 
-/** Register runtime_num_cores, runtime_bind and related parameters. Main thread. */
+/** Register runtime_num_cores, runtime_bind and runtime_core_list (idempotent; init calls
+ * it too). Values are read at rill_topo_init. Main thread. */
 rill_status_t rill_topo_register_params(void);
 
 /**
  * Discover the node (hwloc) and choose this process's cores. local_rank/local_size
  * describe the processes of this node (0/1 when alone). When the process is not
  * already bound to a subset of the node by its launcher, the node's cores are split
- * between the local processes; runtime_num_cores (0 = all that are given) picks how
- * many of them get a worker. Warns, naming the fix, when threads or processes would
- * share a core (more workers than cores given, processes' core sets overlapping).
- * Main thread.
+ * between the local processes in contiguous blocks (sizes differ by at most one; with
+ * fewer cores than processes, process r takes core r % ncores); runtime_core_list, when
+ * set, replaces that choice (entries are OS PU indexes, each naming the core holding that
+ * PU). runtime_num_cores (0 = all that are given) picks how many of them get a worker;
+ * more workers than cores share them round-robin. Warns, naming the fix, when threads or
+ * processes would share a core (more workers than cores given; local_size x workers more
+ * than the node's cores, said by local rank 0). Logs the bindings at topo_verbose >= 1.
+ * Errors: RILL_ERR_INVALID_ARG for a bad local_rank/local_size or runtime_core_list (the
+ * message names the entry); *topo_p is set only on success. Main thread.
  */
 rill_status_t rill_topo_init(int local_rank, int local_size, rill_topo_t **topo_p);
+/** Free everything and set *topo_p to NULL; NULL or *topo_p NULL is a no-op. Main thread. */
 void rill_topo_destroy(rill_topo_t **topo_p);
+
+/* The calls below may be made from any thread between init and destroy. */
 
 /** Number of cores given to this process: the number of workers. */
 int rill_topo_nworkers(const rill_topo_t *topo);
-/** OS index of the core (its first PU) that worker w is bound to, -1 if unbound. */
+/** OS index of the core (its first PU) that worker w is bound to, -1 if unbound
+ * (runtime_bind = false) or w out of range. */
 int rill_topo_worker_core(const rill_topo_t *topo, int w);
 /** Bind the calling thread to worker w's core (no-op when runtime_bind is false).
- * Errors are warnings: a failed binding returns RILL_ERR_NOT_SUPPORTED. */
+ * Errors are warnings (the first one per topology is logged): a failed binding returns
+ * RILL_ERR_NOT_SUPPORTED; a w out of range, RILL_ERR_INVALID_ARG. */
 rill_status_t rill_topo_bind_worker(rill_topo_t *topo, int w);
 /** Bind the calling thread (the comm thread, later the GPU managers) to the whole
  * process core set, so it may float but stays off other processes' cores. */
 rill_status_t rill_topo_bind_service(rill_topo_t *topo);
 /** Fill order[0 .. nworkers-2] with the other workers, nearest (by hwloc: same core,
- * cache, NUMA node, package) first. */
+ * cache, NUMA node, package: the deeper their cores' common ancestor) first, ties by
+ * distance of worker indexes. Precomputed at init; copies nothing when nworkers < 2. */
 void rill_topo_steal_order(const rill_topo_t *topo, int w, int *order);
 /** Print the machine summary and this process's bindings, one line per worker. */
 void rill_topo_print(const rill_topo_t *topo, FILE *out);

@@ -1,0 +1,57 @@
+/* Eventcount on Linux futexes, and a monotonic clock. */
+#include "sync.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (unsigned *)addr, op, val, ts, NULL, 0);
+}
+
+void rill_evcount_init(rill_evcount_t *ev)
+{
+    atomic_init(&ev->epoch, 0);
+    atomic_init(&ev->waiters, 0);
+}
+
+uint32_t rill_evcount_prepare(rill_evcount_t *ev)
+{
+    atomic_fetch_add_explicit(&ev->waiters, 1, memory_order_seq_cst);
+    return atomic_load_explicit(&ev->epoch, memory_order_seq_cst);
+}
+
+void rill_evcount_cancel(rill_evcount_t *ev)
+{
+    atomic_fetch_sub_explicit(&ev->waiters, 1, memory_order_relaxed);
+}
+
+void rill_evcount_wait(rill_evcount_t *ev, uint32_t key, uint64_t timeout_us)
+{
+    struct timespec ts, *tsp = NULL;
+    if (timeout_us) {
+        ts.tv_sec = (time_t)(timeout_us / 1000000);
+        ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
+        tsp = &ts;
+    }
+    /* returns at once (EAGAIN) when the epoch moved since prepare */
+    futex(&ev->epoch, FUTEX_WAIT_PRIVATE, key, tsp);
+    atomic_fetch_sub_explicit(&ev->waiters, 1, memory_order_relaxed);
+}
+
+void rill_evcount_signal(rill_evcount_t *ev, int n)
+{
+    atomic_fetch_add_explicit(&ev->epoch, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&ev->waiters, memory_order_seq_cst) > 0)
+        futex(&ev->epoch, FUTEX_WAKE_PRIVATE, n > 0 ? (unsigned)n : INT_MAX, NULL);
+}
+
+uint64_t rill_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,301 @@
+/* The context: workers (one per core given to Rill, worker 0 being the main thread),
+ * the scheduler, the comm engine; the worker loop and task execution. */
+#include "core.h"
+#include "scheduler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sched_gpq };
+#define NB_SCHEDS ((int)(sizeof(all_scheds) / sizeof(all_scheds[0])))
+
+static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s;
+static _Thread_local rill_worker_t *tl_worker;
+
+rill_status_t rill_core_register_params(void)
+{
+    const char *names[NB_SCHEDS + 1];
+    const rill_sched_ops_t *best = all_scheds[0];
+    for (int i = 0; i < NB_SCHEDS; i++) {
+        names[i] = all_scheds[i]->name;
+        if (all_scheds[i]->priority > best->priority)
+            best = all_scheds[i];
+    }
+    names[NB_SCHEDS] = NULL;
+    rill_status_t s, status = RILL_SUCCESS;
+    s = rill_param_register_enum("sched",
+                                 "Scheduler: lfq (per-worker priority queues, stealing from the "
+                                 "nearest workers first) or gpq (one global priority queue)",
+                                 RILL_PARAM_LEVEL_USER, names, best->name, &param_sched);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int("runtime_idle_spin_us",
+                                "How long an idle worker keeps looking for work before it "
+                                "sleeps (microseconds); new work wakes it",
+                                RILL_PARAM_LEVEL_TUNER, 50, 0, 1000000, &param_idle_spin_us);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int("runtime_watchdog_s",
+                                "Report what a waiting taskpool waits on when no task completed "
+                                "for this many seconds (0: never)",
+                                RILL_PARAM_LEVEL_USER, 30, 0, 86400, &param_watchdog_s);
+    if (s != RILL_SUCCESS)
+        status = s;
+    rill_status_t st = rill_log_register_params();
+    if (st != RILL_SUCCESS)
+        status = st;
+    st = rill_topo_register_params();
+    if (st != RILL_SUCCESS)
+        status = st;
+    st = rill_comm_register_params();
+    if (st != RILL_SUCCESS)
+        status = st;
+    return status;
+}
+
+rill_worker_t *rill_worker_self(void)
+{
+    return tl_worker;
+}
+
+/* ------------------------------------------------------------ execution */
+
+void rill_task_execute(rill_worker_t *w, rill_task_t *task)
+{
+    const rill_task_class_t *tc = task->tc;
+    rill_hook_status_t st = RILL_HOOK_ERROR;
+    task->worker = w->id;
+    for (int i = 0; i < tc->nb_incarnations; i++) {
+        if (tc->incarnations[i].type != RILL_DEVICE_CPU)
+            continue; /* other devices' incarnations arrive with their managers */
+        st = tc->incarnations[i].hook(w, task);
+        break;
+    }
+    w->executed++;
+    tc->complete(w, task, st);
+    atomic_fetch_add_explicit(&w->ctx->progress, 1, memory_order_relaxed);
+}
+
+static void watchdog_report(rill_taskpool_t *tp, uint64_t idle_ns)
+{
+    RILL_WARN(RILL_LOG_RUNTIME,
+              "watchdog: no task completed for %.0f s while waiting for taskpool %u "
+              "(%lld tasks or actions pending); what it waits on:",
+              (double)idle_ns / 1e9, tp->id, (long long)atomic_load(&tp->pending));
+    if (tp->ops->describe)
+        tp->ops->describe(tp, stderr);
+}
+
+void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg,
+                            rill_taskpool_t *tp)
+{
+    rill_context_t *ctx = w->ctx;
+    uint64_t last_progress = atomic_load(&ctx->progress);
+    uint64_t last_change = rill_time_ns();
+    while (!cond(arg)) {
+        rill_task_t *t = ctx->sched->select(w);
+        if (t) {
+            rill_task_execute(w, t);
+            continue;
+        }
+        uint32_t key = rill_evcount_prepare(&ctx->idle);
+        if (cond(arg)) {
+            rill_evcount_cancel(&ctx->idle);
+            break;
+        }
+        t = ctx->sched->select(w);
+        if (t) {
+            rill_evcount_cancel(&ctx->idle);
+            rill_task_execute(w, t);
+            continue;
+        }
+        rill_evcount_wait(&ctx->idle, key, 10000);
+        uint64_t now = rill_time_ns(), p = atomic_load(&ctx->progress);
+        if (p != last_progress) {
+            last_progress = p;
+            last_change = now;
+        } else if (tp && ctx->watchdog_ns && now - last_change > ctx->watchdog_ns) {
+            watchdog_report(tp, now - last_change);
+            last_change = now;
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    rill_worker_t *w = arg;
+    rill_context_t *ctx = w->ctx;
+    tl_worker = w;
+    rill_topo_bind_worker(ctx->topo, w->id);
+    const uint64_t spin_ns = (uint64_t)ctx->idle_spin * 1000;
+    uint64_t idle_since = 0;
+    while (!atomic_load_explicit(&ctx->shutdown, memory_order_acquire)) {
+        rill_task_t *t = ctx->sched->select(w);
+        if (t) {
+            rill_task_execute(w, t);
+            idle_since = 0;
+            continue;
+        }
+        uint64_t now = rill_time_ns();
+        if (!idle_since)
+            idle_since = now;
+        if (now - idle_since < spin_ns) {
+            for (int i = 0; i < 32; i++)
+                rill_cpu_relax();
+            continue;
+        }
+        uint32_t key = rill_evcount_prepare(&ctx->idle);
+        t = ctx->sched->select(w);
+        if (t) {
+            rill_evcount_cancel(&ctx->idle);
+            rill_task_execute(w, t);
+            idle_since = 0;
+            continue;
+        }
+        if (atomic_load_explicit(&ctx->shutdown, memory_order_acquire)) {
+            rill_evcount_cancel(&ctx->idle);
+            break;
+        }
+        rill_evcount_wait(&ctx->idle, key, 100000);
+    }
+    tl_worker = NULL;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ context */
+
+int rill_context_rank(const rill_context_t *ctx)
+{
+    return ctx->rank;
+}
+
+int rill_context_nranks(const rill_context_t *ctx)
+{
+    return ctx->nranks;
+}
+
+int rill_context_nworkers(const rill_context_t *ctx)
+{
+    return ctx->nworkers;
+}
+
+int rill_task_worker_id(const rill_task_t *task)
+{
+    return task->worker;
+}
+
+rill_context_t *rill_task_context(const rill_task_t *task)
+{
+    return task->tp->ctx;
+}
+
+static void stop_workers(rill_context_t *ctx, int started)
+{
+    atomic_store_explicit(&ctx->shutdown, true, memory_order_release);
+    rill_evcount_signal(&ctx->idle, 0);
+    for (int i = 1; i < started; i++)
+        pthread_join(ctx->workers[i].thread, NULL);
+}
+
+rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_p)
+{
+    rill_status_t status;
+    rill_context_t *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx) {
+        status = RILL_ERR_NO_MEMORY;
+        goto err;
+    }
+    rill_evcount_init(&ctx->idle);
+    atomic_init(&ctx->shutdown, false);
+    atomic_init(&ctx->progress, 0);
+    atomic_init(&ctx->nb_taskpools, 0);
+    ctx->idle_spin = (int)rill_param_get_int(param_idle_spin_us);
+    ctx->watchdog_ns = (uint64_t)rill_param_get_int(param_watchdog_s) * 1000000000ull;
+    ctx->sched = all_scheds[rill_param_get_enum(param_sched)];
+
+    status = rill_comm_init(argc, argv, &ctx->comm);
+    if (status != RILL_SUCCESS)
+        goto err_free_ctx;
+    ctx->rank = rill_comm_rank(ctx->comm);
+    ctx->nranks = rill_comm_size(ctx->comm);
+
+    status = rill_topo_init(rill_comm_local_rank(ctx->comm), rill_comm_local_size(ctx->comm),
+                            &ctx->topo);
+    if (status != RILL_SUCCESS)
+        goto err_fini_comm;
+    ctx->nworkers = rill_topo_nworkers(ctx->topo);
+    ctx->workers = calloc((size_t)ctx->nworkers, sizeof(*ctx->workers));
+    int *orders = calloc((size_t)ctx->nworkers * (size_t)(ctx->nworkers > 1 ? ctx->nworkers - 1 : 1),
+                         sizeof(int));
+    if (!ctx->workers || !orders) {
+        free(orders);
+        status = RILL_ERR_NO_MEMORY;
+        goto err_free_workers;
+    }
+    for (int i = 0; i < ctx->nworkers; i++) {
+        rill_worker_t *w = &ctx->workers[i];
+        w->id = i;
+        w->ctx = ctx;
+        w->steal_order = orders + (size_t)i * (size_t)(ctx->nworkers - 1);
+        rill_topo_steal_order(ctx->topo, i, w->steal_order);
+    }
+    status = ctx->sched->install(ctx);
+    if (status != RILL_SUCCESS)
+        goto err_free_workers;
+    RILL_VERBOSE(RILL_LOG_SCHED, 1, "scheduler %s, %d workers", ctx->sched->name, ctx->nworkers);
+
+    /* the main thread is worker 0: it works while it waits */
+    tl_worker = &ctx->workers[0];
+    rill_topo_bind_worker(ctx->topo, 0);
+    int started = 1;
+    for (; started < ctx->nworkers; started++) {
+        int rc = pthread_create(&ctx->workers[started].thread, NULL, worker_main,
+                                &ctx->workers[started]);
+        if (rc != 0) {
+            RILL_ERROR(RILL_LOG_RUNTIME, "cannot start worker %d of %d: %s", started,
+                       ctx->nworkers, strerror(rc));
+            status = RILL_ERR_NO_MEMORY;
+            goto err_stop_workers;
+        }
+    }
+    *ctx_p = ctx;
+    return RILL_SUCCESS;
+
+err_stop_workers:
+    stop_workers(ctx, started);
+    tl_worker = NULL;
+    ctx->sched->remove(ctx);
+err_free_workers:
+    if (ctx->workers)
+        free(ctx->workers[0].steal_order);
+    free(ctx->workers);
+    rill_topo_destroy(&ctx->topo);
+err_fini_comm:
+    rill_comm_fini(&ctx->comm);
+err_free_ctx:
+    free(ctx);
+err:
+    return status;
+}
+
+rill_status_t rill_context_destroy(rill_context_t **ctx_p)
+{
+    if (!ctx_p || !*ctx_p)
+        return RILL_ERR_INVALID_ARG;
+    rill_context_t *ctx = *ctx_p;
+    int live = atomic_load(&ctx->nb_taskpools);
+    if (live)
+        RILL_WARN(RILL_LOG_RUNTIME, "rill_fini: %d taskpool(s) were not destroyed", live);
+    stop_workers(ctx, ctx->nworkers);
+    tl_worker = NULL;
+    ctx->sched->remove(ctx);
+    free(ctx->workers[0].steal_order);
+    free(ctx->workers);
+    rill_topo_destroy(&ctx->topo);
+    rill_status_t status = rill_comm_fini(&ctx->comm);
+    free(ctx);
+    *ctx_p = NULL;
+    return status;
+}

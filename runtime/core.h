@@ -1,0 +1,146 @@
+/* The runtime core's internal structures: context, workers, task classes, tasks,
+ * taskpools, and the interface front ends (DTD, PTG) build on. Internal. */
+#ifndef RILL_CORE_H
+#define RILL_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rill/data.h"
+#include "rill/params.h"
+#include "rill/runtime.h"
+
+#include "comm.h"
+#include "device.h"
+#include "log.h"
+#include "sync.h"
+#include "topology.h"
+
+typedef struct rill_worker rill_worker_t;
+typedef struct rill_sched_ops rill_sched_ops_t;
+
+/* ------------------------------------------------------------ tasks */
+
+/** What a task body (hook) tells the core. */
+typedef enum rill_hook_status {
+    RILL_HOOK_DONE = 0,  /* the body ran; release the task */
+    RILL_HOOK_ERROR = 1, /* the body failed; the taskpool records it, the task is released */
+} rill_hook_status_t;
+
+typedef rill_hook_status_t (*rill_task_hook_fn)(rill_worker_t *w, rill_task_t *task);
+
+#define RILL_MAX_INCARNATIONS 4
+
+/**
+ * A task class as the core sees it. A front end embeds it in its own class and fills
+ * the incarnations (one body per device type, tried in order) and complete, which
+ * releases the task's successors (handing ready ones to rill_sched_push) and ends
+ * the task's life (rill_taskpool_task_done once it is accounted for).
+ */
+typedef struct rill_task_class {
+    const char *name;
+    int nb_incarnations;
+    struct {
+        rill_device_type_t type;
+        rill_task_hook_fn hook;
+    } incarnations[RILL_MAX_INCARNATIONS];
+    void (*complete)(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
+} rill_task_class_t;
+
+/** A task as the core sees it; front ends embed it first in their task structs. */
+struct rill_task {
+    rill_task_t *next; /* link in ready lists and scheduler queues */
+    const rill_task_class_t *tc;
+    rill_taskpool_t *tp;
+    int32_t priority; /* higher runs first */
+    int32_t worker;   /* set by the core before the body runs */
+    uint64_t seq;     /* FIFO order among equal priorities, set by the scheduler */
+};
+
+/* ------------------------------------------------------------ taskpools */
+
+typedef struct rill_taskpool_ops {
+    const char *name;
+    /** Called by rill_taskpool_wait before working: close insertion, flush data, drop
+     * the front end's hold on the pending count. */
+    rill_status_t (*close)(rill_taskpool_t *tp);
+    /** Called by the watchdog: print what the taskpool waits on. */
+    void (*describe)(rill_taskpool_t *tp, FILE *out);
+    /** Free the front end's part (the core frees the rest). */
+    void (*destroy)(rill_taskpool_t *tp);
+} rill_taskpool_ops_t;
+
+struct rill_taskpool {
+    rill_context_t *ctx;
+    const rill_taskpool_ops_t *ops;
+    uint32_t id;
+    /* tasks alive + actions pending (insertion open, messages in flight); the taskpool
+     * has terminated when it drops to 0 */
+    atomic_llong pending;
+    atomic_int terminated;
+    atomic_int error; /* first rill_status_t error, 0 if none */
+    char error_msg[256];
+    rill_spinlock_t error_lock;
+    bool waited;
+};
+
+/** Set up the core part of a taskpool; pending starts at 1 (the front end's hold,
+ * dropped by its close). Main thread. */
+void rill_taskpool_init(rill_taskpool_t *tp, rill_context_t *ctx, const rill_taskpool_ops_t *ops);
+/** Add to / take from the pending count. Dropping it to 0 terminates the taskpool
+ * and wakes its waiter. Any thread. */
+void rill_taskpool_pending_add(rill_taskpool_t *tp, long long n);
+void rill_taskpool_pending_sub(rill_taskpool_t *tp, long long n);
+/** Record an error (the first one wins, later ones are logged only). Any thread. */
+void rill_taskpool_fail(rill_taskpool_t *tp, rill_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------ workers and context */
+
+struct rill_worker {
+    int id;
+    rill_context_t *ctx;
+    pthread_t thread;
+    void *sched_data;  /* the scheduler's per-worker state */
+    int *steal_order;  /* other workers, nearest first */
+    uint64_t executed; /* tasks run by this worker */
+};
+
+struct rill_context {
+    int rank, nranks;
+    int nworkers;
+    rill_worker_t *workers; /* workers[0] is the main thread */
+    rill_topo_t *topo;
+    rill_comm_t *comm;
+    const rill_sched_ops_t *sched;
+    void *sched_state;
+    rill_evcount_t idle;    /* idle workers sleep here; pushes and terminations signal */
+    atomic_bool shutdown;
+    atomic_ullong progress; /* tasks completed, for the watchdog */
+    uint32_t next_taskpool_id;
+    uint32_t next_collection_id;
+    int idle_spin;          /* failed selects before sleeping */
+    uint64_t watchdog_ns;   /* report a stall after this long (0: never) */
+    atomic_int nb_taskpools;
+};
+
+/** The calling thread's worker (NULL on threads that are not workers). */
+rill_worker_t *rill_worker_self(void);
+
+/** Run one task: choose its incarnation, run the body, complete it. Worker threads. */
+void rill_task_execute(rill_worker_t *w, rill_task_t *task);
+
+/** Make the calling worker (the main thread, worker 0) work until cond(arg) holds.
+ * Reports stalls with the watchdog naming tp. */
+void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg,
+                            rill_taskpool_t *tp);
+
+/** Core parameters (scheduler, idle spin, watchdog) and context creation/destruction,
+ * used by rill_init/rill_fini in the DSL layer. */
+rill_status_t rill_core_register_params(void);
+rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_p);
+rill_status_t rill_context_destroy(rill_context_t **ctx_p);
+
+#endif

@@ -1,0 +1,325 @@
+/* Data and their copies; keyed collections; the 2D block-cyclic tiled matrix. */
+#include "data_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ data */
+
+rill_status_t rill_data_init(rill_data_t *data, rill_context_t *ctx, rill_collection_t *dc,
+                             uint64_t key, int home_rank, void *ptr, size_t size, bool owns)
+{
+    memset(data, 0, sizeof(*data));
+    data->ctx = ctx;
+    data->dc = dc;
+    data->key = key;
+    data->home_rank = home_rank;
+    data->size = size;
+    atomic_init(&data->version, 0);
+    if (ptr) {
+        rill_data_copy_t *c = calloc(1, sizeof(*c));
+        if (!c)
+            return RILL_ERR_NO_MEMORY;
+        c->data = data;
+        c->ptr = ptr;
+        c->device = 0;
+        atomic_init(&c->version, 0);
+        c->coherency = RILL_COHERENCY_OWNED;
+        atomic_init(&c->readers, 0);
+        c->owns_ptr = owns;
+        data->copies[0] = c;
+    }
+    return RILL_SUCCESS;
+}
+
+void rill_data_fini(rill_data_t *data)
+{
+    for (int i = 0; i < RILL_MAX_DEVICES; i++) {
+        rill_data_copy_t *c = data->copies[i];
+        if (!c)
+            continue;
+        if (c->owns_ptr)
+            free(c->ptr);
+        free(c);
+        data->copies[i] = NULL;
+    }
+}
+
+rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill_data_t **data_p)
+{
+    static atomic_ullong next_key;
+    if (!ctx || !data_p) {
+        RILL_ERROR(RILL_LOG_DATA, "rill_data_create: ctx and data_p must not be NULL");
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (!ptr) {
+        RILL_ERROR(RILL_LOG_DATA, "rill_data_create: the data pointer is NULL (size %zu); pass "
+                                  "the address of the tile's storage",
+                   size);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_data_t *data = malloc(sizeof(*data));
+    if (!data)
+        return RILL_ERR_NO_MEMORY;
+    rill_status_t s = rill_data_init(data, ctx, NULL, atomic_fetch_add(&next_key, 1), ctx->rank,
+                                     ptr, size, false);
+    if (s != RILL_SUCCESS) {
+        free(data);
+        return s;
+    }
+    *data_p = data;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_data_destroy(rill_data_t **data_p)
+{
+    if (!data_p || !*data_p)
+        return RILL_ERR_INVALID_ARG;
+    if ((*data_p)->dc) {
+        RILL_ERROR(RILL_LOG_DATA, "rill_data_destroy: this datum belongs to a collection; "
+                                  "destroy the collection instead");
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_data_fini(*data_p);
+    free(*data_p);
+    *data_p = NULL;
+    return RILL_SUCCESS;
+}
+
+void *rill_data_ptr(const rill_data_t *data)
+{
+    return data && data->copies[0] ? data->copies[0]->ptr : NULL;
+}
+
+size_t rill_data_size(const rill_data_t *data)
+{
+    return data ? data->size : 0;
+}
+
+int rill_data_rank(const rill_data_t *data)
+{
+    return data ? data->home_rank : -1;
+}
+
+/* ------------------------------------------------------------ keyed collections */
+
+static rill_status_t collection_init(rill_collection_t *dc, rill_context_t *ctx, size_t datum_size,
+                                     rill_collection_rank_fn rank_of, void *arg)
+{
+    dc->ctx = ctx;
+    dc->id = ctx->next_collection_id++;
+    dc->datum_size = datum_size;
+    dc->rank_of = rank_of;
+    dc->arg = arg;
+    rill_hmap_init(&dc->data);
+    return RILL_SUCCESS;
+}
+
+static void collection_fini(rill_collection_t *dc)
+{
+    RILL_HMAP_FOREACH(&dc->data, e)
+    {
+        rill_data_fini(e->val);
+        free(e->val);
+    }
+    rill_hmap_fini(&dc->data);
+}
+
+rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
+                                     rill_collection_rank_fn rank_of, void *arg,
+                                     rill_collection_t **dc_p)
+{
+    if (!ctx || !rank_of || !dc_p || datum_size == 0) {
+        RILL_ERROR(RILL_LOG_DATA, "rill_collection_create: needs a context, a rank_of function, "
+                                  "an output pointer and a datum size > 0 (got %zu)",
+                   datum_size);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_collection_t *dc = malloc(sizeof(*dc));
+    if (!dc)
+        return RILL_ERR_NO_MEMORY;
+    collection_init(dc, ctx, datum_size, rank_of, arg);
+    *dc_p = dc;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
+{
+    if (!dc_p || !*dc_p)
+        return RILL_ERR_INVALID_ARG;
+    collection_fini(*dc_p);
+    free(*dc_p);
+    *dc_p = NULL;
+    return RILL_SUCCESS;
+}
+
+int rill_collection_rank_of(const rill_collection_t *dc, uint64_t key)
+{
+    return dc->rank_of(key, dc->arg);
+}
+
+/* The datum of key, created on first use with local storage of size bytes when this
+ * rank is its home (zero-filled, owned by the datum). */
+static rill_data_t *collection_datum(rill_collection_t *dc, uint64_t key, size_t size)
+{
+    rill_data_t *data = rill_hmap_get(&dc->data, key);
+    if (data)
+        return data;
+    int rank = dc->rank_of(key, dc->arg);
+    if (rank < 0 || rank >= dc->ctx->nranks) {
+        RILL_ERROR(RILL_LOG_DATA, "collection %u: rank_of(key %llu) = %d, outside 0..%d", dc->id,
+                   (unsigned long long)key, rank, dc->ctx->nranks - 1);
+        return NULL;
+    }
+    data = malloc(sizeof(*data));
+    if (!data)
+        return NULL;
+    void *ptr = NULL;
+    if (rank == dc->ctx->rank) {
+        if (posix_memalign(&ptr, 64, size ? size : 1)) {
+            free(data);
+            return NULL;
+        }
+        memset(ptr, 0, size);
+    }
+    if (rill_data_init(data, dc->ctx, dc, key, rank, ptr, size, true) != RILL_SUCCESS ||
+        rill_hmap_put(&dc->data, key, data) != RILL_SUCCESS) {
+        rill_data_fini(data);
+        if (!data->copies[0])
+            free(ptr);
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+rill_data_t *rill_collection_data_of(rill_collection_t *dc, uint64_t key)
+{
+    return collection_datum(dc, key, dc->datum_size);
+}
+
+/* ------------------------------------------------------------ tiled matrices */
+
+struct rill_matrix {
+    rill_collection_t dc; /* first: the collection of the tiles */
+    int m, n, mb, nb, mt, nt, P, Q;
+    double **local; /* mt x nt: local tile storage, NULL for remote tiles; fixed after create */
+};
+
+static int matrix_rank_of(uint64_t key, void *arg)
+{
+    const rill_matrix_t *A = arg;
+    int i = (int)(key / (uint64_t)A->nt), j = (int)(key % (uint64_t)A->nt);
+    return (i % A->P) * A->Q + (j % A->Q);
+}
+
+rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int nb, int P, int Q,
+                                 rill_matrix_t **A_p)
+{
+    if (!ctx || !A_p || m < 0 || n < 0 || mb <= 0 || nb <= 0 || P <= 0 || Q <= 0) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_matrix_create: m=%d n=%d mb=%d nb=%d P=%d Q=%d: sizes must be >= 0, tile "
+                   "sizes and the process grid > 0",
+                   m, n, mb, nb, P, Q);
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (P * Q != ctx->nranks) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_matrix_create: the process grid P x Q = %d x %d = %d does not match the "
+                   "%d rank(s) of this run; choose P and Q with P * Q = %d",
+                   P, Q, P * Q, ctx->nranks, ctx->nranks);
+        return RILL_ERR_MISMATCH;
+    }
+    rill_matrix_t *A = calloc(1, sizeof(*A));
+    if (!A)
+        return RILL_ERR_NO_MEMORY;
+    A->m = m;
+    A->n = n;
+    A->mb = mb;
+    A->nb = nb;
+    A->mt = (m + mb - 1) / mb;
+    A->nt = (n + nb - 1) / nb;
+    A->P = P;
+    A->Q = Q;
+    collection_init(&A->dc, ctx, (size_t)mb * (size_t)nb * sizeof(double), matrix_rank_of, A);
+    A->local = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(double *));
+    if (!A->local)
+        goto err_free;
+    /* create the local tiles now so their storage exists for in-place generation */
+    for (int i = 0; i < A->mt; i++)
+        for (int j = 0; j < A->nt; j++) {
+            if (rill_matrix_tile_rank(A, i, j) != ctx->rank)
+                continue;
+            rill_data_t *d = rill_matrix_tile(A, i, j);
+            if (!d)
+                goto err_free;
+            A->local[(size_t)i * (size_t)A->nt + (size_t)j] = rill_data_ptr(d);
+        }
+    *A_p = A;
+    return RILL_SUCCESS;
+
+err_free:
+    collection_fini(&A->dc);
+    free(A->local);
+    free(A);
+    return RILL_ERR_NO_MEMORY;
+}
+
+rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
+{
+    if (!A_p || !*A_p)
+        return RILL_ERR_INVALID_ARG;
+    collection_fini(&(*A_p)->dc);
+    free((*A_p)->local);
+    free(*A_p);
+    *A_p = NULL;
+    return RILL_SUCCESS;
+}
+
+int rill_matrix_m(const rill_matrix_t *A) { return A->m; }
+int rill_matrix_n(const rill_matrix_t *A) { return A->n; }
+int rill_matrix_mb(const rill_matrix_t *A) { return A->mb; }
+int rill_matrix_nb(const rill_matrix_t *A) { return A->nb; }
+int rill_matrix_mt(const rill_matrix_t *A) { return A->mt; }
+int rill_matrix_nt(const rill_matrix_t *A) { return A->nt; }
+int rill_matrix_P(const rill_matrix_t *A) { return A->P; }
+int rill_matrix_Q(const rill_matrix_t *A) { return A->Q; }
+
+int rill_matrix_tile_rows(const rill_matrix_t *A, int i)
+{
+    return (i == A->mt - 1 && A->m % A->mb) ? A->m % A->mb : A->mb;
+}
+
+int rill_matrix_tile_cols(const rill_matrix_t *A, int j)
+{
+    return (j == A->nt - 1 && A->n % A->nb) ? A->n % A->nb : A->nb;
+}
+
+int rill_matrix_tile_rank(const rill_matrix_t *A, int i, int j)
+{
+    return (i % A->P) * A->Q + (j % A->Q);
+}
+
+rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j)
+{
+    if (i < 0 || j < 0 || i >= A->mt || j >= A->nt) {
+        RILL_ERROR(RILL_LOG_DATA, "rill_matrix_tile(%d, %d): outside the %d x %d tiles", i, j,
+                   A->mt, A->nt);
+        return NULL;
+    }
+    size_t bytes = (size_t)rill_matrix_tile_rows(A, i) * (size_t)rill_matrix_tile_cols(A, j) *
+                   sizeof(double);
+    return collection_datum(&A->dc, (uint64_t)i * (uint64_t)A->nt + (uint64_t)j, bytes);
+}
+
+double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j)
+{
+    if (i < 0 || j < 0 || i >= A->mt || j >= A->nt)
+        return NULL;
+    return A->local[(size_t)i * (size_t)A->nt + (size_t)j];
+}
+
+rill_collection_t *rill_matrix_collection(rill_matrix_t *A)
+{
+    return &A->dc;
+}

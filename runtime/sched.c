@@ -1,0 +1,241 @@
+/* Schedulers: lfq (per-worker priority queues, stealing by hwloc distance) and gpq
+ * (one global priority queue), and the priority heap they share. */
+#include "scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ heap */
+
+void rill_task_heap_init(rill_task_heap_t *h)
+{
+    h->items = NULL;
+    h->size = h->cap = 0;
+    h->next_seq = 0;
+}
+
+void rill_task_heap_fini(rill_task_heap_t *h)
+{
+    free(h->items);
+    h->items = NULL;
+    h->size = h->cap = 0;
+}
+
+/* a before b: higher priority, then earlier arrival */
+static inline bool heap_before(const rill_task_t *a, const rill_task_t *b)
+{
+    return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
+}
+
+int rill_task_heap_push(rill_task_heap_t *h, rill_task_t *t)
+{
+    if (h->size == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        rill_task_t **items = realloc(h->items, (size_t)cap * sizeof(*items));
+        if (!items)
+            return -1;
+        h->items = items;
+        h->cap = cap;
+    }
+    t->seq = h->next_seq++;
+    int i = h->size++;
+    while (i > 0) {
+        int parent = (i - 1) / 2;
+        if (!heap_before(t, h->items[parent]))
+            break;
+        h->items[i] = h->items[parent];
+        i = parent;
+    }
+    h->items[i] = t;
+    return 0;
+}
+
+rill_task_t *rill_task_heap_pop(rill_task_heap_t *h)
+{
+    if (h->size == 0)
+        return NULL;
+    rill_task_t *top = h->items[0];
+    rill_task_t *last = h->items[--h->size];
+    int i = 0, n = h->size;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap_before(h->items[c + 1], h->items[c]))
+            c++;
+        if (!heap_before(h->items[c], last))
+            break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (n > 0)
+        h->items[i] = last;
+    return top;
+}
+
+/* A heap behind a spinlock, with a size readable without the lock so that thieves and
+ * idle workers skip empty queues cheaply. */
+typedef struct locked_heap {
+    rill_spinlock_t lock;
+    atomic_int size; /* relaxed hint; the heap under the lock is the truth */
+    rill_task_heap_t heap;
+} __attribute__((aligned(64))) locked_heap_t;
+
+static void locked_heap_push_list(locked_heap_t *q, rill_task_t *list)
+{
+    int n = 0;
+    rill_spinlock_lock(&q->lock);
+    for (rill_task_t *t = list, *next; t; t = next) {
+        next = t->next;
+        if (rill_task_heap_push(&q->heap, t) != 0) {
+            rill_spinlock_unlock(&q->lock);
+            RILL_ERROR(RILL_LOG_SCHED, "out of memory growing a ready queue to %d tasks",
+                       q->heap.size + 1);
+            abort(); /* a task that cannot be queued would hang the run */
+        }
+        n++;
+    }
+    atomic_store_explicit(&q->size, q->heap.size, memory_order_relaxed);
+    rill_spinlock_unlock(&q->lock);
+    (void)n;
+}
+
+static rill_task_t *locked_heap_pop(locked_heap_t *q)
+{
+    if (atomic_load_explicit(&q->size, memory_order_relaxed) == 0)
+        return NULL;
+    rill_spinlock_lock(&q->lock);
+    rill_task_t *t = rill_task_heap_pop(&q->heap);
+    atomic_store_explicit(&q->size, q->heap.size, memory_order_relaxed);
+    rill_spinlock_unlock(&q->lock);
+    return t;
+}
+
+/* ------------------------------------------------------------ lfq */
+
+typedef struct lfq_state {
+    locked_heap_t *queues; /* one per worker */
+    atomic_uint next_rr;   /* round robin for pushes from non-worker threads */
+} lfq_state_t;
+
+static rill_status_t lfq_install(rill_context_t *ctx)
+{
+    lfq_state_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return RILL_ERR_NO_MEMORY;
+    if (posix_memalign((void **)&s->queues, 64, (size_t)ctx->nworkers * sizeof(locked_heap_t))) {
+        free(s);
+        return RILL_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < ctx->nworkers; i++) {
+        rill_spinlock_init(&s->queues[i].lock);
+        atomic_init(&s->queues[i].size, 0);
+        rill_task_heap_init(&s->queues[i].heap);
+        ctx->workers[i].sched_data = &s->queues[i];
+    }
+    ctx->sched_state = s;
+    return RILL_SUCCESS;
+}
+
+static void lfq_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, int n)
+{
+    lfq_state_t *s = ctx->sched_state;
+    (void)n;
+    if (w) {
+        locked_heap_push_list(w->sched_data, list);
+        return;
+    }
+    unsigned i = atomic_fetch_add_explicit(&s->next_rr, 1, memory_order_relaxed);
+    locked_heap_push_list(&s->queues[i % (unsigned)ctx->nworkers], list);
+}
+
+static rill_task_t *lfq_select(rill_worker_t *w)
+{
+    rill_task_t *t = locked_heap_pop(w->sched_data);
+    if (t)
+        return t;
+    lfq_state_t *s = w->ctx->sched_state;
+    for (int i = 0; i < w->ctx->nworkers - 1; i++) {
+        t = locked_heap_pop(&s->queues[w->steal_order[i]]);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+static void lfq_remove(rill_context_t *ctx)
+{
+    lfq_state_t *s = ctx->sched_state;
+    if (!s)
+        return;
+    for (int i = 0; i < ctx->nworkers; i++)
+        rill_task_heap_fini(&s->queues[i].heap);
+    free(s->queues);
+    free(s);
+    ctx->sched_state = NULL;
+}
+
+const rill_sched_ops_t rill_sched_lfq = {
+    .name = "lfq",
+    .priority = 20,
+    .install = lfq_install,
+    .push = lfq_push,
+    .select = lfq_select,
+    .remove = lfq_remove,
+};
+
+/* ------------------------------------------------------------ gpq */
+
+static rill_status_t gpq_install(rill_context_t *ctx)
+{
+    locked_heap_t *q;
+    if (posix_memalign((void **)&q, 64, sizeof(*q)))
+        return RILL_ERR_NO_MEMORY;
+    rill_spinlock_init(&q->lock);
+    atomic_init(&q->size, 0);
+    rill_task_heap_init(&q->heap);
+    ctx->sched_state = q;
+    return RILL_SUCCESS;
+}
+
+static void gpq_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, int n)
+{
+    (void)w;
+    (void)n;
+    locked_heap_push_list(ctx->sched_state, list);
+}
+
+static rill_task_t *gpq_select(rill_worker_t *w)
+{
+    return locked_heap_pop(w->ctx->sched_state);
+}
+
+static void gpq_remove(rill_context_t *ctx)
+{
+    locked_heap_t *q = ctx->sched_state;
+    if (!q)
+        return;
+    rill_task_heap_fini(&q->heap);
+    free(q);
+    ctx->sched_state = NULL;
+}
+
+const rill_sched_ops_t rill_sched_gpq = {
+    .name = "gpq",
+    .priority = 10,
+    .install = gpq_install,
+    .push = gpq_push,
+    .select = gpq_select,
+    .remove = gpq_remove,
+};
+
+/* ------------------------------------------------------------ common */
+
+void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, int n)
+{
+    if (!list)
+        return;
+    ctx->sched->push(ctx, w, list, n);
+    /* the push (a release of the queue lock) precedes the signal: see rill_evcount_t */
+    rill_evcount_signal(&ctx->idle, n);
+}

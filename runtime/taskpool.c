@@ -1,0 +1,103 @@
+/* Taskpools: the pending count that detects termination, errors, wait and destroy. */
+#include "core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rill_taskpool_init(rill_taskpool_t *tp, rill_context_t *ctx, const rill_taskpool_ops_t *ops)
+{
+    tp->ctx = ctx;
+    tp->ops = ops;
+    tp->id = ctx->next_taskpool_id++;
+    atomic_init(&tp->pending, 1);
+    atomic_init(&tp->terminated, 0);
+    atomic_init(&tp->error, 0);
+    tp->error_msg[0] = '\0';
+    rill_spinlock_init(&tp->error_lock);
+    tp->waited = false;
+    atomic_fetch_add(&ctx->nb_taskpools, 1);
+}
+
+void rill_taskpool_pending_add(rill_taskpool_t *tp, long long n)
+{
+    atomic_fetch_add_explicit(&tp->pending, n, memory_order_relaxed);
+}
+
+void rill_taskpool_pending_sub(rill_taskpool_t *tp, long long n)
+{
+    /* acq_rel: everything the tasks did happens-before the termination seen by the waiter
+     * (its acquire load of terminated pairs with the release store below) */
+    if (atomic_fetch_sub_explicit(&tp->pending, n, memory_order_acq_rel) == n) {
+        atomic_store_explicit(&tp->terminated, 1, memory_order_release);
+        rill_evcount_signal(&tp->ctx->idle, 0);
+    }
+}
+
+void rill_taskpool_fail(rill_taskpool_t *tp, rill_status_t status, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    RILL_ERROR(RILL_LOG_RUNTIME, "taskpool %u: %s", tp->id, msg);
+    rill_spinlock_lock(&tp->error_lock);
+    if (atomic_load_explicit(&tp->error, memory_order_relaxed) == 0) {
+        snprintf(tp->error_msg, sizeof(tp->error_msg), "%s", msg);
+        atomic_store_explicit(&tp->error, status, memory_order_release);
+    }
+    rill_spinlock_unlock(&tp->error_lock);
+}
+
+static bool taskpool_done(void *arg)
+{
+    rill_taskpool_t *tp = arg;
+    return atomic_load_explicit(&tp->terminated, memory_order_acquire);
+}
+
+rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
+{
+    if (!tp)
+        return RILL_ERR_INVALID_ARG;
+    if (tp->waited) {
+        RILL_ERROR(RILL_LOG_RUNTIME,
+                   "rill_taskpool_wait: taskpool %u was already waited for; a taskpool is waited "
+                   "for once, then destroyed",
+                   tp->id);
+        return RILL_ERR_BAD_STATE;
+    }
+    rill_worker_t *w = rill_worker_self();
+    if (!w || w->id != 0) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "rill_taskpool_wait must be called from the main thread "
+                                     "(the thread that called rill_init)");
+        return RILL_ERR_BAD_STATE;
+    }
+    tp->waited = true;
+    rill_status_t status = tp->ops->close(tp);
+    if (status != RILL_SUCCESS)
+        rill_taskpool_fail(tp, status, "closing the taskpool failed: %s",
+                           rill_status_string(status));
+    rill_worker_work_until(w, taskpool_done, tp, tp);
+    return (rill_status_t)atomic_load_explicit(&tp->error, memory_order_acquire);
+}
+
+rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p)
+{
+    if (!tp_p || !*tp_p)
+        return RILL_ERR_INVALID_ARG;
+    rill_taskpool_t *tp = *tp_p;
+    if (!tp->waited) {
+        /* an unwaited taskpool may still hold tasks: waiting is the only safe way out */
+        RILL_ERROR(RILL_LOG_RUNTIME,
+                   "rill_taskpool_destroy: taskpool %u was not waited for; call "
+                   "rill_taskpool_wait first",
+                   tp->id);
+        return RILL_ERR_BAD_STATE;
+    }
+    atomic_fetch_sub(&tp->ctx->nb_taskpools, 1);
+    tp->ops->destroy(tp); /* frees tp itself */
+    *tp_p = NULL;
+    return RILL_SUCCESS;
+}

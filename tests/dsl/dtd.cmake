@@ -1,0 +1,9 @@
+# DTD front end: dependencies, schedulers under stress, priorities, windows, errors.
+foreach(sched lfq gpq)
+    foreach(cores 1 2)
+        rill_add_test(NAME test_dtd_random SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_random.c
+            LIBS rill_dsl LABELS dsl TEST test_dtd_random_${sched}_${cores}w
+            ARGS --tasks 100000 --tiles 500 --reps 3 --mca sched ${sched}
+                 --mca runtime_num_cores ${cores})
+    endforeach()
+endforeach()
