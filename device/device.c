@@ -27,8 +27,10 @@ rill_device_t *rill_device_get(int index)
 const char *rill_device_type_name(rill_device_type_t type)
 {
     switch (type) {
-    case RILL_DEVICE_CPU: return "cpu";
-    case RILL_DEVICE_CUDA: return "cuda";
+    case RILL_DEVICE_CPU:
+        return "cpu";
+    case RILL_DEVICE_CUDA:
+        return "cuda";
     }
     return "?";
 }

@@ -18,10 +18,10 @@ static rill_status_t register_all_params(void)
 
 rill_status_t rill_info_register_params(int *argc, char ***argv)
 {
+    /* register even when a source is bad, so a tool can still list every parameter */
     rill_status_t s = rill_params_load(argc, argv);
-    if (s != RILL_SUCCESS)
-        return s;
-    return register_all_params();
+    rill_status_t r = register_all_params();
+    return s != RILL_SUCCESS ? s : r;
 }
 
 rill_status_t rill_info_print_topology(FILE *out)

@@ -227,8 +227,8 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
         goto err_fini_comm;
     ctx->nworkers = rill_topo_nworkers(ctx->topo);
     ctx->workers = calloc((size_t)ctx->nworkers, sizeof(*ctx->workers));
-    int *orders = calloc((size_t)ctx->nworkers * (size_t)(ctx->nworkers > 1 ? ctx->nworkers - 1 : 1),
-                         sizeof(int));
+    int *orders = calloc(
+        (size_t)ctx->nworkers * (size_t)(ctx->nworkers > 1 ? ctx->nworkers - 1 : 1), sizeof(int));
     if (!ctx->workers || !orders) {
         free(orders);
         status = RILL_ERR_NO_MEMORY;
@@ -254,8 +254,8 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
         int rc = pthread_create(&ctx->workers[started].thread, NULL, worker_main,
                                 &ctx->workers[started]);
         if (rc != 0) {
-            RILL_ERROR(RILL_LOG_RUNTIME, "cannot start worker %d of %d: %s", started,
-                       ctx->nworkers, strerror(rc));
+            RILL_ERROR(RILL_LOG_RUNTIME, "cannot start worker %d of %d: %s", started, ctx->nworkers,
+                       strerror(rc));
             status = RILL_ERR_NO_MEMORY;
             goto err_stop_workers;
         }

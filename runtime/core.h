@@ -116,13 +116,13 @@ struct rill_context {
     rill_comm_t *comm;
     const rill_sched_ops_t *sched;
     void *sched_state;
-    rill_evcount_t idle;    /* idle workers sleep here; pushes and terminations signal */
+    rill_evcount_t idle; /* idle workers sleep here; pushes and terminations signal */
     atomic_bool shutdown;
     atomic_ullong progress; /* tasks completed, for the watchdog */
     uint32_t next_taskpool_id;
     uint32_t next_collection_id;
-    int idle_spin;          /* failed selects before sleeping */
-    uint64_t watchdog_ns;   /* report a stall after this long (0: never) */
+    int idle_spin;        /* failed selects before sleeping */
+    uint64_t watchdog_ns; /* report a stall after this long (0: never) */
     atomic_int nb_taskpools;
 };
 

@@ -53,8 +53,9 @@ rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill
         return RILL_ERR_INVALID_ARG;
     }
     if (!ptr) {
-        RILL_ERROR(RILL_LOG_DATA, "rill_data_create: the data pointer is NULL (size %zu); pass "
-                                  "the address of the tile's storage",
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_data_create: the data pointer is NULL (size %zu); pass "
+                   "the address of the tile's storage",
                    size);
         return RILL_ERR_INVALID_ARG;
     }
@@ -130,8 +131,9 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
                                      rill_collection_t **dc_p)
 {
     if (!ctx || !rank_of || !dc_p || datum_size == 0) {
-        RILL_ERROR(RILL_LOG_DATA, "rill_collection_create: needs a context, a rank_of function, "
-                                  "an output pointer and a datum size > 0 (got %zu)",
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_collection_create: needs a context, a rank_of function, "
+                   "an output pointer and a datum size > 0 (got %zu)",
                    datum_size);
         return RILL_ERR_INVALID_ARG;
     }
@@ -276,14 +278,38 @@ rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
     return RILL_SUCCESS;
 }
 
-int rill_matrix_m(const rill_matrix_t *A) { return A->m; }
-int rill_matrix_n(const rill_matrix_t *A) { return A->n; }
-int rill_matrix_mb(const rill_matrix_t *A) { return A->mb; }
-int rill_matrix_nb(const rill_matrix_t *A) { return A->nb; }
-int rill_matrix_mt(const rill_matrix_t *A) { return A->mt; }
-int rill_matrix_nt(const rill_matrix_t *A) { return A->nt; }
-int rill_matrix_P(const rill_matrix_t *A) { return A->P; }
-int rill_matrix_Q(const rill_matrix_t *A) { return A->Q; }
+int rill_matrix_m(const rill_matrix_t *A)
+{
+    return A->m;
+}
+int rill_matrix_n(const rill_matrix_t *A)
+{
+    return A->n;
+}
+int rill_matrix_mb(const rill_matrix_t *A)
+{
+    return A->mb;
+}
+int rill_matrix_nb(const rill_matrix_t *A)
+{
+    return A->nb;
+}
+int rill_matrix_mt(const rill_matrix_t *A)
+{
+    return A->mt;
+}
+int rill_matrix_nt(const rill_matrix_t *A)
+{
+    return A->nt;
+}
+int rill_matrix_P(const rill_matrix_t *A)
+{
+    return A->P;
+}
+int rill_matrix_Q(const rill_matrix_t *A)
+{
+    return A->Q;
+}
 
 int rill_matrix_tile_rows(const rill_matrix_t *A, int i)
 {
@@ -307,8 +333,8 @@ rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j)
                    A->mt, A->nt);
         return NULL;
     }
-    size_t bytes = (size_t)rill_matrix_tile_rows(A, i) * (size_t)rill_matrix_tile_cols(A, j) *
-                   sizeof(double);
+    size_t bytes =
+        (size_t)rill_matrix_tile_rows(A, i) * (size_t)rill_matrix_tile_cols(A, j) * sizeof(double);
     return collection_datum(&A->dc, (uint64_t)i * (uint64_t)A->nt + (uint64_t)j, bytes);
 }
 

@@ -20,11 +20,11 @@ typedef enum rill_coherency {
 typedef struct rill_data_copy {
     rill_data_t *data;
     void *ptr;
-    int device;                /* index in rill_device_get(); 0 = host */
-    atomic_ullong version;     /* matches data->version when valid */
+    int device;            /* index in rill_device_get(); 0 = host */
+    atomic_ullong version; /* matches data->version when valid */
     rill_coherency_t coherency;
-    atomic_int readers;        /* tasks reading it right now */
-    bool owns_ptr;             /* ptr is freed with the copy */
+    atomic_int readers; /* tasks reading it right now */
+    bool owns_ptr;      /* ptr is freed with the copy */
 } rill_data_copy_t;
 
 struct rill_data {

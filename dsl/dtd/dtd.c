@@ -313,11 +313,16 @@ static bool window_drained(void *arg)
 static const char *kind_name(int kind)
 {
     switch (kind) {
-    case RILL_DTD_VALUE: return "VALUE";
-    case RILL_DTD_SCRATCH: return "SCRATCH";
-    case RILL_DTD_INPUT: return "INPUT";
-    case RILL_DTD_OUTPUT: return "OUTPUT";
-    case RILL_DTD_INOUT: return "INOUT";
+    case RILL_DTD_VALUE:
+        return "VALUE";
+    case RILL_DTD_SCRATCH:
+        return "SCRATCH";
+    case RILL_DTD_INPUT:
+        return "INPUT";
+    case RILL_DTD_OUTPUT:
+        return "OUTPUT";
+    case RILL_DTD_INOUT:
+        return "INOUT";
     }
     return "?";
 }

@@ -42,9 +42,9 @@ typedef struct dtd_succ {
  * successor list closed before its serial is cleared.
  */
 typedef struct dtd_task {
-    rill_task_t super;         /* first: the core's view (super.next is the pool link) */
-    atomic_ullong serial;      /* insertion number; 0 once the task is freed */
-    atomic_int deps;           /* unmet dependencies + 1 while being inserted */
+    rill_task_t super;    /* first: the core's view (super.next is the pool link) */
+    atomic_ullong serial; /* insertion number; 0 once the task is freed */
+    atomic_int deps;      /* unmet dependencies + 1 while being inserted */
     _Atomic(dtd_succ_t *) succs;
     struct rill_dtd_class *cls;
     int nargs;

@@ -43,11 +43,19 @@ typedef struct rill_param rill_param_t; /**< opaque; owned by the registry, live
  * Load the value sources: the files, the RILL_MCA_* environment, and the
  * `--mca <name> <value>` pairs of the command line. Rill consumes only its own
  * options: they are removed from argc and argv (argv's array is edited in place;
- * the strings are borrowed). argc/argv may be NULL. Values are kept as text until
- * the parameter is registered; a source that is loaded twice replaces the first.
- * Errors: RILL_ERR_INVALID_ARG for `--mca` without a name and a value, RILL_ERR_IO
- * for a file named in RILL_MCA_param_files that cannot be read or has a malformed
- * line (the message gives file:line). Main thread, before any registration.
+ * the strings are copied). argc/argv may be NULL. Values are kept as text until
+ * the parameter is registered. File format: `name = value` lines; '#' at the start
+ * of a line or after a blank starts a comment; blank lines are ignored; within and
+ * across files the last line for a name wins. A missing $HOME/.rill/mca-params.conf
+ * is not an error. RILL_MCA_param_files itself is not a parameter.
+ * Calling it again re-reads the files and the environment and replaces what the
+ * earlier call loaded from files, environment and command line (not the
+ * rill_param_set values), then re-resolves every registered parameter.
+ * Every source is read even after an error, so `--mca` is always taken out of argv.
+ * Errors: RILL_ERR_INVALID_ARG for `--mca` without a name and a value (or a
+ * re-resolved value that is not allowed), RILL_ERR_IO for a file named in
+ * RILL_MCA_param_files that cannot be read or a file with a malformed line (the
+ * message gives file:line). Main thread.
  */
 rill_status_t rill_params_load(int *argc, char ***argv);
 
@@ -56,9 +64,13 @@ rill_status_t rill_params_load(int *argc, char ***argv);
  * '_'). Registering the same name again with the same type returns the existing
  * handle. The value is resolved at once from the loaded sources; a bad value gives a
  * clear error naming the parameter, the value, its source and what is allowed, and
- * returns RILL_ERR_INVALID_ARG (the parameter keeps its default). name, help and
- * enum value strings are copied. Main thread (registration is not thread-safe);
- * reading a value afterwards is safe from any thread.
+ * returns RILL_ERR_INVALID_ARG; the parameter is registered all the same, keeps its
+ * default, and *param_p is set so that the caller can read it. On any other error
+ * (invalid name, same name registered with another type, default not allowed, no
+ * memory) *param_p is set to NULL and nothing is registered. Registering the same
+ * name again with the same type keeps the first registration (its default, range,
+ * help). name, help and enum value strings are copied. Main thread (registration is
+ * not thread-safe); reading a value afterwards is safe from any thread.
  */
 rill_status_t rill_param_register_int(const char *name, const char *help, int level, int64_t def,
                                       int64_t min, int64_t max, rill_param_t **param_p);
@@ -68,13 +80,16 @@ rill_status_t rill_param_register_bool(const char *name, const char *help, int l
                                        rill_param_t **param_p);
 rill_status_t rill_param_register_string(const char *name, const char *help, int level,
                                          const char *def, rill_param_t **param_p);
-/** values: NULL-terminated list of allowed names; def must be one of them. */
+/** values: NULL-terminated list of allowed names; def must be one of them. Values from
+ * the sources are matched case-insensitively. */
 rill_status_t rill_param_register_enum(const char *name, const char *help, int level,
                                        const char *const *values, const char *def,
                                        rill_param_t **param_p);
 
-/** Current values. get_string works for STRING and ENUM (the chosen name); get_enum
- * returns the index of the chosen name. Any thread. */
+/** Current values. get_string works for STRING (may be NULL if that is the default)
+ * and ENUM (the chosen name), and returns NULL for other types; get_enum returns the
+ * index of the chosen name. A string returned stays valid until process exit, even if
+ * the value changes. Any thread. */
 int64_t rill_param_get_int(const rill_param_t *param);
 uint64_t rill_param_get_size(const rill_param_t *param);
 bool rill_param_get_bool(const rill_param_t *param);
@@ -106,7 +121,8 @@ typedef struct rill_param_info {
     rill_param_type_t type;
     int level;
     rill_param_source_t source;
-    const char *source_detail; /**< file name, "RILL_MCA_x", "--mca", or NULL */
+    const char *source_detail; /**< "file:line", "RILL_MCA_x", "--mca", or NULL (default,
+                                    set); valid until the value changes */
     char value[256];           /**< current value as text (sizes in bytes) */
     char allowed[256];         /**< what is allowed, as text ("0..64", "lfq|gpq", "bool") */
     char def[128];             /**< the default as text */

@@ -29,7 +29,7 @@ rill_status_t rill_hmap_put(rill_hmap_t *m, uint64_t key, void *val);
 void *rill_hmap_remove(rill_hmap_t *m, uint64_t key);
 /** Visit every entry (the map must not change during the walk). */
 #define RILL_HMAP_FOREACH(m, e)                                                                    \
-    for (rill_hmap_entry_t *e = (m)->slots; (m)->slots && e <= (m)->slots + (m)->mask; e++)      \
+    for (rill_hmap_entry_t *e = (m)->slots; (m)->slots && e <= (m)->slots + (m)->mask; e++)        \
         if (e->val)
 
 #endif

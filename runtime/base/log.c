@@ -32,8 +32,7 @@ rill_status_t rill_log_register_params(void)
                  "Verbosity of the %s framework (0: errors and warnings, 1: choices and "
                  "bindings, 2+: debugging)",
                  fw_names[fw]);
-        rill_status_t s =
-            rill_param_register_int(name, help, RILL_PARAM_LEVEL_USER, 0, 0, 100, &p);
+        rill_status_t s = rill_param_register_int(name, help, RILL_PARAM_LEVEL_USER, 0, 0, 100, &p);
         if (s == RILL_SUCCESS || p)
             rill_log_level[fw] = (int)rill_param_get_int(p);
         if (s != RILL_SUCCESS)
@@ -52,7 +51,8 @@ void rill_log_emit(rill_log_fw_t fw, const char *kind, const char *fmt, ...)
     char line[2048];
     int off;
     if (log_rank >= 0)
-        off = snprintf(line, sizeof(line), "[rill %d %s] %s: ", log_rank, rill_log_fw_name(fw), kind);
+        off =
+            snprintf(line, sizeof(line), "[rill %d %s] %s: ", log_rank, rill_log_fw_name(fw), kind);
     else
         off = snprintf(line, sizeof(line), "[rill %s] %s: ", rill_log_fw_name(fw), kind);
     va_list ap;

@@ -37,7 +37,7 @@ void rill_log_emit(rill_log_fw_t fw, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #define RILL_ERROR(fw, ...) rill_log_emit((fw), "error", __VA_ARGS__)
-#define RILL_WARN(fw, ...) rill_log_emit((fw), "warning", __VA_ARGS__)
+#define RILL_WARN(fw, ...)  rill_log_emit((fw), "warning", __VA_ARGS__)
 #define RILL_VERBOSE(fw, lvl, ...)                                                                 \
     do {                                                                                           \
         if (rill_log_level[(fw)] >= (lvl))                                                         \

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #define SLAB_BYTES (64 * 1024)
-#define BATCH 64        /* elements moved between a cache and the shared list */
-#define CACHE_MAX 256   /* a cache above this gives a batch back */
+#define BATCH      64  /* elements moved between a cache and the shared list */
+#define CACHE_MAX  256 /* a cache above this gives a batch back */
 
 typedef struct tl_cache {
     uint64_t gen;

@@ -22,7 +22,10 @@ typedef struct rill_spinlock {
     atomic_int locked;
 } rill_spinlock_t;
 
-#define RILL_SPINLOCK_INIT { 0 }
+#define RILL_SPINLOCK_INIT                                                                         \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 static inline void rill_spinlock_init(rill_spinlock_t *l)
 {

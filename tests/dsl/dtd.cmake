@@ -7,3 +7,9 @@ foreach(sched lfq gpq)
                  --mca runtime_num_cores ${cores})
     endforeach()
 endforeach()
+foreach(sched lfq gpq)
+    rill_add_test(NAME test_dtd_priority SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_priority.c
+        LIBS rill_dsl LABELS dsl TEST test_dtd_priority_${sched} ARGS --mca sched ${sched})
+endforeach()
+rill_add_test(NAME test_dtd_errors SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_errors.c
+    LIBS rill_dsl LABELS dsl)

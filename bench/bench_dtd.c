@@ -1,0 +1,158 @@
+/* DTD task overhead, in the shape of PaRSEC's DTD insertion benchmark: NTASKS
+ * independent tasks, each with one value and F distinct tiles in INOUT mode, inserted by
+ * the main thread and run to completion; time per task from the first insertion to the
+ * end of the wait. Also a dependency chain (every task INOUT on one tile). Each worker
+ * count runs in its own child process; the parent prints the table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rill/rill.h"
+
+static rill_status_t empty_body(rill_task_t *task)
+{
+    (void)task;
+    return RILL_SUCCESS;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const int flows[] = { 1, 2, 5, 10, 15 };
+#define NFLOWS 5
+#define MAXF   15
+
+/* seconds per task, best of reps, for F flows (F == 0: the chain) */
+static double run(rill_context_t *ctx, rill_dtd_class_t *cls, int ntasks, int F, int reps,
+                  rill_data_t **tiles)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        rill_taskpool_t *tp;
+        rill_dtd_taskpool_create(ctx, &tp);
+        double t0 = now_s();
+        for (int i = 0; i < ntasks; i++) {
+            rill_data_t **t = F ? &tiles[(size_t)i * (size_t)F] : tiles;
+            int v = i;
+#define T(k) RILL_DTD_INOUT, t[k]
+            switch (F) {
+            case 0:
+            case 1:
+                rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v), &v, T(0), 0);
+                break;
+            case 2:
+                rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v), &v, T(0), T(1), 0);
+                break;
+            case 5:
+                rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v), &v, T(0), T(1), T(2),
+                                     T(3), T(4), 0);
+                break;
+            case 10:
+                rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v), &v, T(0), T(1), T(2),
+                                     T(3), T(4), T(5), T(6), T(7), T(8), T(9), 0);
+                break;
+            case 15:
+                rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v), &v, T(0), T(1), T(2),
+                                     T(3), T(4), T(5), T(6), T(7), T(8), T(9), T(10), T(11), T(12),
+                                     T(13), T(14), 0);
+                break;
+            }
+#undef T
+        }
+        if (rill_taskpool_wait(tp) != RILL_SUCCESS) {
+            fprintf(stderr, "bench_dtd: the taskpool failed\n");
+            exit(1);
+        }
+        double dt = now_s() - t0;
+        rill_taskpool_destroy(&tp);
+        if (dt < best)
+            best = dt;
+    }
+    return best / ntasks;
+}
+
+/* Child: one context with `workers` workers; writes one line of per-task microseconds. */
+static int child(int workers, int ntasks, int reps, int out_fd)
+{
+    char n[16];
+    snprintf(n, sizeof(n), "%d", workers);
+    rill_param_set("runtime_num_cores", n);
+    rill_context_t *ctx;
+    if (rill_init(NULL, NULL, &ctx) != RILL_SUCCESS)
+        return 1;
+    rill_dtd_class_t *cls;
+    rill_dtd_class_create(ctx, "empty", empty_body, &cls);
+    size_t ntiles = (size_t)ntasks * MAXF;
+    double *store = calloc(ntiles, sizeof(double));
+    rill_data_t **tiles = malloc(ntiles * sizeof(*tiles));
+    for (size_t i = 0; i < ntiles; i++)
+        rill_data_create(ctx, &store[i], sizeof(double), &tiles[i]);
+    char line[512];
+    int off = snprintf(line, sizeof(line), "%d", rill_context_nworkers(ctx));
+    for (int f = 0; f < NFLOWS; f++)
+        off += snprintf(line + off, sizeof(line) - (size_t)off, " %.3f",
+                        1e6 * run(ctx, cls, ntasks, flows[f], reps, tiles));
+    off += snprintf(line + off, sizeof(line) - (size_t)off, " %.3f\n",
+                    1e6 * run(ctx, cls, ntasks, 0, reps, tiles));
+    if (write(out_fd, line, (size_t)off) != off)
+        return 1;
+    for (size_t i = 0; i < ntiles; i++)
+        rill_data_destroy(&tiles[i]);
+    free(tiles);
+    free(store);
+    rill_dtd_class_destroy(&cls);
+    rill_fini(&ctx);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int ntasks = 100000, reps = 3;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--tasks"))
+            ntasks = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reps"))
+            reps = atoi(argv[i + 1]);
+    }
+    printf("# Rill %s: DTD task overhead, %d independent tasks, best of %d\n",
+           rill_version_string(), ntasks, reps);
+    printf("# per-task time (us) from first insertion to end of wait; F = INOUT tiles per task\n");
+    printf("# PaRSEC DTD on the same machine (ANCHORS.md): F=1 2.8/2.7, F=2 6.5/7.6, F=5 42/22, "
+           "F=10 94/44, F=15 160/128 us (1/2 workers)\n");
+    printf("%-8s %8s %8s %8s %8s %8s %10s %12s\n", "workers", "F=1", "F=2", "F=5", "F=10", "F=15",
+           "chain", "tasks/s(F=1)");
+    for (int workers = 1; workers <= 2; workers++) {
+        int fds[2];
+        if (pipe(fds) != 0)
+            return 1;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            _exit(child(workers, ntasks, reps, fds[1]));
+        }
+        close(fds[1]);
+        char buf[512] = { 0 };
+        ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+        close(fds[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        int w;
+        double v[NFLOWS + 1];
+        if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+            sscanf(buf, "%d %lf %lf %lf %lf %lf %lf", &w, &v[0], &v[1], &v[2], &v[3], &v[4],
+                   &v[5]) != 7) {
+            fprintf(stderr, "bench_dtd: the run with %d workers failed\n", workers);
+            return 1;
+        }
+        printf("%-8d %8.2f %8.2f %8.2f %8.2f %8.2f %10.2f %12.0f\n", w, v[0], v[1], v[2], v[3],
+               v[4], v[5], 1e6 / v[0]);
+    }
+    return 0;
+}

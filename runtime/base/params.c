@@ -1,0 +1,1206 @@
+/* The MCA parameter registry: typed parameters whose values come from defaults,
+ * files, the RILL_MCA_* environment, `--mca` and code, strongest last (rill/params.h). */
+#include "params_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+extern char **environ;
+
+#define ENV_PREFIX      "RILL_MCA_"
+#define ENV_PARAM_FILES "RILL_MCA_param_files" /* names the files; not a parameter */
+#define HOME_FILE       "/.rill/mca-params.conf"
+#define SIZE_EXAMPLES   "a size such as 4096, 64k or 1M"
+#define BOOL_ALLOWED    "a boolean: 1/0/true/false/yes/no/on/off"
+#define NUM_TEXT_MAX    128 /* longest number or name a numeric/bool/enum value may be */
+
+struct rill_param {
+    char *name;
+    char *help;
+    rill_param_type_t type;
+    int level;
+    rill_param_source_t source;
+    char *source_detail; /* "RILL_MCA_x", "/path:line", "--mca" or NULL; owned */
+    /*
+     * The value. INT: int64_t bits, SIZE: uint64_t, BOOL: 0/1, ENUM: index in values.
+     * STRING: str. Written by the main thread (registration, load, set), read by any
+     * thread with an atomic load: `word` is a relaxed aligned word; `str` is stored
+     * with release after the string is written and loaded with acquire.
+     */
+    uint64_t word;
+    char *str;
+    uint64_t def_word;
+    char *def_str; /* STRING default (may be NULL) */
+    union {
+        struct {
+            int64_t min, max;
+        } i;
+        struct {
+            uint64_t min, max;
+        } u;
+    } range;
+    char **values; /* ENUM names, owned */
+    size_t nvalues;
+    /* STRING values replaced by a later one: a reader on another thread may still
+     * hold the old pointer, so they live until rill_params_reset. */
+    char **retired;
+    size_t nretired;
+};
+
+/** One `name = value` pair read from a source, kept as text until registration. */
+typedef struct src_entry {
+    char *name;
+    char *value;
+    char *detail; /* as rill_param_info_t.source_detail */
+} src_entry_t;
+
+typedef struct src_list {
+    src_entry_t *v;
+    size_t n, cap;
+} src_list_t;
+
+#define NB_SOURCES (RILL_PARAM_SOURCE_SET + 1)
+
+static struct {
+    rill_param_t **params; /* sorted by name */
+    size_t nparams, cap;
+    src_list_t src[NB_SOURCES]; /* indexed by source; DEFAULT stays empty */
+    char **warned;              /* unknown names already warned about */
+    size_t nwarned, capwarned;
+} reg;
+
+/* ------------------------------------------------------------------ small helpers */
+
+static void keep_first(rill_status_t *status, rill_status_t s)
+{
+    if (*status == RILL_SUCCESS)
+        *status = s;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Parameter names: lower case letters, digits and '_'. */
+static bool name_is_valid_n(const char *name, size_t len)
+{
+    if (len == 0)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+static bool name_is_valid(const char *name)
+{
+    return name && name_is_valid_n(name, strlen(name));
+}
+
+/* Grow *v (elements of size elt) to hold at least need; false if out of memory. */
+static bool grow(void **v, size_t *cap, size_t need, size_t elt)
+{
+    if (need <= *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *nv = realloc(*v, ncap * elt);
+    if (!nv)
+        return false;
+    *v = nv;
+    *cap = ncap;
+    return true;
+}
+
+/* Copy s without its leading and trailing blanks into out; false if it does not fit. */
+static bool trim_copy(const char *s, char *out, size_t n)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t len = strlen(s);
+    while (len > 0 && isspace((unsigned char)s[len - 1]))
+        len--;
+    if (len >= n)
+        return false;
+    memcpy(out, s, len);
+    out[len] = '\0';
+    return true;
+}
+
+/* "1G", "64k", "4097": a size with the largest unit that divides it exactly. */
+static void format_size(uint64_t v, char *buf, size_t n)
+{
+    static const char units[] = { 'T', 'G', 'M', 'k' };
+    static const int shifts[] = { 40, 30, 20, 10 };
+    for (int u = 0; u < 4; u++) {
+        uint64_t unit = UINT64_C(1) << shifts[u];
+        if (v != 0 && v % unit == 0) {
+            snprintf(buf, n, "%" PRIu64 "%c", v / unit, units[u]);
+            return;
+        }
+    }
+    snprintf(buf, n, "%" PRIu64, v);
+}
+
+/* ------------------------------------------------------------------ value parsing */
+
+static bool parse_int(const char *text, int64_t *v_p)
+{
+    char s[NUM_TEXT_MAX], *end;
+    if (!trim_copy(text, s, sizeof(s)) || !*s)
+        return false;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *v_p = v;
+    return true;
+}
+
+/* Bytes with an optional unit k/M/G/T (powers of 1024, any case), then optional B or iB. */
+static bool parse_size(const char *text, uint64_t *v_p)
+{
+    char s[NUM_TEXT_MAX];
+    if (!trim_copy(text, s, sizeof(s)))
+        return false;
+    const char *c = s;
+    if (!isdigit((unsigned char)*c)) /* also rejects "", "-1" and "+1" */
+        return false;
+    uint64_t v = 0;
+    for (; isdigit((unsigned char)*c); c++) {
+        unsigned d = (unsigned)(*c - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    while (*c == ' ' || *c == '\t')
+        c++;
+    int shift = 0;
+    switch (*c) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        break;
+    default:
+        break;
+    }
+    if (shift)
+        c++;
+    if (*c == 'B' || *c == 'b')
+        c++;
+    else if (shift && (*c == 'i' || *c == 'I') && (c[1] == 'B' || c[1] == 'b'))
+        c += 2;
+    if (*c != '\0')
+        return false;
+    if (shift && v > (UINT64_MAX >> shift))
+        return false;
+    *v_p = v << shift;
+    return true;
+}
+
+static bool parse_bool(const char *text, bool *v_p)
+{
+    static const char *const yes[] = { "1", "true", "yes", "on" };
+    static const char *const no[] = { "0", "false", "no", "off" };
+    char s[NUM_TEXT_MAX];
+    if (!trim_copy(text, s, sizeof(s)))
+        return false;
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *v_p = true;
+            return true;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *v_p = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool parse_enum(const rill_param_t *p, const char *text, size_t *index_p)
+{
+    char s[NUM_TEXT_MAX];
+    if (!trim_copy(text, s, sizeof(s)))
+        return false;
+    for (size_t i = 0; i < p->nvalues; i++) {
+        if (strcasecmp(s, p->values[i]) == 0) {
+            *index_p = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Parse text for p into *word_p (not for STRING). False if not allowed. */
+static bool param_parse(const rill_param_t *p, const char *text, uint64_t *word_p)
+{
+    switch (p->type) {
+    case RILL_PARAM_INT: {
+        int64_t v;
+        if (!parse_int(text, &v) || v < p->range.i.min || v > p->range.i.max)
+            return false;
+        *word_p = (uint64_t)v;
+        return true;
+    }
+    case RILL_PARAM_SIZE: {
+        uint64_t v;
+        if (!parse_size(text, &v) || v < p->range.u.min || v > p->range.u.max)
+            return false;
+        *word_p = v;
+        return true;
+    }
+    case RILL_PARAM_BOOL: {
+        bool v;
+        if (!parse_bool(text, &v))
+            return false;
+        *word_p = v;
+        return true;
+    }
+    case RILL_PARAM_ENUM: {
+        size_t i;
+        if (!parse_enum(p, text, &i))
+            return false;
+        *word_p = i;
+        return true;
+    }
+    case RILL_PARAM_STRING:
+        break;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ value as text */
+
+/* A word of p's type (or, for STRING, str) as text. */
+static void word_text(const rill_param_t *p, uint64_t word, const char *str, char *buf, size_t n)
+{
+    switch (p->type) {
+    case RILL_PARAM_INT:
+        snprintf(buf, n, "%" PRId64, (int64_t)word);
+        break;
+    case RILL_PARAM_SIZE:
+        snprintf(buf, n, "%" PRIu64, word);
+        break;
+    case RILL_PARAM_BOOL:
+        snprintf(buf, n, "%s", word ? "true" : "false");
+        break;
+    case RILL_PARAM_ENUM:
+        snprintf(buf, n, "%s", p->values[word]);
+        break;
+    case RILL_PARAM_STRING:
+        snprintf(buf, n, "%s", str ? str : "");
+        break;
+    }
+}
+
+/* Short form of what p allows, for rill_params_info: "1..64", "lfq|gpq", "bool". */
+static void allowed_short(const rill_param_t *p, char *buf, size_t n)
+{
+    char a[32], b[32];
+    switch (p->type) {
+    case RILL_PARAM_INT:
+        if (p->range.i.min == INT64_MIN && p->range.i.max == INT64_MAX)
+            snprintf(buf, n, "integer");
+        else if (p->range.i.max == INT64_MAX)
+            snprintf(buf, n, ">= %" PRId64, p->range.i.min);
+        else if (p->range.i.min == INT64_MIN)
+            snprintf(buf, n, "<= %" PRId64, p->range.i.max);
+        else
+            snprintf(buf, n, "%" PRId64 "..%" PRId64, p->range.i.min, p->range.i.max);
+        break;
+    case RILL_PARAM_SIZE:
+        format_size(p->range.u.min, a, sizeof(a));
+        format_size(p->range.u.max, b, sizeof(b));
+        if (p->range.u.min == 0 && p->range.u.max == UINT64_MAX)
+            snprintf(buf, n, "size");
+        else if (p->range.u.max == UINT64_MAX)
+            snprintf(buf, n, "size >= %s", a);
+        else
+            snprintf(buf, n, "size %s..%s", a, b);
+        break;
+    case RILL_PARAM_BOOL:
+        snprintf(buf, n, "bool");
+        break;
+    case RILL_PARAM_STRING:
+        snprintf(buf, n, "string");
+        break;
+    case RILL_PARAM_ENUM: {
+        size_t off = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < p->nvalues && off < n; i++)
+            off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", p->values[i]);
+        break;
+    }
+    }
+}
+
+/* Sentence form of what p allows, for error messages: "an integer in 1..64". */
+static void allowed_long(const rill_param_t *p, char *buf, size_t n)
+{
+    char a[32], b[32];
+    switch (p->type) {
+    case RILL_PARAM_INT:
+        if (p->range.i.min == INT64_MIN && p->range.i.max == INT64_MAX)
+            snprintf(buf, n, "an integer");
+        else if (p->range.i.max == INT64_MAX)
+            snprintf(buf, n, "an integer >= %" PRId64, p->range.i.min);
+        else if (p->range.i.min == INT64_MIN)
+            snprintf(buf, n, "an integer <= %" PRId64, p->range.i.max);
+        else
+            snprintf(buf, n, "an integer in %" PRId64 "..%" PRId64, p->range.i.min, p->range.i.max);
+        break;
+    case RILL_PARAM_SIZE:
+        format_size(p->range.u.min, a, sizeof(a));
+        format_size(p->range.u.max, b, sizeof(b));
+        if (p->range.u.min == 0 && p->range.u.max == UINT64_MAX)
+            snprintf(buf, n, SIZE_EXAMPLES);
+        else if (p->range.u.max == UINT64_MAX)
+            snprintf(buf, n, SIZE_EXAMPLES ", at least %s", a);
+        else
+            snprintf(buf, n, SIZE_EXAMPLES ", in %s..%s", a, b);
+        break;
+    case RILL_PARAM_BOOL:
+        snprintf(buf, n, BOOL_ALLOWED);
+        break;
+    case RILL_PARAM_STRING:
+        snprintf(buf, n, "a string");
+        break;
+    case RILL_PARAM_ENUM: {
+        size_t off = (size_t)snprintf(buf, n, "one of:");
+        for (size_t i = 0; i < p->nvalues && off < n; i++)
+            off += (size_t)snprintf(buf + off, n - off, "%s %s", i ? "," : "", p->values[i]);
+        break;
+    }
+    }
+}
+
+/* Where a value came from, as a message says it: "environment RILL_MCA_x". */
+static void where_text(rill_param_source_t source, const char *detail, char *buf, size_t n)
+{
+    switch (source) {
+    case RILL_PARAM_SOURCE_DEFAULT:
+        snprintf(buf, n, "default");
+        break;
+    case RILL_PARAM_SOURCE_FILE:
+        snprintf(buf, n, "file %s", detail ? detail : "?");
+        break;
+    case RILL_PARAM_SOURCE_ENV:
+        snprintf(buf, n, "environment %s", detail ? detail : "?");
+        break;
+    case RILL_PARAM_SOURCE_CMDLINE:
+        snprintf(buf, n, "--mca");
+        break;
+    case RILL_PARAM_SOURCE_SET:
+        snprintf(buf, n, "rill_param_set");
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ value update */
+
+static void param_retire_string(rill_param_t *p, char *old)
+{
+    if (!old)
+        return;
+    char **nr = realloc(p->retired, (p->nretired + 1) * sizeof(*nr));
+    if (!nr)
+        return; /* leak it rather than free a string a reader may hold */
+    p->retired = nr;
+    p->retired[p->nretired++] = old;
+}
+
+/* Make text (may be NULL) the STRING value of p. */
+static rill_status_t param_store_string(rill_param_t *p, const char *text)
+{
+    char *old = p->str;
+    if ((!old && !text) || (old && text && strcmp(old, text) == 0))
+        return RILL_SUCCESS;
+    char *s = dup_or_null(text);
+    if (text && !s)
+        return RILL_ERR_NO_MEMORY;
+    /* pairs with the acquire load in rill_param_get_string */
+    __atomic_store_n(&p->str, s, __ATOMIC_RELEASE);
+    param_retire_string(p, old);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t param_set_source(rill_param_t *p, rill_param_source_t source,
+                                      const char *detail)
+{
+    char *d = dup_or_null(detail);
+    if (detail && !d)
+        return RILL_ERR_NO_MEMORY;
+    free(p->source_detail);
+    p->source_detail = d;
+    p->source = source;
+    return RILL_SUCCESS;
+}
+
+/*
+ * Give p the value text from source; a value that is not allowed is reported (one
+ * error line) and leaves p unchanged.
+ */
+static rill_status_t param_apply(rill_param_t *p, const char *text, rill_param_source_t source,
+                                 const char *detail)
+{
+    uint64_t word = 0;
+    if (!param_parse(p, text, &word)) {
+        char where[300], allowed[300], cur[128];
+        where_text(source, detail, where, sizeof(where));
+        allowed_long(p, allowed, sizeof(allowed));
+        word_text(p, p->word, p->str, cur, sizeof(cur));
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "bad value '%s' for parameter '%s' (%s): expected %s; keeping %s", text, p->name,
+                   where, allowed, cur);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_status_t status;
+    if (p->type == RILL_PARAM_STRING)
+        status = param_store_string(p, text);
+    else {
+        __atomic_store_n(&p->word, word, __ATOMIC_RELAXED);
+        status = RILL_SUCCESS;
+    }
+    if (status == RILL_SUCCESS)
+        status = param_set_source(p, source, detail);
+    return status;
+}
+
+/* ------------------------------------------------------------------ loaded sources */
+
+static void src_list_clear(src_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].name);
+        free(l->v[i].value);
+        free(l->v[i].detail);
+    }
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+/* Append a copy of (name, value, detail); with `replace`, first drop an entry of that name. */
+static rill_status_t src_list_add(src_list_t *l, const char *name, const char *value,
+                                  const char *detail, bool replace)
+{
+    src_entry_t e = { strdup(name), strdup(value), dup_or_null(detail) };
+    if (!e.name || !e.value || (detail && !e.detail) ||
+        !grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v))) {
+        free(e.name);
+        free(e.value);
+        free(e.detail);
+        return RILL_ERR_NO_MEMORY;
+    }
+    if (replace) {
+        for (size_t i = 0; i < l->n; i++) {
+            if (strcmp(l->v[i].name, name) == 0) {
+                free(l->v[i].name);
+                free(l->v[i].value);
+                free(l->v[i].detail);
+                memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
+                l->n--;
+                break;
+            }
+        }
+    }
+    l->v[l->n++] = e;
+    return RILL_SUCCESS;
+}
+
+/* The entry that decides name's value: the strongest source, and in it the last entry. */
+static const src_entry_t *src_find(const char *name, rill_param_source_t *source_p)
+{
+    for (int s = RILL_PARAM_SOURCE_SET; s > RILL_PARAM_SOURCE_DEFAULT; s--) {
+        const src_list_t *l = &reg.src[s];
+        for (size_t i = l->n; i-- > 0;) {
+            if (strcmp(l->v[i].name, name) == 0) {
+                *source_p = (rill_param_source_t)s;
+                return &l->v[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Cut a comment: '#' at the start or after a blank. */
+static void strip_comment(char *line)
+{
+    for (char *c = line; *c; c++) {
+        if (*c == '#' && (c == line || isspace((unsigned char)c[-1]))) {
+            *c = '\0';
+            return;
+        }
+    }
+}
+
+/* Blanks off both ends, in place. */
+static char *trim_in_place(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t len = strlen(s);
+    while (len > 0 && isspace((unsigned char)s[len - 1]))
+        s[--len] = '\0';
+    return s;
+}
+
+/* Read `name = value` lines from path. A missing file is fine when optional. */
+static rill_status_t load_file(const char *path, bool optional)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (optional && errno == ENOENT)
+            return RILL_SUCCESS;
+        RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
+        return RILL_ERR_IO;
+    }
+    rill_status_t status = RILL_SUCCESS;
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        strip_comment(line);
+        char *s = trim_in_place(line);
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        size_t nlen = eq ? (size_t)(eq - s) : 0;
+        while (nlen > 0 && isspace((unsigned char)s[nlen - 1]))
+            nlen--;
+        if (!eq || !name_is_valid_n(s, nlen)) {
+            RILL_ERROR(RILL_LOG_PARAMS,
+                       "%s:%d: malformed line '%s': expected 'name = value' (name: lower case "
+                       "letters, digits and '_')",
+                       path, lineno, s);
+            keep_first(&status, RILL_ERR_IO);
+            continue;
+        }
+        s[nlen] = '\0'; /* the value starts after eq, which this may overwrite */
+        const char *name = s;
+        char detail[4200];
+        snprintf(detail, sizeof(detail), "%s:%d", path, lineno);
+        rill_status_t st = src_list_add(&reg.src[RILL_PARAM_SOURCE_FILE], name,
+                                        trim_in_place(eq + 1), detail, false);
+        if (st != RILL_SUCCESS) {
+            keep_first(&status, st);
+            break;
+        }
+    }
+    if (ferror(f)) {
+        RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
+        keep_first(&status, RILL_ERR_IO);
+    }
+    free(line);
+    fclose(f);
+    RILL_VERBOSE(RILL_LOG_PARAMS, 2, "read parameter file %s", path);
+    return status;
+}
+
+static rill_status_t load_files(void)
+{
+    rill_status_t status = RILL_SUCCESS;
+    const char *home = getenv("HOME");
+    if (home && *home) {
+        size_t len = strlen(home) + sizeof(HOME_FILE);
+        char *path = malloc(len);
+        if (!path)
+            return RILL_ERR_NO_MEMORY;
+        snprintf(path, len, "%s%s", home, HOME_FILE);
+        keep_first(&status, load_file(path, true));
+        free(path);
+    }
+    const char *list = getenv(ENV_PARAM_FILES);
+    if (list && *list) {
+        char *copy = strdup(list), *save = NULL;
+        if (!copy)
+            return RILL_ERR_NO_MEMORY;
+        for (char *path = strtok_r(copy, ":", &save); path; path = strtok_r(NULL, ":", &save))
+            keep_first(&status, load_file(path, false));
+        free(copy);
+    }
+    return status;
+}
+
+static rill_status_t load_env(void)
+{
+    size_t plen = strlen(ENV_PREFIX);
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || strncmp(*e, ENV_PREFIX, plen) != 0 || eq == *e + plen)
+            continue;
+        size_t len = (size_t)(eq - *e);
+        if (len == strlen(ENV_PARAM_FILES) && strncmp(*e, ENV_PARAM_FILES, len) == 0)
+            continue;
+        char *var = strndup(*e, len);
+        if (!var)
+            return RILL_ERR_NO_MEMORY;
+        rill_status_t st =
+            src_list_add(&reg.src[RILL_PARAM_SOURCE_ENV], var + plen, eq + 1, var, false);
+        free(var);
+        if (st != RILL_SUCCESS)
+            return st;
+    }
+    return RILL_SUCCESS;
+}
+
+/* Take every `--mca name value` out of argv; argv[0] and other arguments stay in order. */
+static rill_status_t load_cmdline(int *argc, char ***argv)
+{
+    if (!argc || !argv || !*argv || *argc <= 0)
+        return RILL_SUCCESS;
+    rill_status_t status = RILL_SUCCESS;
+    int n = *argc, kept = 1;
+    char **av = *argv;
+    for (int i = 1; i < n; i++) {
+        if (strcmp(av[i], "--mca") != 0) {
+            av[kept++] = av[i];
+            continue;
+        }
+        if (i + 2 >= n) {
+            RILL_ERROR(RILL_LOG_PARAMS, "--mca %s%s: expected --mca <name> <value>",
+                       i + 1 < n ? av[i + 1] : "", i + 1 < n ? " (no value)" : "(no name)");
+            keep_first(&status, RILL_ERR_INVALID_ARG);
+            break; /* the dangling --mca [name] is ours: drop it too */
+        }
+        rill_status_t st =
+            src_list_add(&reg.src[RILL_PARAM_SOURCE_CMDLINE], av[i + 1], av[i + 2], "--mca", false);
+        if (st != RILL_SUCCESS) {
+            keep_first(&status, st);
+            /* keep the remaining arguments so argv stays consistent */
+            for (int j = i; j < n; j++)
+                av[kept++] = av[j];
+            break;
+        }
+        i += 2;
+    }
+    av[kept] = NULL;
+    *argc = kept;
+    return status;
+}
+
+/* ------------------------------------------------------------------ registry */
+
+/* Index of name in reg.params, or where it would go (*found false). */
+static size_t reg_search(const char *name, bool *found)
+{
+    size_t lo = 0, hi = reg.nparams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(reg.params[mid]->name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static rill_param_t *reg_find(const char *name)
+{
+    bool found;
+    size_t i = reg_search(name, &found);
+    return found ? reg.params[i] : NULL;
+}
+
+/* Back to the default: the value every resolution starts from. */
+static rill_status_t param_set_default(rill_param_t *p)
+{
+    rill_status_t status = RILL_SUCCESS;
+    if (p->type == RILL_PARAM_STRING)
+        status = param_store_string(p, p->def_str);
+    else
+        __atomic_store_n(&p->word, p->def_word, __ATOMIC_RELAXED);
+    if (status == RILL_SUCCESS)
+        status = param_set_source(p, RILL_PARAM_SOURCE_DEFAULT, NULL);
+    return status;
+}
+
+/* Take the value from the strongest loaded source that names p, else the default. A bad
+ * value leaves p as it was (its default at registration). */
+static rill_status_t param_resolve(rill_param_t *p)
+{
+    rill_param_source_t source;
+    const src_entry_t *e = src_find(p->name, &source);
+    if (!e)
+        return param_set_default(p);
+    return param_apply(p, e->value, source, e->detail);
+}
+
+static void param_free(rill_param_t *p)
+{
+    if (!p)
+        return;
+    free(p->name);
+    free(p->help);
+    free(p->source_detail);
+    free(p->str);
+    free(p->def_str);
+    for (size_t i = 0; i < p->nvalues; i++)
+        free(p->values[i]);
+    free(p->values);
+    for (size_t i = 0; i < p->nretired; i++)
+        free(p->retired[i]);
+    free(p->retired);
+    free(p);
+}
+
+static const char *type_name(rill_param_type_t type)
+{
+    switch (type) {
+    case RILL_PARAM_INT:
+        return "int";
+    case RILL_PARAM_SIZE:
+        return "size";
+    case RILL_PARAM_BOOL:
+        return "bool";
+    case RILL_PARAM_STRING:
+        return "string";
+    case RILL_PARAM_ENUM:
+        return "enum";
+    }
+    return "?";
+}
+
+/*
+ * Check the name and an earlier registration. Returns true when the caller must stop
+ * with *status_p (an error, or the existing handle in *param_p).
+ */
+static bool register_check(const char *name, rill_param_type_t type, rill_param_t **param_p,
+                           rill_status_t *status_p)
+{
+    if (!param_p) {
+        RILL_ERROR(RILL_LOG_PARAMS, "registering parameter '%s': no handle to fill",
+                   name ? name : "(null)");
+        *status_p = RILL_ERR_INVALID_ARG;
+        return true;
+    }
+    *param_p = NULL;
+    if (!name_is_valid(name)) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "invalid parameter name '%s': use lower case letters, digits and '_'",
+                   name ? name : "(null)");
+        *status_p = RILL_ERR_INVALID_ARG;
+        return true;
+    }
+    rill_param_t *old = reg_find(name);
+    if (!old)
+        return false;
+    if (old->type != type) {
+        RILL_ERROR(RILL_LOG_PARAMS, "parameter '%s' registered as %s, then again as %s", name,
+                   type_name(old->type), type_name(type));
+        *status_p = RILL_ERR_INVALID_ARG;
+        return true;
+    }
+    *param_p = old;
+    *status_p = RILL_SUCCESS;
+    return true;
+}
+
+static rill_param_t *param_new(const char *name, const char *help, int level,
+                               rill_param_type_t type)
+{
+    rill_param_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->name = strdup(name);
+    p->help = strdup(help ? help : "");
+    p->type = type;
+    p->level = level;
+    if (!p->name || !p->help) {
+        param_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Insert p (its type fields and default filled in), resolve its value, hand it out. */
+static rill_status_t register_insert(rill_param_t *p, rill_param_t **param_p)
+{
+    bool found;
+    size_t at = reg_search(p->name, &found);
+    if (!grow((void **)&reg.params, &reg.cap, reg.nparams + 1, sizeof(*reg.params))) {
+        param_free(p);
+        return RILL_ERR_NO_MEMORY;
+    }
+    memmove(&reg.params[at + 1], &reg.params[at], (reg.nparams - at) * sizeof(*reg.params));
+    reg.params[at] = p;
+    reg.nparams++;
+    rill_status_t status = param_set_default(p);
+    if (status == RILL_SUCCESS)
+        status = param_resolve(p);
+    /* the handle is given even for a bad value, so the caller can read the default */
+    *param_p = p;
+    return status;
+}
+
+rill_status_t rill_param_register_int(const char *name, const char *help, int level, int64_t def,
+                                      int64_t min, int64_t max, rill_param_t **param_p)
+{
+    rill_status_t status;
+    if (register_check(name, RILL_PARAM_INT, param_p, &status))
+        return status;
+    if (min > max || def < min || def > max) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "parameter '%s': default %" PRId64 " is not in %" PRId64 "..%" PRId64, name, def,
+                   min, max);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_param_t *p = param_new(name, help, level, RILL_PARAM_INT);
+    if (!p)
+        return RILL_ERR_NO_MEMORY;
+    p->def_word = (uint64_t)def;
+    p->range.i.min = min;
+    p->range.i.max = max;
+    return register_insert(p, param_p);
+}
+
+rill_status_t rill_param_register_size(const char *name, const char *help, int level, uint64_t def,
+                                       uint64_t min, uint64_t max, rill_param_t **param_p)
+{
+    rill_status_t status;
+    if (register_check(name, RILL_PARAM_SIZE, param_p, &status))
+        return status;
+    if (min > max || def < min || def > max) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "parameter '%s': default %" PRIu64 " is not in %" PRIu64 "..%" PRIu64, name, def,
+                   min, max);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_param_t *p = param_new(name, help, level, RILL_PARAM_SIZE);
+    if (!p)
+        return RILL_ERR_NO_MEMORY;
+    p->def_word = def;
+    p->range.u.min = min;
+    p->range.u.max = max;
+    return register_insert(p, param_p);
+}
+
+rill_status_t rill_param_register_bool(const char *name, const char *help, int level, bool def,
+                                       rill_param_t **param_p)
+{
+    rill_status_t status;
+    if (register_check(name, RILL_PARAM_BOOL, param_p, &status))
+        return status;
+    rill_param_t *p = param_new(name, help, level, RILL_PARAM_BOOL);
+    if (!p)
+        return RILL_ERR_NO_MEMORY;
+    p->def_word = def ? 1 : 0;
+    return register_insert(p, param_p);
+}
+
+rill_status_t rill_param_register_string(const char *name, const char *help, int level,
+                                         const char *def, rill_param_t **param_p)
+{
+    rill_status_t status;
+    if (register_check(name, RILL_PARAM_STRING, param_p, &status))
+        return status;
+    rill_param_t *p = param_new(name, help, level, RILL_PARAM_STRING);
+    if (!p)
+        return RILL_ERR_NO_MEMORY;
+    p->def_str = dup_or_null(def);
+    if (def && !p->def_str) {
+        param_free(p);
+        return RILL_ERR_NO_MEMORY;
+    }
+    return register_insert(p, param_p);
+}
+
+rill_status_t rill_param_register_enum(const char *name, const char *help, int level,
+                                       const char *const *values, const char *def,
+                                       rill_param_t **param_p)
+{
+    rill_status_t status;
+    if (register_check(name, RILL_PARAM_ENUM, param_p, &status))
+        return status;
+    size_t n = 0, def_index = SIZE_MAX;
+    for (; values && values[n]; n++)
+        if (def && strcmp(values[n], def) == 0)
+            def_index = n;
+    if (n == 0 || def_index == SIZE_MAX) {
+        RILL_ERROR(RILL_LOG_PARAMS, "parameter '%s': default '%s' is not one of its %zu values",
+                   name, def ? def : "(null)", n);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_param_t *p = param_new(name, help, level, RILL_PARAM_ENUM);
+    if (!p)
+        return RILL_ERR_NO_MEMORY;
+    p->values = calloc(n, sizeof(*p->values));
+    if (!p->values) {
+        param_free(p);
+        return RILL_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p->values[i] = strdup(values[i]);
+        if (!p->values[i]) {
+            p->nvalues = i;
+            param_free(p);
+            return RILL_ERR_NO_MEMORY;
+        }
+    }
+    p->nvalues = n;
+    p->def_word = def_index;
+    return register_insert(p, param_p);
+}
+
+/* ------------------------------------------------------------------ getters */
+
+int64_t rill_param_get_int(const rill_param_t *param)
+{
+    return param ? (int64_t)__atomic_load_n(&param->word, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t rill_param_get_size(const rill_param_t *param)
+{
+    return param ? __atomic_load_n(&param->word, __ATOMIC_RELAXED) : 0;
+}
+
+bool rill_param_get_bool(const rill_param_t *param)
+{
+    return param ? __atomic_load_n(&param->word, __ATOMIC_RELAXED) != 0 : false;
+}
+
+const char *rill_param_get_string(const rill_param_t *param)
+{
+    if (!param)
+        return NULL;
+    if (param->type == RILL_PARAM_ENUM)
+        return param->values[__atomic_load_n(&param->word, __ATOMIC_RELAXED)];
+    if (param->type == RILL_PARAM_STRING)
+        /* pairs with the release store in param_store_string */
+        return __atomic_load_n(&param->str, __ATOMIC_ACQUIRE);
+    return NULL;
+}
+
+int rill_param_get_enum(const rill_param_t *param)
+{
+    return param ? (int)__atomic_load_n(&param->word, __ATOMIC_RELAXED) : 0;
+}
+
+rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p)
+{
+    rill_param_t *p = name ? reg_find(name) : NULL;
+    if (!p)
+        return RILL_ERR_NOT_FOUND;
+    if (param_p)
+        *param_p = p;
+    return RILL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ sources in, set */
+
+rill_status_t rill_params_load(int *argc, char ***argv)
+{
+    rill_status_t status = RILL_SUCCESS;
+    src_list_clear(&reg.src[RILL_PARAM_SOURCE_FILE]);
+    src_list_clear(&reg.src[RILL_PARAM_SOURCE_ENV]);
+    src_list_clear(&reg.src[RILL_PARAM_SOURCE_CMDLINE]);
+    /* every source is read even after an error, so --mca is always taken out of argv */
+    keep_first(&status, load_files());
+    keep_first(&status, load_env());
+    keep_first(&status, load_cmdline(argc, argv));
+    for (size_t i = 0; i < reg.nparams; i++)
+        keep_first(&status, param_resolve(reg.params[i]));
+    return status;
+}
+
+rill_status_t rill_param_set(const char *name, const char *value)
+{
+    if (!name_is_valid(name) || !value) {
+        RILL_ERROR(RILL_LOG_PARAMS, "rill_param_set('%s', '%s'): %s", name ? name : "(null)",
+                   value ? value : "(null)",
+                   value ? "invalid parameter name (lower case letters, digits and '_')"
+                         : "no value");
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_param_t *p = reg_find(name);
+    if (p) {
+        rill_status_t status = param_apply(p, value, RILL_PARAM_SOURCE_SET, NULL);
+        if (status != RILL_SUCCESS)
+            return status;
+    }
+    /* kept so that a later rill_params_load (which re-resolves) still sees it */
+    return src_list_add(&reg.src[RILL_PARAM_SOURCE_SET], name, value, NULL, true);
+}
+
+/* ------------------------------------------------------------------ unknown names */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = malloc((lb + 1) * sizeof(*row));
+    if (!row)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0]; /* row[i-1][j-1] */
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = tolower((unsigned char)a[i - 1]) == b[j - 1] ? 0 : 1;
+            size_t best = diag + cost;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    size_t d = row[lb];
+    free(row);
+    return d;
+}
+
+static const char *nearest_name(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; i < reg.nparams; i++) {
+        size_t d = edit_distance(name, reg.params[i]->name);
+        if (d < best_d) {
+            best_d = d;
+            best = reg.params[i]->name;
+        }
+    }
+    return best;
+}
+
+/* Whether name appears before entry i of source s, in a stronger source or earlier in s. */
+static bool seen_before(const char *name, int s, size_t i)
+{
+    for (int t = RILL_PARAM_SOURCE_SET; t >= s; t--) {
+        const src_list_t *l = &reg.src[t];
+        size_t end = t == s ? i : l->n;
+        for (size_t k = 0; k < end; k++)
+            if (strcmp(l->v[k].name, name) == 0)
+                return true;
+    }
+    return false;
+}
+
+static bool already_warned(const char *name)
+{
+    for (size_t i = 0; i < reg.nwarned; i++)
+        if (strcmp(reg.warned[i], name) == 0)
+            return true;
+    return false;
+}
+
+int rill_params_warn_unknown(void)
+{
+    int count = 0;
+    for (int s = RILL_PARAM_SOURCE_SET; s > RILL_PARAM_SOURCE_DEFAULT; s--) {
+        const src_list_t *l = &reg.src[s];
+        for (size_t i = 0; i < l->n; i++) {
+            const src_entry_t *e = &l->v[i];
+            if (reg_find(e->name) || seen_before(e->name, s, i))
+                continue;
+            count++;
+            if (already_warned(e->name))
+                continue;
+            char where[300];
+            where_text((rill_param_source_t)s, e->detail, where, sizeof(where));
+            const char *near = nearest_name(e->name);
+            if (near)
+                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s); did you mean '%s'?",
+                          e->name, where, near);
+            else
+                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s)", e->name, where);
+            char *copy = strdup(e->name);
+            if (copy &&
+                grow((void **)&reg.warned, &reg.capwarned, reg.nwarned + 1, sizeof(*reg.warned)))
+                reg.warned[reg.nwarned++] = copy;
+            else
+                free(copy); /* may warn again later; harmless */
+        }
+    }
+    return count;
+}
+
+/* ------------------------------------------------------------------ introspection */
+
+size_t rill_params_count(void)
+{
+    return reg.nparams;
+}
+
+rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p)
+{
+    if (!info_p)
+        return RILL_ERR_INVALID_ARG;
+    if (i >= reg.nparams)
+        return RILL_ERR_NOT_FOUND;
+    const rill_param_t *p = reg.params[i];
+    rill_param_info_t *info = info_p;
+    info->name = p->name;
+    info->help = p->help;
+    info->type = p->type;
+    info->level = p->level;
+    info->source = p->source;
+    info->source_detail = p->source_detail;
+    word_text(p, p->word, p->str, info->value, sizeof(info->value));
+    allowed_short(p, info->allowed, sizeof(info->allowed));
+    word_text(p, p->def_word, p->def_str, info->def, sizeof(info->def));
+    return RILL_SUCCESS;
+}
+
+const char *rill_param_source_string(rill_param_source_t source)
+{
+    switch (source) {
+    case RILL_PARAM_SOURCE_DEFAULT:
+        return "default";
+    case RILL_PARAM_SOURCE_FILE:
+        return "file";
+    case RILL_PARAM_SOURCE_ENV:
+        return "env";
+    case RILL_PARAM_SOURCE_CMDLINE:
+        return "cmdline";
+    case RILL_PARAM_SOURCE_SET:
+        return "set";
+    }
+    return "?";
+}
+
+void rill_params_reset(void)
+{
+    for (size_t i = 0; i < reg.nparams; i++)
+        param_free(reg.params[i]);
+    free(reg.params);
+    for (int s = 0; s < NB_SOURCES; s++)
+        src_list_clear(&reg.src[s]);
+    for (size_t i = 0; i < reg.nwarned; i++)
+        free(reg.warned[i]);
+    free(reg.warned);
+    memset(&reg, 0, sizeof(reg));
+}

@@ -1,0 +1,126 @@
+/* A taskpool's mistakes give clear errors and lose nothing: NULL tiles, wrong argument
+ * kinds, too many arguments, waiting twice, inserting after the wait, destroying before
+ * it, a failing body; and the insertion window bounds pending tasks. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "rill/rill.h"
+#include "test_util.h"
+
+static atomic_int ran;
+
+static rill_status_t count_body(rill_task_t *task)
+{
+    (void)task;
+    atomic_fetch_add(&ran, 1);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t failing_body(rill_task_t *task)
+{
+    (void)task;
+    return RILL_ERR_NUMERIC;
+}
+
+static void expect_error(const char *what, rill_status_t got, rill_status_t want, char *msg,
+                         const char *needle)
+{
+    CHECK_MSG(got == want, "%s: status %d, expected %d", what, got, want);
+    CHECK_MSG(strstr(msg, needle), "%s: message does not mention '%s': %s", what, needle, msg);
+    free(msg);
+}
+
+int main(int argc, char **argv)
+{
+    rill_context_t *ctx;
+    CHECK(rill_param_set("dtd_window_size", "16") == RILL_SUCCESS);
+    CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
+    rill_dtd_class_t *cls, *bad;
+    CHECK(rill_dtd_class_create(ctx, "count", count_body, &cls) == RILL_SUCCESS);
+    CHECK(rill_dtd_class_create(ctx, "failing", failing_body, &bad) == RILL_SUCCESS);
+    double x = 1;
+    rill_data_t *d;
+    test_capture_t cap;
+
+    test_capture_begin(&cap);
+    rill_status_t s = rill_data_create(ctx, NULL, 8, &d);
+    expect_error("NULL data pointer", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap), "NULL");
+    CHECK(rill_data_create(ctx, &x, sizeof(x), &d) == RILL_SUCCESS);
+
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == RILL_SUCCESS);
+
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT, (rill_data_t *)NULL, RILL_DTD_ARG_END);
+    expect_error("NULL tile", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "INOUT tile given as NULL");
+
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, 42, d, RILL_DTD_ARG_END);
+    expect_error("bad kind", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap), "has kind 0x2a");
+
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE | RILL_DTD_AFFINITY, sizeof(x), &x,
+                             RILL_DTD_ARG_END);
+    expect_error("affinity on a value", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "allowed: RILL_DTD_VALUE");
+
+    test_capture_begin(&cap);
+    /* 33 tile arguments, one more than RILL_DTD_MAX_ARGS */
+    s = rill_dtd_insert_task(
+        tp, cls, 0, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d,
+        RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT,
+        d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d,
+        RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT,
+        d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d,
+        RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT,
+        d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_INPUT, d,
+        RILL_DTD_INPUT, d, RILL_DTD_INPUT, d, RILL_DTD_ARG_END);
+    expect_error("too many args", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "more than 32 arguments");
+
+    /* the taskpool is still usable after refused insertions; the window (16) bounds
+     * what is pending: inserted - completed never exceeds it */
+    int inserted = 0;
+    for (int i = 0; i < 1000; i++) {
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT, d, RILL_DTD_ARG_END) ==
+              RILL_SUCCESS);
+        inserted++;
+        CHECK_MSG(inserted - atomic_load(&ran) <= 16, "%d tasks pending with a window of 16",
+                  inserted - atomic_load(&ran));
+    }
+    test_capture_begin(&cap);
+    s = rill_taskpool_destroy(&tp);
+    expect_error("destroy before wait", s, RILL_ERR_BAD_STATE, test_capture_end(&cap),
+                 "call rill_taskpool_wait first");
+    CHECK(tp != NULL);
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    CHECK(atomic_load(&ran) == 1000);
+
+    test_capture_begin(&cap);
+    s = rill_taskpool_wait(tp);
+    expect_error("wait twice", s, RILL_ERR_BAD_STATE, test_capture_end(&cap), "already waited for");
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT, d, RILL_DTD_ARG_END);
+    expect_error("insert after wait", s, RILL_ERR_BAD_STATE, test_capture_end(&cap),
+                 "already waited for");
+    CHECK(rill_taskpool_destroy(&tp) == RILL_SUCCESS && tp == NULL);
+
+    /* a failing body fails the taskpool, names the task, and its successors still run */
+    atomic_store(&ran, 0);
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == RILL_SUCCESS);
+    CHECK(rill_dtd_insert_task(tp, bad, 0, RILL_DTD_INOUT, d, RILL_DTD_ARG_END) == RILL_SUCCESS);
+    CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT, d, RILL_DTD_ARG_END) == RILL_SUCCESS);
+    test_capture_begin(&cap);
+    s = rill_taskpool_wait(tp);
+    expect_error("failing body", s, RILL_ERR_TASK, test_capture_end(&cap), "task 'failing' (#");
+    CHECK(atomic_load(&ran) == 1);
+    CHECK(rill_taskpool_destroy(&tp) == RILL_SUCCESS);
+
+    rill_data_destroy(&d);
+    rill_dtd_class_destroy(&cls);
+    rill_dtd_class_destroy(&bad);
+    CHECK(rill_fini(&ctx) == RILL_SUCCESS);
+    printf("DTD error paths: all reported\n");
+    return 0;
+}

@@ -1,0 +1,476 @@
+/* runtime/base/params: the value sources (files, environment, --mca, rill_param_set),
+ * their precedence, argv editing, file errors, reloads and unknown-name warnings. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "params_internal.h"
+#include "rill/params.h"
+
+extern char **environ;
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* ------------------------------------------------------------ helpers */
+
+static char tmpdir[] = "/tmp/rill_test_params_XXXXXX";
+static int saved_stderr = -1;
+static char cap_path[256];
+static char cap_buf[65536];
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    snprintf(cap_path, sizeof(cap_path), "%s/stderr_XXXXXX", tmpdir);
+    int fd = mkstemp(cap_path);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(1);
+    }
+    saved_stderr = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+/* Stop capturing; the text written to stderr meanwhile (static buffer). */
+static const char *capture_end(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    FILE *f = fopen(cap_path, "r");
+    size_t n = f ? fread(cap_buf, 1, sizeof(cap_buf) - 1, f) : 0;
+    cap_buf[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(cap_path);
+    return cap_buf;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* Start from a clean registry, no RILL_MCA_* variable and an empty HOME. */
+static void clean_env(void)
+{
+    rill_params_reset();
+    for (;;) {
+        char name[256] = "";
+        for (char **e = environ; *e; e++) {
+            if (strncmp(*e, "RILL_MCA_", 9) == 0) {
+                size_t len = strcspn(*e, "=");
+                if (len < sizeof(name)) {
+                    memcpy(name, *e, len);
+                    name[len] = '\0';
+                }
+                break;
+            }
+        }
+        if (!name[0])
+            break;
+        unsetenv(name);
+    }
+    setenv("HOME", tmpdir, 1);
+    char home_conf[512];
+    snprintf(home_conf, sizeof(home_conf), "%s/.rill/mca-params.conf", tmpdir);
+    unlink(home_conf);
+}
+
+/* Write text to <tmpdir>/<name>; path_p gets the full path. */
+static void write_file(const char *name, const char *text, char *path_p, size_t n)
+{
+    snprintf(path_p, n, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path_p, "w");
+    if (!f) {
+        perror(path_p);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static rill_param_info_t info_of(const char *name)
+{
+    rill_param_info_t info;
+    memset(&info, 0, sizeof(info));
+    for (size_t i = 0; i < rill_params_count(); i++) {
+        rill_params_info(i, &info);
+        if (strcmp(info.name, name) == 0)
+            return info;
+    }
+    printf("FAIL: no info for %s\n", name);
+    failures++;
+    return info;
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* default 1 < file 2 < env 3 < cmdline 4 < set 5: all present, then the strongest
+ * removed one at a time. */
+static void test_precedence(void)
+{
+    char conf[512];
+    for (int present = 4; present >= 0; present--) {
+        clean_env();
+        if (present >= 1) {
+            write_file("prec.conf", "prec = 2\n", conf, sizeof(conf));
+            setenv("RILL_MCA_param_files", conf, 1);
+        }
+        if (present >= 2)
+            setenv("RILL_MCA_prec", "3", 1);
+        char *args[] = { "prog", "--mca", "prec", "4", NULL };
+        int argc = present >= 3 ? 4 : 1;
+        char **argv = args;
+        if (present >= 4)
+            CHECK(rill_param_set("prec", "5") == RILL_SUCCESS, "set before load");
+        CHECK(rill_params_load(&argc, &argv) == RILL_SUCCESS, "load");
+        CHECK(argc == 1 && argv[1] == NULL, "argv: %d", argc);
+        rill_param_t *p = NULL;
+        CHECK(rill_param_register_int("prec", "", 1, 1, 0, 10, &p) == RILL_SUCCESS, "register");
+        CHECK(rill_param_get_int(p) == present + 1, "%d sources: value %" PRId64, present,
+              rill_param_get_int(p));
+        rill_param_info_t info = info_of("prec");
+        CHECK((int)info.source == present, "%d sources: source %d", present, info.source);
+        char file_detail[700];
+        snprintf(file_detail, sizeof(file_detail), "%s:1", conf);
+        const char *detail = present == 1   ? file_detail
+                             : present == 2 ? "RILL_MCA_prec"
+                             : present == 3 ? "--mca"
+                                            : NULL;
+        CHECK((detail == NULL && info.source_detail == NULL) ||
+                  (detail && info.source_detail && strcmp(detail, info.source_detail) == 0),
+              "%d sources: detail %s", present, info.source_detail ? info.source_detail : "NULL");
+    }
+    /* set after registration wins over everything and is kept by a reload */
+    clean_env();
+    setenv("RILL_MCA_prec", "3", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    rill_param_t *p = NULL;
+    rill_param_register_int("prec", "", 1, 1, 0, 10, &p);
+    CHECK(rill_param_get_int(p) == 3, "env");
+    CHECK(rill_param_set("prec", "6") == RILL_SUCCESS && rill_param_get_int(p) == 6, "set");
+    CHECK(info_of("prec").source == RILL_PARAM_SOURCE_SET, "source set");
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS && rill_param_get_int(p) == 6,
+          "set survives a reload");
+}
+
+/* $HOME/.rill/mca-params.conf, then RILL_MCA_param_files in order; later lines win. */
+static void test_files(void)
+{
+    clean_env();
+    char dir[512], home_conf[600], a[512], b[512], list[1100];
+    snprintf(dir, sizeof(dir), "%s/.rill", tmpdir);
+    mkdir(dir, 0700);
+    snprintf(home_conf, sizeof(home_conf), "%s/mca-params.conf", dir);
+    FILE *f = fopen(home_conf, "w");
+    fputs("f_x = 1\nf_y = 1\n", f);
+    fclose(f);
+    write_file("a.conf",
+               "# a comment\n"
+               "\n"
+               "   f_x=2\n"
+               "f_z = 2   # trailing comment\n"
+               "f_w = first\n"
+               "f_w = second value\n"
+               "f_e =\n",
+               a, sizeof(a));
+    write_file("b.conf", "\tf_z\t=\t3\t\n", b, sizeof(b));
+    snprintf(list, sizeof(list), "%s::%s", a, b);
+    setenv("RILL_MCA_param_files", list, 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    rill_param_t *x, *y, *z, *w, *e;
+    rill_param_register_int("f_x", "", 1, 0, 0, 9, &x);
+    rill_param_register_int("f_y", "", 1, 0, 0, 9, &y);
+    rill_param_register_int("f_z", "", 1, 0, 0, 9, &z);
+    rill_param_register_string("f_w", "", 1, "", &w);
+    rill_param_register_string("f_e", "", 1, "def", &e);
+    CHECK(rill_param_get_int(x) == 2, "a.conf over home: %" PRId64, rill_param_get_int(x));
+    CHECK(rill_param_get_int(y) == 1, "home file: %" PRId64, rill_param_get_int(y));
+    CHECK(rill_param_get_int(z) == 3, "b.conf over a.conf: %" PRId64, rill_param_get_int(z));
+    CHECK(strcmp(rill_param_get_string(w), "second value") == 0, "last line wins: '%s'",
+          rill_param_get_string(w));
+    CHECK(strcmp(rill_param_get_string(e), "") == 0, "empty value: '%s'", rill_param_get_string(e));
+    char detail[700];
+    snprintf(detail, sizeof(detail), "%s:1", b);
+    rill_param_info_t info = info_of("f_z");
+    CHECK(info.source == RILL_PARAM_SOURCE_FILE && info.source_detail &&
+              strcmp(info.source_detail, detail) == 0,
+          "detail %s", info.source_detail ? info.source_detail : "NULL");
+    snprintf(detail, sizeof(detail), "%s:2", home_conf);
+    info = info_of("f_y");
+    CHECK(info.source_detail && strcmp(info.source_detail, detail) == 0, "home detail %s",
+          info.source_detail ? info.source_detail : "NULL");
+    CHECK(rill_params_warn_unknown() == 0, "RILL_MCA_param_files is not an unknown parameter");
+    unlink(home_conf);
+}
+
+static void test_file_errors(void)
+{
+    clean_env();
+    char bad[512], missing[512], list[1100];
+    write_file("bad.conf",
+               "ok_a = 1\n"
+               "# fine\n"
+               "just some words\n"
+               "ok_b = 2\n"
+               "Bad_Name = 3\n"
+               " = 4\n",
+               bad, sizeof(bad));
+    snprintf(missing, sizeof(missing), "%s/does_not_exist.conf", tmpdir);
+    setenv("RILL_MCA_param_files", bad, 1);
+    setenv("RILL_MCA_ok_c", "5", 1);
+    capture_begin();
+    rill_status_t s = rill_params_load(NULL, NULL);
+    const char *err = capture_end();
+    CHECK(s == RILL_ERR_IO, "malformed file: %d", s);
+    char where[700];
+    for (int line = 3; line <= 6; line++) {
+        if (line == 4)
+            continue;
+        snprintf(where, sizeof(where), "%s:%d", bad, line);
+        CHECK(strstr(err, where), "no '%s' in: %s", where, err);
+    }
+    snprintf(where, sizeof(where), "%s:4", bad);
+    CHECK(!strstr(err, where), "line 4 is fine: %s", err);
+    CHECK(strstr(err, "just some words"), "the line is quoted: %s", err);
+    CHECK(count_lines(err) == 3, "one line per problem: %s", err);
+    /* the good lines and the other sources are still loaded */
+    rill_param_t *a, *b, *c;
+    rill_param_register_int("ok_a", "", 1, 0, 0, 9, &a);
+    rill_param_register_int("ok_b", "", 1, 0, 0, 9, &b);
+    rill_param_register_int("ok_c", "", 1, 0, 0, 9, &c);
+    CHECK(rill_param_get_int(a) == 1 && rill_param_get_int(b) == 2 && rill_param_get_int(c) == 5,
+          "good lines kept");
+
+    /* a missing $HOME/.rill/mca-params.conf is not an error; a missing listed file is */
+    clean_env();
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "no home file");
+    setenv("RILL_MCA_param_files", missing, 1);
+    capture_begin();
+    s = rill_params_load(NULL, NULL);
+    err = capture_end();
+    CHECK(s == RILL_ERR_IO && strstr(err, missing), "missing listed file: %d %s", s, err);
+    CHECK(count_lines(err) == 1, "one line: %s", err);
+    /* both problems in one list: both reported */
+    snprintf(list, sizeof(list), "%s:%s", missing, bad);
+    setenv("RILL_MCA_param_files", list, 1);
+    capture_begin();
+    s = rill_params_load(NULL, NULL);
+    err = capture_end();
+    CHECK(s == RILL_ERR_IO && strstr(err, missing) && count_lines(err) == 4, "both: %d %s", s, err);
+}
+
+static void test_cmdline(void)
+{
+    clean_env();
+    char *args[] = { "prog",  "-v",  "--mca", "c_x", "7",    "input.txt",
+                     "--mca", "c_y", "yes",   "--",  "last", NULL };
+    int argc = 11;
+    char **argv = args;
+    CHECK(rill_params_load(&argc, &argv) == RILL_SUCCESS, "load");
+    static const char *const want[] = { "prog", "-v", "input.txt", "--", "last" };
+    CHECK(argc == 5, "argc %d", argc);
+    for (int i = 0; i < 5 && i < argc; i++)
+        CHECK(strcmp(argv[i], want[i]) == 0, "argv[%d] = %s, expected %s", i, argv[i], want[i]);
+    CHECK(argv[argc] == NULL, "argv[argc] is NULL");
+    rill_param_t *x, *y;
+    rill_param_register_int("c_x", "", 1, 0, 0, 9, &x);
+    rill_param_register_bool("c_y", "", 1, false, &y);
+    CHECK(rill_param_get_int(x) == 7 && rill_param_get_bool(y), "cmdline values");
+
+    /* the last of two --mca for one name wins */
+    clean_env();
+    char *args2[] = { "prog", "--mca", "c_x", "1", "--mca", "c_x", "2", NULL };
+    argc = 7;
+    argv = args2;
+    CHECK(rill_params_load(&argc, &argv) == RILL_SUCCESS && argc == 1, "load twice-named");
+    rill_param_register_int("c_x", "", 1, 0, 0, 9, &x);
+    CHECK(rill_param_get_int(x) == 2, "last wins: %" PRId64, rill_param_get_int(x));
+
+    /* --mca without its value, and without its name */
+    clean_env();
+    char *args3[] = { "prog", "keep", "--mca", "c_x", NULL };
+    argc = 4;
+    argv = args3;
+    capture_begin();
+    rill_status_t s = rill_params_load(&argc, &argv);
+    const char *err = capture_end();
+    CHECK(s == RILL_ERR_INVALID_ARG, "missing value: %d", s);
+    CHECK(strstr(err, "--mca") && strstr(err, "c_x"), "message: %s", err);
+    CHECK(argc == 2 && strcmp(argv[1], "keep") == 0 && argv[2] == NULL, "argv after: %d", argc);
+
+    clean_env();
+    char *args4[] = { "prog", "--mca", NULL };
+    argc = 2;
+    argv = args4;
+    capture_begin();
+    s = rill_params_load(&argc, &argv);
+    err = capture_end();
+    CHECK(s == RILL_ERR_INVALID_ARG && strstr(err, "--mca <name> <value>"), "missing name: %s",
+          err);
+    CHECK(argc == 1 && argv[1] == NULL, "argc %d", argc);
+
+    /* NULL argc/argv, and argc == 0 */
+    clean_env();
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "NULL argv");
+    argc = 0;
+    char *args5[] = { NULL };
+    argv = args5;
+    CHECK(rill_params_load(&argc, &argv) == RILL_SUCCESS && argc == 0, "argc 0");
+}
+
+/* A reload re-reads files and environment and replaces what they gave. */
+static void test_reload(void)
+{
+    clean_env();
+    setenv("RILL_MCA_r_x", "5", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    rill_param_t *p;
+    rill_param_register_int("r_x", "", 1, 1, 0, 9, &p);
+    CHECK(rill_param_get_int(p) == 5, "from env");
+    setenv("RILL_MCA_r_x", "6", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS && rill_param_get_int(p) == 6,
+          "reload updates: %" PRId64, rill_param_get_int(p));
+    unsetenv("RILL_MCA_r_x");
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS && rill_param_get_int(p) == 1,
+          "source gone: default");
+    CHECK(info_of("r_x").source == RILL_PARAM_SOURCE_DEFAULT, "source default");
+    /* a bad value on reload keeps the value and says so */
+    setenv("RILL_MCA_r_x", "3", 1);
+    rill_params_load(NULL, NULL);
+    setenv("RILL_MCA_r_x", "300", 1);
+    capture_begin();
+    rill_status_t s = rill_params_load(NULL, NULL);
+    const char *err = capture_end();
+    CHECK(s == RILL_ERR_INVALID_ARG && rill_param_get_int(p) == 3, "bad on reload: %d", s);
+    CHECK(strstr(err, "'300'") && strstr(err, "'r_x'"), "message: %s", err);
+
+    /* set from code before registration, then re-registration */
+    clean_env();
+    CHECK(rill_param_set("s_early", "lots") == RILL_SUCCESS, "set unregistered");
+    CHECK(rill_param_set("s_early", "gpq") == RILL_SUCCESS, "set again");
+    static const char *const scheds[] = { "lfq", "gpq", NULL };
+    rill_param_t *e = NULL;
+    CHECK(rill_param_register_enum("s_early", "", 1, scheds, "lfq", &e) == RILL_SUCCESS &&
+              rill_param_get_enum(e) == 1,
+          "set before registration");
+    rill_param_t *e2 = NULL;
+    CHECK(rill_param_register_enum("s_early", "", 1, scheds, "lfq", &e2) == RILL_SUCCESS && e2 == e,
+          "same handle");
+    capture_begin();
+    s = rill_param_set("s_early", "nope");
+    capture_end();
+    CHECK(s == RILL_ERR_INVALID_ARG && rill_param_get_enum(e) == 1, "bad set keeps the value");
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS && rill_param_get_enum(e) == 1,
+          "a refused set is not kept as a source");
+}
+
+static void test_unknown(void)
+{
+    clean_env();
+    char conf[512];
+    write_file("unknown.conf", "# typo below\nshed = lfq\n", conf, sizeof(conf));
+    setenv("RILL_MCA_param_files", conf, 1);
+    setenv("RILL_MCA_sched_typ", "lfq", 1);
+    setenv("RILL_MCA_SCHED", "lfq", 1);
+    setenv("RILL_MCA_sched", "lfq", 1);
+    setenv("RILL_MCA_both_typo", "1", 1);
+    char *args[] = { "prog", "--mca", "comm_shortlimit", "4k", "--mca", "both_typo", "2", NULL };
+    int argc = 7;
+    char **argv = args;
+    CHECK(rill_params_load(&argc, &argv) == RILL_SUCCESS, "load");
+    CHECK(rill_param_set("gpu_memory_uze", "50") == RILL_SUCCESS, "set unknown");
+    static const char *const scheds[] = { "lfq", "gpq", NULL };
+    rill_param_t *p;
+    rill_param_register_enum("sched", "", 1, scheds, "lfq", &p);
+    rill_param_register_size("comm_short_limit", "", 1, 1024, 0, UINT64_MAX, &p);
+    rill_param_register_int("gpu_memory_use", "", 1, 90, 1, 100, &p);
+    rill_param_register_int("both_types", "", 1, 0, 0, 9, &p);
+
+    capture_begin();
+    int n = rill_params_warn_unknown();
+    const char *err = capture_end();
+    CHECK(n == 6, "6 unknown names, got %d: %s", n, err);
+    CHECK(count_lines(err) == 6, "one line each: %s", err);
+    char want[700];
+    CHECK(strstr(err, "unknown parameter 'sched_typ' (environment RILL_MCA_sched_typ); did you "
+                      "mean 'sched'?"),
+          "sched_typ: %s", err);
+    CHECK(strstr(err, "unknown parameter 'SCHED' (environment RILL_MCA_SCHED); did you mean "
+                      "'sched'?"),
+          "SCHED: %s", err);
+    CHECK(strstr(err, "'comm_shortlimit' (--mca); did you mean 'comm_short_limit'?"),
+          "comm_shortlimit: %s", err);
+    snprintf(want, sizeof(want), "'shed' (file %s:2); did you mean 'sched'?", conf);
+    CHECK(strstr(err, want), "want %s: %s", want, err);
+    CHECK(strstr(err, "'gpu_memory_uze' (rill_param_set); did you mean 'gpu_memory_use'?"),
+          "gpu_memory_uze: %s", err);
+    /* in env and on the command line: once, naming the stronger source */
+    CHECK(strstr(err, "'both_typo' (--mca); did you mean 'both_types'?"), "both_typo: %s", err);
+    CHECK(!strstr(err, "param_files"), "RILL_MCA_param_files is not a parameter: %s", err);
+    CHECK(!strstr(err, "'sched' ("), "sched is known: %s", err);
+
+    capture_begin();
+    n = rill_params_warn_unknown();
+    err = capture_end();
+    CHECK(n == 6 && err[0] == '\0', "second call: %d, warned again: %s", n, err);
+    /* still once after a reload */
+    rill_params_load(NULL, NULL);
+    capture_begin();
+    rill_params_warn_unknown();
+    err = capture_end();
+    CHECK(err[0] == '\0', "warned again after reload: %s", err);
+
+    /* nothing registered: no suggestion */
+    clean_env();
+    rill_param_set("lonely", "1");
+    capture_begin();
+    n = rill_params_warn_unknown();
+    err = capture_end();
+    CHECK(n == 1 && strstr(err, "unknown parameter 'lonely' (rill_param_set)") &&
+              !strstr(err, "did you mean"),
+          "no suggestion: %s", err);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_precedence();
+    test_files();
+    test_file_errors();
+    test_cmdline();
+    test_reload();
+    test_unknown();
+    clean_env();
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        printf("warning: could not remove %s\n", tmpdir);
+    if (failures) {
+        printf("%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
+}

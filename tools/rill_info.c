@@ -1,0 +1,214 @@
+/* rill_info: print Rill's parameters (value, where it came from, help), its build
+ * options and the topology it would use. Uses only the public API. */
+#include <fnmatch.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rill/rill.h"
+
+#define HELP_INDENT 6
+#define HELP_WIDTH  92
+
+static const char *const level_names[] = { "?", "user", "tuner", "developer" };
+
+static const char *level_name(int level)
+{
+    return level >= 1 && level <= 3 ? level_names[level] : level_names[0];
+}
+
+static void usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "Usage: %s [options]\n"
+            "Print Rill's parameters with their current value, where that value came from\n"
+            "and their help; by default the parameters of level 'user'.\n"
+            "\n"
+            "Options:\n"
+            "  --param PATTERN    only parameters whose name contains PATTERN (or matches it,\n"
+            "                     if it has * ? or [), of every level; may be repeated\n"
+            "  --all              parameters of every level (also --all-levels)\n"
+            "  --build            version and build options\n"
+            "  --topology         the machine and the binding each worker would get\n"
+            "  --mca NAME VALUE   set a parameter, as for any Rill program\n"
+            "  --help             this text\n"
+            "\n"
+            "Values come from, weakest first: default, files ($HOME/.rill/mca-params.conf,\n"
+            "then RILL_MCA_param_files), environment (RILL_MCA_<name>), --mca, the program.\n",
+            prog);
+}
+
+static bool name_matches(const char *name, char **patterns, int npatterns)
+{
+    if (npatterns == 0)
+        return true;
+    for (int i = 0; i < npatterns; i++) {
+        const char *pat = patterns[i];
+        if (strpbrk(pat, "*?[") ? fnmatch(pat, name, 0) == 0 : strstr(name, pat) != NULL)
+            return true;
+    }
+    return false;
+}
+
+/* Print text word-wrapped, every line indented by `indent` spaces. */
+static void print_wrapped(const char *text, int indent)
+{
+    const char *s = text;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        /* take as many words as fit in the width (at least one) */
+        int avail = HELP_WIDTH - indent, len = 0, last_break = 0;
+        while (s[len] && s[len] != '\n' && (len < avail || last_break == 0)) {
+            if (s[len] == ' ')
+                last_break = len;
+            len++;
+        }
+        if (s[len] && s[len] != '\n' && s[len] != ' ' && last_break > 0)
+            len = last_break;
+        printf("%*s%.*s\n", indent, "", len, s);
+        s += len;
+        if (*s == '\n')
+            s++;
+    }
+}
+
+static void print_param(const rill_param_info_t *info, bool show_level)
+{
+    bool quote = info->type == RILL_PARAM_STRING;
+    printf("  %s = %s%s%s (%s", info->name, quote ? "\"" : "", info->value, quote ? "\"" : "",
+           rill_param_source_string(info->source));
+    if (info->source_detail)
+        printf(": %s", info->source_detail);
+    printf(")");
+    if (show_level)
+        printf(" [%s]", level_name(info->level));
+    printf("\n");
+    if (info->help && *info->help)
+        print_wrapped(info->help, HELP_INDENT);
+    printf("%*sallowed: %s; default: %s%s%s\n", HELP_INDENT, "", info->allowed, quote ? "\"" : "",
+           info->def, quote ? "\"" : "");
+}
+
+/* The parameters to show: USER only unless all_levels or patterns. Returns how many. */
+static size_t print_params(bool all_levels, char **patterns, int npatterns)
+{
+    size_t shown = 0, n = rill_params_count();
+    bool every_level = all_levels || npatterns > 0;
+    printf("Parameters (%s):\n", every_level ? "every level" : "level user; --all for every level");
+    for (size_t i = 0; i < n; i++) {
+        rill_param_info_t info;
+        if (rill_params_info(i, &info) != RILL_SUCCESS)
+            continue;
+        if (!every_level && info.level != RILL_PARAM_LEVEL_USER)
+            continue;
+        if (!name_matches(info.name, patterns, npatterns))
+            continue;
+        print_param(&info, every_level);
+        shown++;
+    }
+    return shown;
+}
+
+static const char *yes_no(int have)
+{
+    return have ? "yes" : "no";
+}
+
+static void print_build(void)
+{
+    printf("Build:\n");
+    printf("  version:    %s\n", RILL_VERSION_STRING);
+    printf("  git hash:   %s\n", RILL_GIT_HASH);
+    printf("  build type: %s\n", RILL_BUILD_TYPE[0] ? RILL_BUILD_TYPE : "(none)");
+    printf("  compiler:   %s\n", RILL_C_COMPILER);
+    printf("  sanitizer:  %s\n", RILL_SANITIZER[0] ? RILL_SANITIZER : "none");
+    printf("  hwloc:      %s\n", RILL_HWLOC_VERSION);
+    printf("  MPI:        %s", yes_no(RILL_HAVE_MPI));
+    if (RILL_HAVE_MPI && RILL_MPI_VERSION[0])
+        printf(" (MPI %s)", RILL_MPI_VERSION);
+    printf("\n  CUDA:       %s", yes_no(RILL_HAVE_CUDA));
+    if (RILL_HAVE_CUDA && RILL_CUDA_VERSION[0])
+        printf(" (CUDA %s)", RILL_CUDA_VERSION);
+    printf("\n  ibverbs:    %s\n", yes_no(RILL_HAVE_IBVERBS));
+    printf("  LAPACKE:    %s\n", yes_no(RILL_HAVE_LAPACKE));
+}
+
+int main(int argc, char **argv)
+{
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "rill_info";
+    /* first, so that --mca is taken out of argv before the options are read */
+    rill_status_t reg_status = rill_info_register_params(&argc, &argv);
+
+    bool all_levels = false, build = false, topology = false;
+    char **patterns = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*patterns));
+    int npatterns = 0;
+    if (!patterns) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, prog);
+            free(patterns);
+            return 0;
+        } else if (strcmp(a, "--all") == 0 || strcmp(a, "--all-levels") == 0) {
+            all_levels = true;
+        } else if (strcmp(a, "--build") == 0) {
+            build = true;
+        } else if (strcmp(a, "--topology") == 0) {
+            topology = true;
+        } else if (strcmp(a, "--param") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: --param needs a PATTERN\n", prog);
+                free(patterns);
+                return 2;
+            }
+            patterns[npatterns++] = argv[++i];
+        } else if (strncmp(a, "--param=", 8) == 0) {
+            patterns[npatterns++] = argv[i] + 8;
+        } else {
+            fprintf(stderr,
+                    "%s: unknown option '%s'; allowed: --param PATTERN, --all, --all-levels, "
+                    "--build, --topology, --mca NAME VALUE, --help\n",
+                    prog, a);
+            free(patterns);
+            return 2;
+        }
+    }
+
+    int rc = reg_status == RILL_SUCCESS ? 0 : 1;
+    if (reg_status != RILL_SUCCESS)
+        fprintf(stderr, "%s: loading the parameters: %s (see above)\n", prog,
+                rill_status_string(reg_status));
+    rill_params_warn_unknown();
+
+    printf("Rill %s\n", rill_version_string());
+    bool params = (!build && !topology) || all_levels || npatterns > 0;
+    if (build)
+        print_build();
+    if (params) {
+        size_t shown = print_params(all_levels, patterns, npatterns);
+        if (shown == 0 && npatterns > 0) {
+            fprintf(stderr, "%s: no parameter matches", prog);
+            for (int i = 0; i < npatterns; i++)
+                fprintf(stderr, " '%s'", patterns[i]);
+            fprintf(stderr, "\n");
+            rc = 1;
+        }
+    }
+    if (topology) {
+        fflush(stdout);
+        rill_status_t s = rill_info_print_topology(stdout);
+        if (s != RILL_SUCCESS) {
+            fprintf(stderr, "%s: topology: %s\n", prog, rill_status_string(s));
+            rc = 1;
+        }
+    }
+    free(patterns);
+    return rc;
+}
