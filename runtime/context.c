@@ -74,8 +74,15 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
         break;
     }
     w->executed++;
-    tc->complete(w, task, st);
-    atomic_fetch_add_explicit(&w->ctx->progress, 1, memory_order_relaxed);
+    if (st != RILL_HOOK_ASYNC)
+        rill_task_complete(w, task, st);
+}
+
+void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
+{
+    rill_context_t *ctx = task->tp->ctx; /* read before complete frees the task */
+    task->tc->complete(w, task, status);
+    atomic_fetch_add_explicit(&ctx->progress, 1, memory_order_relaxed);
 }
 
 static void watchdog_report(rill_taskpool_t *tp, uint64_t idle_ns)

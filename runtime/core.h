@@ -27,7 +27,14 @@ typedef struct rill_sched_ops rill_sched_ops_t;
 typedef enum rill_hook_status {
     RILL_HOOK_DONE = 0,  /* the body ran; release the task */
     RILL_HOOK_ERROR = 1, /* the body failed; the taskpool records it, the task is released */
+    RILL_HOOK_ASYNC = 2, /* the body started work that ends later (a transfer): whoever
+                          * finishes it calls rill_task_complete */
 } rill_hook_status_t;
+
+/** Active-message tags of the layers above the comm engine (< RILL_COMM_AM_MAX). */
+enum {
+    RILL_AM_DTD_ACTIVATE = 0, /* DTD: a datum version is ready for a rank */
+};
 
 typedef rill_hook_status_t (*rill_task_hook_fn)(rill_worker_t *w, rill_task_t *task);
 
@@ -131,6 +138,9 @@ rill_worker_t *rill_worker_self(void);
 
 /** Run one task: choose its incarnation, run the body, complete it. Worker threads. */
 void rill_task_execute(rill_worker_t *w, rill_task_t *task);
+/** Complete a task whose hook returned RILL_HOOK_ASYNC. w is NULL off the workers (the
+ * comm thread). Any thread. */
+void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
 /** Make the calling worker (the main thread, worker 0) work until cond(arg) holds.
  * Reports stalls with the watchdog naming tp. */

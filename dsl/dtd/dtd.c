@@ -17,7 +17,13 @@ static struct {
     rill_mempool_t succs;
     atomic_ullong next_serial;
     bool ready;
+    rill_context_t *ctx;
+    /* activations in flight, shared by the inserting thread and the comm thread */
+    rill_spinlock_t act_lock;
+    rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
 } dtd;
+
+static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 
 static rill_param_t *param_window;
 
@@ -39,6 +45,12 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
     if ((s = rill_mempool_init(&dtd.succs, sizeof(dtd_succ_t))) != RILL_SUCCESS)
         goto err;
     atomic_init(&dtd.next_serial, 1);
+    dtd.ctx = ctx;
+    rill_spinlock_init(&dtd.act_lock);
+    rill_hmap_init(&dtd.acts);
+    if (ctx->nranks > 1 && (s = rill_comm_am_register(ctx->comm, RILL_AM_DTD_ACTIVATE,
+                                                      dtd_activate_handler, NULL)) != RILL_SUCCESS)
+        goto err;
     dtd.ready = true;
     return RILL_SUCCESS;
 err:
@@ -50,6 +62,15 @@ void rill_dtd_fini(void)
 {
     if (!dtd.ready)
         return;
+    RILL_HMAP_FOREACH(&dtd.acts, e)
+    {
+        for (dtd_activation_t *a = e->val, *n; a; a = n) {
+            n = a->next;
+            free(a->payload);
+            free(a);
+        }
+    }
+    rill_hmap_fini(&dtd.acts);
     for (int i = 0; i < NB_SIZE_CLASSES; i++)
         rill_mempool_fini(&dtd.tasks[i]);
     rill_mempool_fini(&dtd.succs);
@@ -73,6 +94,9 @@ rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
     if (!cls)
         return RILL_ERR_NO_MEMORY;
     snprintf(cls->name, sizeof(cls->name), "%s", name);
+    cls->name_hash = 1469598103934665603ull; /* FNV-1a */
+    for (const char *c = cls->name; *c; c++)
+        cls->name_hash = (cls->name_hash ^ (uint8_t)*c) * 1099511628211ull;
     cls->cpu_body = cpu_body;
     cls->tc.name = cls->name;
     cls->tc.nb_incarnations = 1;
@@ -173,7 +197,7 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
         rill_mempool_free(&dtd.succs, node);
         node = next;
     }
-    rill_sched_push(w->ctx, w, ready, nready);
+    rill_sched_push(tp->super.ctx, w, ready, nready);
     atomic_fetch_sub_explicit(&tp->inflight, 1, memory_order_relaxed);
     task_free(t);
     rill_taskpool_pending_sub(&tp->super, 1);
@@ -190,15 +214,64 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
     if (!tr)
         return NULL;
     tr->data = data;
-    if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS) {
-        free(tr);
-        return NULL;
+    tr->owner = data->home_rank;
+    tr->local_ptr = rill_data_ptr(data);
+    tr->have_local = tr->local_ptr != NULL; /* the home rank holds version 0 */
+    if (tp->distributed) {
+        tr->sent = calloc((size_t)(tp->nranks + 63) / 64, sizeof(uint64_t));
+        if (!tr->sent)
+            goto err_free;
     }
+    if (tp->norder == tp->cap_order) {
+        size_t cap = tp->cap_order ? 2 * tp->cap_order : 256;
+        dtd_tracker_t **order = realloc(tp->order, cap * sizeof(*order));
+        if (!order)
+            goto err_free;
+        tp->order = order;
+        tp->cap_order = cap;
+    }
+    if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS)
+        goto err_free;
+    tp->order[tp->norder++] = tr;
     return tr;
+err_free:
+    free(tr->sent);
+    free(tr);
+    return NULL;
+}
+
+/* This rank's buffer for the datum: home storage, or one allocated on first use. */
+static void *tracker_local_ptr(dtd_tracker_t *tr)
+{
+    if (!tr->local_ptr) {
+        if (posix_memalign(&tr->local_ptr, 64, tr->data->size ? tr->data->size : 1)) {
+            tr->local_ptr = NULL;
+            return NULL;
+        }
+        tr->local_owned = true;
+    }
+    return tr->local_ptr;
+}
+
+static void tracker_free(dtd_tracker_t *tr)
+{
+    if (tr->local_owned)
+        free(tr->local_ptr);
+    free(tr->readers);
+    free(tr->sent);
+    free(tr);
 }
 
 static rill_status_t tracker_add_reader(dtd_tracker_t *tr, dtd_ref_t r)
 {
+    if (tr->nreaders == tr->cap) {
+        /* drop readers that completed before growing */
+        int n = 0;
+        for (int i = 0; i < tr->nreaders; i++)
+            if (ref_alive(tr->readers[i]))
+                tr->readers[n++] = tr->readers[i];
+        tr->nreaders = n;
+    }
     if (tr->nreaders == tr->cap) {
         int cap = tr->cap ? 2 * tr->cap : 4;
         dtd_ref_t *readers = realloc(tr->readers, (size_t)cap * sizeof(*readers));
@@ -211,7 +284,7 @@ static rill_status_t tracker_add_reader(dtd_tracker_t *tr, dtd_ref_t r)
     return RILL_SUCCESS;
 }
 
-/* Record task r's access to tr's datum and add the edges it implies:
+/* Record local task r's access to tr's datum and add the edges it implies:
  * read after write (reader after the last writer), write after read (writer after
  * every reader since the last write), write after write (writer after the last
  * writer when nobody read in between). */
@@ -235,14 +308,405 @@ static rill_status_t tracker_access(dtd_tracker_t *tr, dtd_ref_t r, int mode)
     return RILL_SUCCESS;
 }
 
+/* ------------------------------------------------------------ task creation */
+
+static inline size_t align_up(size_t x, size_t a)
+{
+    return (x + a - 1) & ~(a - 1);
+}
+
+/* A task of cls with nargs arguments (values copied from values[i]), holding its
+ * insertion guard; counted in the taskpool. Main thread. */
+static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_t priority,
+                               const dtd_arg_t *args, const void *const *values, int nargs)
+{
+    size_t extra = 0;
+    for (int i = 0; i < nargs; i++)
+        if (args[i].kind == RILL_DTD_VALUE || args[i].kind == RILL_DTD_SCRATCH)
+            extra = align_up(extra, 16) + args[i].size;
+    /* header + args, values and scratch inline when they fit */
+    size_t head = sizeof(dtd_task_t) + (size_t)nargs * sizeof(dtd_arg_t);
+    size_t inline_need = align_up(head, 16) + extra;
+    int sc = 0;
+    while (sc < NB_SIZE_CLASSES - 1 && size_classes[sc] < inline_need)
+        sc++;
+    bool inline_extra = size_classes[sc] >= inline_need;
+    dtd_task_t *t = rill_mempool_alloc(&dtd.tasks[sc]);
+    if (!t)
+        return NULL;
+    char *store;
+    t->extra = NULL;
+    if (inline_extra) {
+        store = (char *)t + align_up(head, 16);
+    } else {
+        t->extra = malloc(extra);
+        if (!t->extra) {
+            atomic_store(&t->serial, 0);
+            rill_mempool_free(&dtd.tasks[sc], t);
+            return NULL;
+        }
+        store = t->extra;
+    }
+    t->super.next = NULL;
+    t->super.tc = &cls->tc;
+    t->super.tp = &tp->super;
+    t->super.priority = priority;
+    t->super.worker = -1;
+    t->cls = cls;
+    t->nargs = nargs;
+    t->size_class = sc;
+    uint64_t serial = atomic_fetch_add_explicit(&dtd.next_serial, 1, memory_order_relaxed);
+    atomic_store_explicit(&t->serial, serial, memory_order_relaxed);
+    atomic_store_explicit(&t->deps, 1, memory_order_relaxed); /* the insertion guard */
+    atomic_store_explicit(&t->succs, NULL, memory_order_relaxed);
+    size_t off = 0;
+    for (int i = 0; i < nargs; i++) {
+        t->args[i] = args[i];
+        if (args[i].kind == RILL_DTD_VALUE || args[i].kind == RILL_DTD_SCRATCH) {
+            off = align_up(off, 16);
+            t->args[i].ptr = store + off;
+            if (args[i].kind == RILL_DTD_VALUE && args[i].size)
+                memcpy(store + off, values[i], args[i].size);
+            off += args[i].size;
+        }
+    }
+    rill_taskpool_pending_add(&tp->super, 1);
+    atomic_fetch_add_explicit(&tp->inflight, 1, memory_order_relaxed);
+    return t;
+}
+
+/* Drop the insertion guard: acq_rel pairs with the predecessors' decrements. */
+static void task_release_guard(dtd_taskpool_t *tp, dtd_task_t *t)
+{
+    if (atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) == 1)
+        rill_sched_push(tp->super.ctx, rill_worker_self(), &t->super, 1);
+}
+
+static inline dtd_ref_t ref_of(dtd_task_t *t)
+{
+    dtd_ref_t r = { t, t ? atomic_load_explicit(&t->serial, memory_order_relaxed) : 0 };
+    return r;
+}
+
+/* ------------------------------------------------------------ moving versions between ranks */
+
+static rill_dtd_class_t recv_class, send_class;
+
+static inline uint64_t act_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, uint32_t version)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)tp_id << 40) ^ ((uint64_t)dc_id << 20) ^ version;
+    return h ? h : 1;
+}
+
+/* Find and unlink the activation of (tp, dc, key, version); act_lock held. */
+static dtd_activation_t *act_take(uint64_t h, uint32_t tp_id, uint32_t dc_id, uint64_t key,
+                                  uint32_t version)
+{
+    dtd_activation_t *head = rill_hmap_get(&dtd.acts, h), *prev = NULL;
+    for (dtd_activation_t *a = head; a; prev = a, a = a->next) {
+        if (a->tp_id != tp_id || a->dc_id != dc_id || a->key != key || a->version != version)
+            continue;
+        if (prev)
+            prev->next = a->next;
+        else if (a->next)
+            rill_hmap_put(&dtd.acts, h, a->next);
+        else
+            rill_hmap_remove(&dtd.acts, h);
+        a->next = NULL;
+        return a;
+    }
+    return NULL;
+}
+
+static rill_status_t act_add(uint64_t h, dtd_activation_t *a)
+{
+    a->next = rill_hmap_get(&dtd.acts, h);
+    return rill_hmap_put(&dtd.acts, h, a);
+}
+
+/* Comm thread: a version we will need (or already wait for) is ready at src. */
+static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    (void)arg;
+    dtd_activate_msg_t m;
+    if (len < sizeof(m)) {
+        RILL_ERROR(RILL_LOG_DTD, "activation of %zu bytes from rank %d is too short", len, src);
+        return;
+    }
+    memcpy(&m, msg, sizeof(m));
+    dtd_activation_t *a = calloc(1, sizeof(*a));
+    if (a && (m.flags & 1)) {
+        a->payload = malloc(m.size ? m.size : 1);
+        if (a->payload && len >= sizeof(m) + m.size)
+            memcpy(a->payload, (char *)msg + sizeof(m), m.size);
+    }
+    if (!a || ((m.flags & 1) && !a->payload)) {
+        RILL_ERROR(RILL_LOG_DTD, "out of memory receiving an activation from rank %d", src);
+        abort(); /* a lost activation would hang every rank */
+    }
+    a->tp_id = m.tp_id;
+    a->dc_id = m.dc_id;
+    a->key = m.key;
+    a->version = m.version;
+    a->src = src;
+    a->size = m.size;
+    a->handle = m.handle;
+    uint64_t h = act_hash(m.tp_id, m.dc_id, m.key, m.version);
+    rill_spinlock_lock(&dtd.act_lock);
+    dtd_activation_t *expected = act_take(h, m.tp_id, m.dc_id, m.key, m.version);
+    if (!expected) { /* the receive is not inserted yet: keep it for its insertion */
+        if (act_add(h, a) != RILL_SUCCESS) {
+            rill_spinlock_unlock(&dtd.act_lock);
+            RILL_ERROR(RILL_LOG_DTD, "out of memory queueing an activation from rank %d", src);
+            abort();
+        }
+        rill_spinlock_unlock(&dtd.act_lock);
+        return;
+    }
+    rill_spinlock_unlock(&dtd.act_lock);
+    dtd_task_t *recv = expected->recv;
+    free(expected);
+    ((dtd_xfer_t *)recv->args[1].ptr)->act = a;
+    /* acq_rel: the act pointer written above is seen by the worker that runs recv */
+    if (atomic_fetch_sub_explicit(&recv->deps, 1, memory_order_acq_rel) == 1)
+        rill_sched_push(dtd.ctx, NULL, &recv->super, 1);
+}
+
+static void xfer_done(void *arg, rill_status_t status)
+{
+    dtd_task_t *t = arg;
+    if (status != RILL_SUCCESS)
+        rill_taskpool_fail(t->super.tp, status, "moving datum (collection %u, key %llu) failed: %s",
+                           t->args[0].data->dc ? t->args[0].data->dc->id : 0,
+                           (unsigned long long)t->args[0].data->key, rill_status_string(status));
+    rill_task_complete(NULL, &t->super, status == RILL_SUCCESS ? RILL_HOOK_DONE : RILL_HOOK_ERROR);
+}
+
+/* Receive: land the version in this rank's buffer, from the activation or by a GET. */
+static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    dtd_task_t *t = (dtd_task_t *)task;
+    dtd_xfer_t *x = t->args[1].ptr;
+    dtd_activation_t *a = x->act;
+    rill_data_t *data = t->args[0].data;
+    x->act = NULL;
+    if (a->size != data->size) {
+        rill_taskpool_fail(task->tp, RILL_ERR_MISMATCH,
+                           "rank %d sent %llu bytes for datum (key %llu), this rank expects %zu",
+                           a->src, (unsigned long long)a->size, (unsigned long long)data->key,
+                           data->size);
+        free(a->payload);
+        free(a);
+        return RILL_HOOK_ERROR;
+    }
+    if (a->payload) {
+        memcpy(t->args[0].ptr, a->payload, data->size);
+        free(a->payload);
+        free(a);
+        return RILL_HOOK_DONE;
+    }
+    rill_status_t s = rill_comm_get(task->tp->ctx->comm, a->src, a->handle, t->args[0].ptr,
+                                    data->size, task->priority, xfer_done, t);
+    free(a);
+    if (s != RILL_SUCCESS) {
+        rill_taskpool_fail(task->tp, s, "cannot get datum (key %llu) from rank %d",
+                           (unsigned long long)data->key, x->peer);
+        return RILL_HOOK_ERROR;
+    }
+    return RILL_HOOK_ASYNC;
+}
+
+/* Send: tell the destination the version is ready; small ones travel inside. */
+static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    dtd_task_t *t = (dtd_task_t *)task;
+    dtd_xfer_t *x = t->args[1].ptr;
+    rill_data_t *data = t->args[0].data;
+    rill_comm_t *comm = task->tp->ctx->comm;
+    dtd_activate_msg_t m = {
+        .tp_id = task->tp->id,
+        .dc_id = data->dc ? data->dc->id : UINT32_MAX,
+        .version = x->version,
+        .key = data->key,
+        .size = data->size,
+    };
+    rill_status_t s;
+    if (data->size <= rill_comm_short_limit(comm)) {
+        char buf[sizeof(m) + 65536];
+        char *msg = data->size <= 65536 ? buf : malloc(sizeof(m) + data->size);
+        if (!msg) {
+            rill_taskpool_fail(task->tp, RILL_ERR_NO_MEMORY, "out of memory sending a datum");
+            return RILL_HOOK_ERROR;
+        }
+        m.flags = 1;
+        memcpy(msg, &m, sizeof(m));
+        memcpy(msg + sizeof(m), t->args[0].ptr, data->size);
+        s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, msg, sizeof(m) + data->size,
+                              task->priority);
+        if (msg != buf)
+            free(msg);
+        if (s == RILL_SUCCESS)
+            return RILL_HOOK_DONE;
+    } else {
+        s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, xfer_done, t, &m.handle);
+        if (s == RILL_SUCCESS)
+            s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, &m, sizeof(m),
+                                  task->priority);
+        if (s == RILL_SUCCESS)
+            return RILL_HOOK_ASYNC;
+    }
+    rill_taskpool_fail(task->tp, s, "cannot send datum (key %llu) to rank %d",
+                       (unsigned long long)data->key, x->peer);
+    return RILL_HOOK_ERROR;
+}
+
+static void xfer_classes_init(void)
+{
+    static bool done;
+    if (done)
+        return;
+    snprintf(recv_class.name, sizeof(recv_class.name), "recv");
+    snprintf(send_class.name, sizeof(send_class.name), "send");
+    rill_dtd_class_t *c[2] = { &recv_class, &send_class };
+    for (int i = 0; i < 2; i++) {
+        c[i]->tc.name = c[i]->name;
+        c[i]->tc.nb_incarnations = 1;
+        c[i]->tc.incarnations[0].type = RILL_DEVICE_CPU;
+        c[i]->tc.complete = dtd_complete;
+    }
+    recv_class.tc.incarnations[0].hook = recv_hook;
+    send_class.tc.incarnations[0].hook = send_hook;
+    done = true;
+}
+
+/* Create the receive (as a local writer of this rank's buffer) or the send (as a local
+ * reader) that moving one version needs. */
+static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool recv, int peer,
+                                 int32_t priority)
+{
+    void *ptr = tracker_local_ptr(tr);
+    if (!ptr)
+        return RILL_ERR_NO_MEMORY;
+    dtd_xfer_t x = { .peer = peer, .version = tr->version, .act = NULL };
+    dtd_arg_t args[2] = {
+        { .kind = recv ? RILL_DTD_INOUT : RILL_DTD_INPUT,
+          .size = (uint32_t)tr->data->size,
+          .ptr = ptr,
+          .data = tr->data },
+        { .kind = RILL_DTD_VALUE, .size = sizeof(x) },
+    };
+    const void *values[2] = { NULL, &x };
+    dtd_task_t *t = task_create(tp, recv ? &recv_class : &send_class, priority, args, values, 2);
+    if (!t)
+        return RILL_ERR_NO_MEMORY;
+    rill_status_t s = tracker_access(tr, ref_of(t), args[0].kind);
+    if (recv && s == RILL_SUCCESS) {
+        const rill_data_t *d = tr->data;
+        uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
+        uint64_t h = act_hash(tp->super.id, dc_id, d->key, tr->version);
+        rill_spinlock_lock(&dtd.act_lock);
+        dtd_activation_t *a = act_take(h, tp->super.id, dc_id, d->key, tr->version);
+        if (a) { /* it arrived first */
+            ((dtd_xfer_t *)t->args[1].ptr)->act = a;
+        } else if ((a = calloc(1, sizeof(*a)))) {
+            a->tp_id = tp->super.id;
+            a->dc_id = dc_id;
+            a->key = d->key;
+            a->version = tr->version;
+            a->src = peer;
+            a->recv = t;
+            atomic_fetch_add_explicit(&t->deps, 1, memory_order_relaxed); /* the activation */
+            if (act_add(h, a) != RILL_SUCCESS) {
+                atomic_fetch_sub_explicit(&t->deps, 1, memory_order_relaxed);
+                free(a);
+                a = NULL;
+            }
+        }
+        rill_spinlock_unlock(&dtd.act_lock);
+        if (!a)
+            s = RILL_ERR_NO_MEMORY;
+        tr->have_local = true;
+        tr->local_version = tr->version;
+    }
+    task_release_guard(tp, t);
+    return s;
+}
+
+static inline bool sent_test_set(dtd_tracker_t *tr, int r)
+{
+    uint64_t bit = 1ull << (r % 64);
+    bool was = tr->sent[r / 64] & bit;
+    tr->sent[r / 64] |= bit;
+    return was;
+}
+
+/* Before a task on rank exec reads the datum: move the latest version to exec if it is
+ * not there (this rank sends it, or receives it, or only takes note). */
+static rill_status_t tracker_need_version(dtd_taskpool_t *tp, dtd_tracker_t *tr, int exec,
+                                          int32_t priority)
+{
+    int me = tp->rank, owner = tr->owner;
+    if (owner == exec)
+        return RILL_SUCCESS;
+    if (exec == me && !(tr->have_local && tr->local_version == tr->version))
+        return xfer_create(tp, tr, true, owner, priority);
+    if (owner == me && !sent_test_set(tr, exec))
+        return xfer_create(tp, tr, false, exec, priority);
+    return RILL_SUCCESS;
+}
+
+/* After a task on rank exec wrote the datum: exec holds the new version. */
+static void tracker_wrote(dtd_taskpool_t *tp, dtd_tracker_t *tr, int exec)
+{
+    tr->version++;
+    tr->owner = exec;
+    if (tr->sent)
+        memset(tr->sent, 0, (size_t)(tp->nranks + 63) / 64 * sizeof(uint64_t));
+    if (exec == tp->rank) {
+        tr->have_local = true;
+        tr->local_version = tr->version;
+    }
+}
+
 /* ------------------------------------------------------------ taskpools */
 
 static rill_status_t dtd_close(rill_taskpool_t *super)
 {
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
+    rill_status_t status = RILL_SUCCESS;
     tp->closed = true;
+    if (tp->distributed) {
+        /* bring every datum home (trackers in creation order: the same on every rank) */
+        for (size_t i = 0; i < tp->norder && status == RILL_SUCCESS; i++) {
+            dtd_tracker_t *tr = tp->order[i];
+            status = tracker_need_version(tp, tr, tr->data->home_rank, 0);
+        }
+        /* every rank must have inserted the same sequence */
+        uint64_t mine[2] = { tp->hash, tp->inserted }, lo[2], hi[2];
+        rill_status_t s = rill_comm_allreduce_u64(super->ctx->comm, mine, lo, 2, RILL_COMM_MIN);
+        if (s == RILL_SUCCESS)
+            s = rill_comm_allreduce_u64(super->ctx->comm, mine, hi, 2, RILL_COMM_MAX);
+        if (s != RILL_SUCCESS) {
+            status = s;
+        } else if (lo[0] != hi[0] || lo[1] != hi[1]) {
+            /* the ranks' graphs differ: some tasks wait for data nobody sends, so waiting
+             * would hang; every rank sees the same sums and stops the job */
+            RILL_ERROR(RILL_LOG_DTD,
+                       "ranks inserted different task sequences into taskpool %u: this rank "
+                       "inserted %llu tasks (sequence hash %016llx); across ranks the counts "
+                       "range %llu..%llu. Every rank must insert the same tasks with the same "
+                       "data in the same order. Aborting the run.",
+                       super->id, (unsigned long long)tp->inserted, (unsigned long long)tp->hash,
+                       (unsigned long long)lo[1], (unsigned long long)hi[1]);
+            rill_comm_abort(super->ctx->comm, 1);
+        }
+    }
     rill_taskpool_pending_sub(super, 1); /* the insertion hold */
-    return RILL_SUCCESS;
+    return status;
 }
 
 static void dtd_describe(rill_taskpool_t *super, FILE *out)
@@ -252,16 +716,27 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
             super->id, (unsigned long long)tp->inserted, (long long)atomic_load(&tp->inflight),
             tp->trackers.count);
     int shown = 0;
-    RILL_HMAP_FOREACH(&tp->trackers, e)
+    rill_spinlock_lock(&dtd.act_lock);
+    RILL_HMAP_FOREACH(&dtd.acts, e)
     {
-        dtd_tracker_t *tr = e->val;
-        if (!ref_alive(tr->last_writer) || shown >= 10)
+        for (dtd_activation_t *a = e->val; a && shown < 10; a = a->next)
+            if (a->recv && a->tp_id == super->id) {
+                fprintf(out,
+                        "  waiting for datum (collection %u, key %llu) version %u from rank %d\n",
+                        a->dc_id, (unsigned long long)a->key, a->version, a->src);
+                shown++;
+            }
+    }
+    rill_spinlock_unlock(&dtd.act_lock);
+    for (size_t i = 0; i < tp->norder && shown < 20; i++) {
+        dtd_tracker_t *tr = tp->order[i];
+        if (!ref_alive(tr->last_writer))
             continue;
         dtd_task_t *t = tr->last_writer.task;
         fprintf(out,
-                "  datum %p (key %llu): last writer '%s' #%llu not completed, waiting on %d "
+                "  datum (key %llu): last local writer '%s' #%llu not completed, waiting on %d "
                 "dependencies\n",
-                (void *)tr->data, (unsigned long long)tr->data->key, t->cls->name,
+                (unsigned long long)tr->data->key, t->cls->name,
                 (unsigned long long)tr->last_writer.serial, atomic_load(&t->deps));
         shown++;
     }
@@ -270,12 +745,9 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
 static void dtd_destroy(rill_taskpool_t *super)
 {
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
-    RILL_HMAP_FOREACH(&tp->trackers, e)
-    {
-        dtd_tracker_t *tr = e->val;
-        free(tr->readers);
-        free(tr);
-    }
+    for (size_t i = 0; i < tp->norder; i++)
+        tracker_free(tp->order[i]);
+    free(tp->order);
     rill_hmap_fini(&tp->trackers);
     free(tp);
 }
@@ -294,10 +766,15 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
     dtd_taskpool_t *tp = calloc(1, sizeof(*tp));
     if (!tp)
         return RILL_ERR_NO_MEMORY;
+    xfer_classes_init();
     rill_taskpool_init(&tp->super, ctx, &dtd_taskpool_ops);
     rill_hmap_init(&tp->trackers);
     atomic_init(&tp->inflight, 0);
     tp->window = rill_param_get_int(param_window);
+    tp->rank = ctx->rank;
+    tp->nranks = ctx->nranks;
+    tp->distributed = ctx->nranks > 1;
+    tp->hash = 1469598103934665603ull;
     *tp_p = &tp->super;
     return RILL_SUCCESS;
 }
@@ -327,9 +804,27 @@ static const char *kind_name(int kind)
     return "?";
 }
 
-static inline size_t align_up(size_t x, size_t a)
+static inline uint64_t hash_mix(uint64_t h, uint64_t v)
 {
-    return (x + a - 1) & ~(a - 1);
+    return (h ^ v) * 1099511628211ull;
+}
+
+/* The rank that runs a task: the home of its AFFINITY tile, else of its first written
+ * tile, else of its first tile, else rank 0. */
+static int exec_rank(const dtd_arg_t *args, int nargs)
+{
+    int first_write = -1, first_tile = -1;
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind < RILL_DTD_INPUT)
+            continue;
+        if (args[i].affinity)
+            return args[i].data->home_rank;
+        if (first_write < 0 && args[i].kind != RILL_DTD_INPUT)
+            first_write = args[i].data->home_rank;
+        if (first_tile < 0)
+            first_tile = args[i].data->home_rank;
+    }
+    return first_write >= 0 ? first_write : first_tile >= 0 ? first_tile : 0;
 }
 
 rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls, int32_t priority,
@@ -359,11 +854,10 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         return RILL_ERR_BAD_STATE;
     }
 
-    /* first pass: validate and size */
+    /* validate and collect the arguments */
     dtd_arg_t args[RILL_DTD_MAX_ARGS];
     const void *values[RILL_DTD_MAX_ARGS];
     int nargs = 0;
-    size_t extra = 0;
     va_list ap;
     va_start(ap, priority);
     for (;;) {
@@ -380,6 +874,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         }
         dtd_arg_t *a = &args[nargs];
         memset(a, 0, sizeof(*a));
+        values[nargs] = NULL;
         int mode = kind & RILL_DTD_MODE_MASK;
         if ((kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_AFFINITY)) ||
             (mode != RILL_DTD_VALUE && mode != RILL_DTD_SCRATCH && mode != RILL_DTD_INPUT &&
@@ -406,7 +901,6 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                 return RILL_ERR_INVALID_ARG;
             }
             a->size = (uint32_t)size;
-            values[nargs] = NULL;
             if (mode == RILL_DTD_VALUE) {
                 values[nargs] = va_arg(ap, const void *);
                 if (!values[nargs] && size) {
@@ -418,7 +912,6 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                     return RILL_ERR_INVALID_ARG;
                 }
             }
-            extra = align_up(extra, 16) + size;
         } else {
             rill_data_t *data = va_arg(ap, rill_data_t *);
             if (!data) {
@@ -431,84 +924,54 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             }
             a->data = data;
             a->size = (uint32_t)data->size;
-            a->ptr = rill_data_ptr(data);
         }
         nargs++;
     }
     va_end(ap);
 
-    /* allocate: header + args, values and scratch inline when they fit */
-    size_t head = sizeof(dtd_task_t) + (size_t)nargs * sizeof(dtd_arg_t);
-    size_t inline_need = align_up(head, 16) + extra;
-    int sc = 0;
-    while (sc < NB_SIZE_CLASSES - 1 && size_classes[sc] < inline_need)
-        sc++;
-    bool inline_extra = size_classes[sc] >= inline_need;
-    if (!inline_extra)
-        while (sc < NB_SIZE_CLASSES - 1 && size_classes[sc] < head)
-            sc++;
-    dtd_task_t *t = rill_mempool_alloc(&dtd.tasks[sc]);
-    if (!t)
-        return RILL_ERR_NO_MEMORY;
-    char *store;
-    t->extra = NULL;
-    if (inline_extra) {
-        store = (char *)t + align_up(head, 16);
-    } else {
-        t->extra = malloc(extra);
-        if (!t->extra) {
-            atomic_store(&t->serial, 0);
-            rill_mempool_free(&dtd.tasks[sc], t);
-            return RILL_ERR_NO_MEMORY;
-        }
-        store = t->extra;
-    }
-    t->super.next = NULL;
-    t->super.tc = &cls->tc;
-    t->super.tp = &tp->super;
-    t->super.priority = priority;
-    t->super.worker = -1;
-    t->cls = cls;
-    t->nargs = nargs;
-    t->size_class = sc;
-    uint64_t serial = atomic_fetch_add_explicit(&dtd.next_serial, 1, memory_order_relaxed);
-    atomic_store_explicit(&t->serial, serial, memory_order_relaxed);
-    atomic_store_explicit(&t->deps, 1, memory_order_relaxed); /* the insertion guard */
-    atomic_store_explicit(&t->succs, NULL, memory_order_relaxed);
-    size_t off = 0;
-    for (int i = 0; i < nargs; i++) {
-        t->args[i] = args[i];
-        if (args[i].kind == RILL_DTD_VALUE || args[i].kind == RILL_DTD_SCRATCH) {
-            off = align_up(off, 16);
-            t->args[i].ptr = store + off;
-            if (args[i].kind == RILL_DTD_VALUE && args[i].size)
-                memcpy(store + off, values[i], args[i].size);
-            off += args[i].size;
-        }
-    }
-
-    rill_taskpool_pending_add(&tp->super, 1);
-    atomic_fetch_add_explicit(&tp->inflight, 1, memory_order_relaxed);
+    int exec = tp->distributed ? exec_rank(args, nargs) : tp->rank;
+    bool local = exec == tp->rank;
     tp->inserted++;
+    if (tp->distributed) {
+        uint64_t h = hash_mix(tp->hash, cls->name_hash);
+        h = hash_mix(h, (uint64_t)(uint32_t)priority);
+        for (int i = 0; i < nargs; i++) {
+            h = hash_mix(h, args[i].kind | (uint64_t)args[i].affinity << 8 |
+                                (uint64_t)args[i].size << 16);
+            if (args[i].data)
+                h = hash_mix(h, (args[i].data->dc ? args[i].data->dc->id : UINT32_MAX) ^
+                                    args[i].data->key << 20);
+        }
+        tp->hash = h;
+    }
+    dtd_task_t *t = local ? task_create(tp, cls, priority, args, values, nargs) : NULL;
+    if (local && !t)
+        return RILL_ERR_NO_MEMORY;
 
-    /* dependencies, flow by flow */
-    dtd_ref_t self = { t, serial };
-    for (int i = 0; i < nargs; i++) {
-        if (t->args[i].kind < RILL_DTD_INPUT)
+    /* dependencies and data movement, flow by flow */
+    rill_status_t s = RILL_SUCCESS;
+    for (int i = 0; i < nargs && s == RILL_SUCCESS; i++) {
+        if (args[i].kind < RILL_DTD_INPUT)
             continue;
-        dtd_tracker_t *tr = tracker_get(tp, t->args[i].data);
-        rill_status_t s = tr ? tracker_access(tr, self, t->args[i].kind) : RILL_ERR_NO_MEMORY;
-        if (s != RILL_SUCCESS) {
-            /* edges already added keep the graph consistent: the task still runs */
-            rill_taskpool_fail(&tp->super, s, "out of memory inserting task '%s'", cls->name);
+        dtd_tracker_t *tr = tracker_get(tp, args[i].data);
+        if (!tr) {
+            s = RILL_ERR_NO_MEMORY;
             break;
         }
+        if (tp->distributed && args[i].kind != RILL_DTD_OUTPUT)
+            s = tracker_need_version(tp, tr, exec, priority);
+        if (s == RILL_SUCCESS && local) {
+            t->args[i].ptr = tracker_local_ptr(tr);
+            s = t->args[i].ptr ? tracker_access(tr, ref_of(t), args[i].kind) : RILL_ERR_NO_MEMORY;
+        }
+        if (s == RILL_SUCCESS && tp->distributed && args[i].kind != RILL_DTD_INPUT)
+            tracker_wrote(tp, tr, exec);
     }
-
-    /* drop the insertion guard: acq_rel pairs with the predecessors' decrements */
-    if (atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) == 1)
-        rill_sched_push(w->ctx, w, &t->super, 1);
-
+    if (s != RILL_SUCCESS) /* edges already added keep the graph consistent: the task runs */
+        rill_taskpool_fail(&tp->super, s, "out of memory inserting task '%s'", cls->name);
+    if (!local)
+        return RILL_SUCCESS;
+    task_release_guard(tp, t);
     if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window)
         rill_worker_work_until(w, window_drained, tp, &tp->super);
     return RILL_SUCCESS;
@@ -558,8 +1021,13 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
                    tp->super.id);
         return RILL_ERR_BAD_STATE;
     }
-    /* One process: the datum's only copy is its home copy, so there is nothing to move
-     * and later accesses must stay ordered after earlier ones: keep the history. */
     tp->flushed++;
-    return RILL_SUCCESS;
+    if (!tp->distributed) /* its only copy is its home copy: nothing to move */
+        return RILL_SUCCESS;
+    /* later accesses stay ordered after earlier ones: the history is kept */
+    dtd_tracker_t *tr = tracker_get(tp, data);
+    if (!tr)
+        return RILL_ERR_NO_MEMORY;
+    tp->hash = hash_mix(tp->hash, data->key ^ 0xf1u);
+    return tracker_need_version(tp, tr, data->home_rank, 0);
 }

@@ -16,6 +16,7 @@ struct rill_dtd_class {
     rill_task_class_t tc; /* first: the core's view */
     rill_dtd_body_fn cpu_body;
     char name[64];
+    uint64_t name_hash; /* for the insertion-sequence check between ranks */
 };
 
 typedef struct dtd_arg {
@@ -59,21 +60,64 @@ typedef struct dtd_ref {
     uint64_t serial;
 } dtd_ref_t;
 
-/** What the taskpool knows of one datum's history. Main thread only. */
+/**
+ * What the taskpool knows of one datum. Every rank keeps the same owner/version
+ * history (every rank inserts the same tasks); the local part (last_writer, readers,
+ * local_ptr) orders this rank's own accesses to its copy. Main thread only.
+ */
 typedef struct dtd_tracker {
     rill_data_t *data;
     dtd_ref_t last_writer;
     dtd_ref_t *readers; /* readers since the last write */
     int nreaders, cap;
+    /* distributed history, identical on every rank */
+    int owner;        /* rank that holds (or will hold) the latest version */
+    uint32_t version; /* writes inserted so far in this taskpool */
+    /* this rank's copy */
+    void *local_ptr;  /* home storage on the home rank, else a buffer of ours */
+    bool local_owned; /* local_ptr was allocated here */
+    bool have_local;  /* local_ptr holds (or will hold) local_version */
+    uint32_t local_version;
+    uint64_t *sent; /* bit r: rank r was sent `version` by this rank */
 } dtd_tracker_t;
+
+/** Argument of the receive and send pseudo-tasks that move a version between ranks. */
+typedef struct dtd_xfer {
+    int peer; /* source of a receive, destination of a send */
+    uint32_t version;
+    struct dtd_activation *act; /* receive: the activation, once matched */
+} dtd_xfer_t;
+
+/** An activation in flight: expected (a receive waits for it) or arrived first. */
+typedef struct dtd_activation {
+    struct dtd_activation *next;
+    uint32_t tp_id, dc_id, version;
+    uint64_t key;
+    int src;
+    dtd_task_t *recv; /* the receive task waiting for it, NULL if it arrived first */
+    uint64_t size;    /* arrived: bytes of the datum */
+    uint64_t handle;  /* arrived: rendezvous handle, when not inline */
+    void *payload;    /* arrived: inline bytes (malloc'd), or NULL */
+} dtd_activation_t;
+
+/** Wire format of RILL_AM_DTD_ACTIVATE; inline payload bytes follow when flags & 1. */
+typedef struct dtd_activate_msg {
+    uint32_t tp_id, dc_id, version, flags;
+    uint64_t key, size, handle;
+} dtd_activate_msg_t;
 
 typedef struct dtd_taskpool {
     rill_taskpool_t super;
     rill_hmap_t trackers;  /* rill_data_t* -> dtd_tracker_t* */
+    dtd_tracker_t **order; /* trackers in creation order (the same on every rank) */
+    size_t norder, cap_order;
     atomic_llong inflight; /* inserted and not completed, for the window */
     long long window;
     bool closed;
+    bool distributed; /* more than one rank */
+    int rank, nranks;
     uint64_t inserted, flushed;
+    uint64_t hash; /* running hash of the insertion sequence */
 } dtd_taskpool_t;
 
 /** Pools and parameters of the DTD layer: set up by rill_init, freed by rill_fini. */

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Set up a fresh machine and run Rill: installs the missing system packages (Debian /
+# Ubuntu), configures, builds, then either runs the main job (the Cholesky tester with a
+# check) or the whole test suite.
+#
+#   scripts/bootstrap.sh          # main job: testing_dpotrf on 2 ranks, checked
+#   scripts/bootstrap.sh test     # whole CTest suite, then again in ASan+UBSan and TSan builds
+#
+# Environment: RILL_JOBS (parallel build jobs, default: cores), RILL_SKIP_INSTALL=1 (do not
+# touch system packages), RILL_SANITIZERS="address thread" (sanitizer builds of `test`).
+set -euo pipefail
+
+mode=${1:-main}
+case "$mode" in
+main | test) ;;
+*)
+    echo "usage: $0 [main|test]  (got '$mode')" >&2
+    exit 2
+    ;;
+esac
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=${RILL_JOBS:-$(nproc)}
+
+# ---------------------------------------------------------------- packages
+pkgs=(build-essential cmake pkg-config git libhwloc-dev hwloc libopenmpi-dev openmpi-bin
+    libopenblas-dev liblapacke-dev flex bison libibverbs-dev)
+install_missing() {
+    local missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "== installing: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+if [ "${RILL_SKIP_INSTALL:-0}" != 1 ]; then
+    if command -v dpkg >/dev/null 2>&1; then
+        install_missing
+    else
+        echo "== not a Debian-like system: install ${pkgs[*]} (or equivalents) by hand" >&2
+    fi
+fi
+
+# ---------------------------------------------------------------- build
+build() { # build <dir> <cmake args...>
+    local dir=$1
+    shift
+    echo "== configure $dir $*"
+    cmake -S "$top" -B "$dir" -DRILL_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+        { cat "$dir.configure.log"; return 1; }
+    echo "== build $dir"
+    cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1 ||
+        { tail -50 "$dir.build.log"; return 1; }
+}
+
+mkdir -p build
+build build/release -DCMAKE_BUILD_TYPE=Release
+
+mpi_flags=(--oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpi_flags+=(--allow-run-as-root)
+
+if [ "$mode" = main ]; then
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+        echo "== a GPU is present, but this build of Rill runs dense linear algebra on CPUs" \
+            "only so far: running on the CPU"
+    fi
+    echo "== main job: tiled Cholesky, N=4000, NB=256, 2 ranks (P=2 x Q=1), 1 core each, checked"
+    exec mpirun "${mpi_flags[@]}" -np 2 build/release/apps/dla/testing_dpotrf \
+        -N 4000 -t 256 -P 2 -Q 1 -c 1 -x
+fi
+
+# ---------------------------------------------------------------- tests
+run_ctest() { # run_ctest <dir>
+    echo "== ctest in $1"
+    (cd "$1" && ctest --output-on-failure --timeout 600 -j 1)
+}
+run_ctest build/release
+for san in ${RILL_SANITIZERS-address thread}; do
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+    export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    export TSAN_OPTIONS="suppressions=$top/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+    build "build/$san" -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE="$san" -DRILL_BUILD_BENCH=OFF
+    run_ctest "build/$san"
+done
+echo "== all test suites passed"

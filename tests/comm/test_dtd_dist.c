@@ -1,0 +1,353 @@
+/* Distributed DTD with real MPI ranks: every rank inserts the same tasks; the rank that
+ * owns a task's AFFINITY tile runs it; tiles move between ranks as the graph needs.
+ *   chain SIZE   a tile passed around the ranks by INOUT tasks, payload SIZE bytes
+ *   bcast        one tile written on rank 0, read by tasks on every rank
+ *   potrf P Q N NB   tiled Cholesky on a block-cyclic matrix vs. a sequential one
+ *   diverge      rank 1 inserts one more task: every rank reports the mismatch and the
+ *                job stops (run through tests/expect_fail.sh)
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rill/rill.h"
+#include "test_util.h"
+
+static int rank_is_key(uint64_t key, void *arg)
+{
+    int nranks = *(int *)arg;
+    return (int)(key % (uint64_t)nranks);
+}
+
+/* ------------------------------------------------------------ chain */
+
+static rill_status_t chain_body(rill_task_t *task)
+{
+    int k;
+    double *ball, *anchor;
+    size_t n;
+    rill_dtd_unpack_args(task, &k, &n, &anchor, &ball);
+    for (size_t i = 0; i < n; i++)
+        ball[i] = ball[i] * 0.5 + k + (double)i;
+    anchor[0] += 1; /* count the tasks each rank ran */
+    return RILL_SUCCESS;
+}
+
+static int test_chain(rill_context_t *ctx, size_t bytes)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    size_t n = bytes / sizeof(double);
+    rill_collection_t *anchors, *balls;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &anchors) == 0);
+    CHECK(rill_collection_create(ctx, n * sizeof(double), rank_is_key, &nranks, &balls) == 0);
+    rill_data_t *ball = rill_collection_data_of(balls, 0); /* home: rank 0 */
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "chain", chain_body, &cls) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    const int steps = 40;
+    for (int k = 0; k < steps; k++) {
+        rill_data_t *anchor = rill_collection_data_of(anchors, (uint64_t)(k % nranks));
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(k), &k, RILL_DTD_VALUE,
+                                   sizeof(n), &n, RILL_DTD_INOUT | RILL_DTD_AFFINITY, anchor,
+                                   RILL_DTD_INOUT, ball, RILL_DTD_ARG_END) == 0);
+    }
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    rill_taskpool_destroy(&tp);
+    /* the ball came home to rank 0; each rank's anchor counted its own tasks */
+    double *mine = rill_data_ptr(rill_collection_data_of(anchors, (uint64_t)me));
+    int expect = 0;
+    for (int k = 0; k < steps; k++)
+        expect += k % nranks == me;
+    CHECK_MSG(mine[0] == expect, "rank %d ran %g chain tasks, expected %d", me, mine[0], expect);
+    if (me == 0) {
+        double *b = rill_data_ptr(ball);
+        for (size_t i = 0; i < n; i++) {
+            double ref = 0;
+            for (int k = 0; k < steps; k++)
+                ref = ref * 0.5 + k + (double)i;
+            CHECK_MSG(b[i] == ref, "ball[%zu] = %g, expected %g", i, b[i], ref);
+        }
+    }
+    rill_dtd_class_destroy(&cls);
+    rill_collection_destroy(&anchors);
+    rill_collection_destroy(&balls);
+    return 0;
+}
+
+/* ------------------------------------------------------------ broadcast */
+
+static rill_status_t fill_body(rill_task_t *task)
+{
+    double *src;
+    rill_dtd_unpack_args(task, &src);
+    for (int i = 0; i < 1024; i++)
+        src[i] = i * 3.0;
+    return RILL_SUCCESS;
+}
+
+static rill_status_t read_body(rill_task_t *task)
+{
+    double *src, *out;
+    int j;
+    rill_dtd_unpack_args(task, &j, &src, &out);
+    double s = 0;
+    for (int i = 0; i < 1024; i++)
+        s += src[i];
+    out[j] = s;
+    return RILL_SUCCESS;
+}
+
+static int test_bcast(rill_context_t *ctx)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    const int readers = 16;
+    rill_collection_t *srcs, *outs;
+    CHECK(rill_collection_create(ctx, 1024 * sizeof(double), rank_is_key, &nranks, &srcs) == 0);
+    CHECK(rill_collection_create(ctx, readers * sizeof(double), rank_is_key, &nranks, &outs) == 0);
+    rill_dtd_class_t *fill, *rd;
+    CHECK(rill_dtd_class_create(ctx, "fill", fill_body, &fill) == 0);
+    CHECK(rill_dtd_class_create(ctx, "read", read_body, &rd) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    rill_data_t *src = rill_collection_data_of(srcs, 0);
+    CHECK(rill_dtd_insert_task(tp, fill, 0, RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, src,
+                               RILL_DTD_ARG_END) == 0);
+    for (int r = 0; r < nranks; r++)
+        for (int j = 0; j < readers; j++)
+            CHECK(rill_dtd_insert_task(tp, rd, 0, RILL_DTD_VALUE, sizeof(j), &j, RILL_DTD_INPUT,
+                                       src, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                                       rill_collection_data_of(outs, (uint64_t)r),
+                                       RILL_DTD_ARG_END) == 0);
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    rill_taskpool_destroy(&tp);
+    double *out = rill_data_ptr(rill_collection_data_of(outs, (uint64_t)me));
+    for (int j = 0; j < readers; j++)
+        CHECK_MSG(out[j] == 3.0 * 1023 * 1024 / 2, "rank %d reader %d saw %g", me, j, out[j]);
+    rill_dtd_class_destroy(&fill);
+    rill_dtd_class_destroy(&rd);
+    rill_collection_destroy(&srcs);
+    rill_collection_destroy(&outs);
+    return 0;
+}
+
+/* ------------------------------------------------------------ tiled Cholesky */
+
+/* naive column-major kernels: the test needs no BLAS */
+static rill_status_t potrf_body(rill_task_t *task)
+{
+    int nb;
+    double *a;
+    rill_dtd_unpack_args(task, &nb, &a);
+    for (int j = 0; j < nb; j++) {
+        double d = a[j + j * nb];
+        for (int k = 0; k < j; k++)
+            d -= a[j + k * nb] * a[j + k * nb];
+        if (d <= 0)
+            return RILL_ERR_NUMERIC;
+        a[j + j * nb] = sqrt(d);
+        for (int i = j + 1; i < nb; i++) {
+            double s = a[i + j * nb];
+            for (int k = 0; k < j; k++)
+                s -= a[i + k * nb] * a[j + k * nb];
+            a[i + j * nb] = s / a[j + j * nb];
+        }
+        for (int i = 0; i < j; i++)
+            a[i + j * nb] = 0;
+    }
+    return RILL_SUCCESS;
+}
+
+static rill_status_t trsm_body(rill_task_t *task) /* B = B L^-T */
+{
+    int nb;
+    double *l, *b;
+    rill_dtd_unpack_args(task, &nb, &l, &b);
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < nb; j++) {
+            double s = b[i + j * nb];
+            for (int k = 0; k < j; k++)
+                s -= b[i + k * nb] * l[j + k * nb];
+            b[i + j * nb] = s / l[j + j * nb];
+        }
+    return RILL_SUCCESS;
+}
+
+static rill_status_t gemm_body(rill_task_t *task) /* C -= A B^T (syrk when A == B) */
+{
+    int nb;
+    double *a, *b, *c;
+    rill_dtd_unpack_args(task, &nb, &a, &b, &c);
+    for (int j = 0; j < nb; j++)
+        for (int i = 0; i < nb; i++) {
+            double s = 0;
+            for (int k = 0; k < nb; k++)
+                s += a[i + k * nb] * b[j + k * nb];
+            c[i + j * nb] -= s;
+        }
+    return RILL_SUCCESS;
+}
+
+static rill_status_t syrk_body(rill_task_t *task)
+{
+    int nb;
+    double *a, *c;
+    rill_dtd_unpack_args(task, &nb, &a, &c);
+    for (int j = 0; j < nb; j++)
+        for (int i = 0; i < nb; i++) {
+            double s = 0;
+            for (int k = 0; k < nb; k++)
+                s += a[i + k * nb] * a[j + k * nb];
+            c[i + j * nb] -= s;
+        }
+    return RILL_SUCCESS;
+}
+
+static double spd(int i, int j, int n)
+{
+    return i == j ? n + 1.0 : 1.0 / (1.0 + abs(i - j)) + 0.01 * ((i * 7 + j * 7) % 5);
+}
+
+static int test_potrf(rill_context_t *ctx, int P, int Q, int n, int nb)
+{
+    int nt = n / nb;
+    rill_matrix_t *A;
+    CHECK(rill_matrix_create(ctx, n, n, nb, nb, P, Q, &A) == 0);
+    for (int ti = 0; ti < nt; ti++)
+        for (int tj = 0; tj < nt; tj++) {
+            double *t = rill_matrix_tile_ptr(A, ti, tj);
+            if (!t)
+                continue;
+            for (int j = 0; j < nb; j++)
+                for (int i = 0; i < nb; i++)
+                    t[i + j * nb] = spd(ti * nb + i, tj * nb + j, n);
+        }
+    rill_dtd_class_t *potrf, *trsm, *syrk, *gemm;
+    CHECK(rill_dtd_class_create(ctx, "potrf", potrf_body, &potrf) == 0);
+    CHECK(rill_dtd_class_create(ctx, "trsm", trsm_body, &trsm) == 0);
+    CHECK(rill_dtd_class_create(ctx, "syrk", syrk_body, &syrk) == 0);
+    CHECK(rill_dtd_class_create(ctx, "gemm", gemm_body, &gemm) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+#define TILE(i, j) rill_matrix_tile(A, (i), (j))
+    for (int k = 0; k < nt; k++) {
+        CHECK(rill_dtd_insert_task(tp, potrf, 3 * (nt - k), RILL_DTD_VALUE, sizeof(nb), &nb,
+                                   RILL_DTD_INOUT | RILL_DTD_AFFINITY, TILE(k, k),
+                                   RILL_DTD_ARG_END) == 0);
+        for (int m = k + 1; m < nt; m++)
+            CHECK(rill_dtd_insert_task(tp, trsm, 2 * (nt - k), RILL_DTD_VALUE, sizeof(nb), &nb,
+                                       RILL_DTD_INPUT, TILE(k, k),
+                                       RILL_DTD_INOUT | RILL_DTD_AFFINITY, TILE(m, k),
+                                       RILL_DTD_ARG_END) == 0);
+        for (int m = k + 1; m < nt; m++) {
+            CHECK(rill_dtd_insert_task(tp, syrk, 2 * (nt - k) - 1, RILL_DTD_VALUE, sizeof(nb), &nb,
+                                       RILL_DTD_INPUT, TILE(m, k),
+                                       RILL_DTD_INOUT | RILL_DTD_AFFINITY, TILE(m, m),
+                                       RILL_DTD_ARG_END) == 0);
+            for (int j = k + 1; j < m; j++)
+                CHECK(rill_dtd_insert_task(tp, gemm, nt - k, RILL_DTD_VALUE, sizeof(nb), &nb,
+                                           RILL_DTD_INPUT, TILE(m, k), RILL_DTD_INPUT, TILE(j, k),
+                                           RILL_DTD_INOUT | RILL_DTD_AFFINITY, TILE(m, j),
+                                           RILL_DTD_ARG_END) == 0);
+        }
+    }
+#undef TILE
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    rill_taskpool_destroy(&tp);
+
+    /* the sequential reference, computed on every rank (the matrix is small) */
+    double *ref = malloc((size_t)n * (size_t)n * sizeof(double));
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            ref[i + (size_t)j * n] = spd(i, j, n);
+    for (int j = 0; j < n; j++) {
+        double d = ref[j + (size_t)j * n];
+        for (int k = 0; k < j; k++)
+            d -= ref[j + (size_t)k * n] * ref[j + (size_t)k * n];
+        ref[j + (size_t)j * n] = sqrt(d);
+        for (int i = j + 1; i < n; i++) {
+            double s = ref[i + (size_t)j * n];
+            for (int k = 0; k < j; k++)
+                s -= ref[i + (size_t)k * n] * ref[j + (size_t)k * n];
+            ref[i + (size_t)j * n] = s / ref[j + (size_t)j * n];
+        }
+    }
+    double maxerr = 0;
+    for (int ti = 0; ti < nt; ti++)
+        for (int tj = 0; tj <= ti; tj++) {
+            double *t = rill_matrix_tile_ptr(A, ti, tj);
+            if (!t)
+                continue;
+            for (int j = 0; j < nb; j++)
+                for (int i = 0; i < nb; i++) {
+                    int gi = ti * nb + i, gj = tj * nb + j;
+                    if (gi < gj)
+                        continue;
+                    double e = fabs(t[i + j * nb] - ref[gi + (size_t)gj * n]);
+                    maxerr = e > maxerr ? e : maxerr;
+                }
+        }
+    CHECK_MSG(maxerr < 1e-10, "rank %d: max error %g against the sequential Cholesky",
+              rill_context_rank(ctx), maxerr);
+    free(ref);
+    rill_dtd_class_destroy(&potrf);
+    rill_dtd_class_destroy(&trsm);
+    rill_dtd_class_destroy(&syrk);
+    rill_dtd_class_destroy(&gemm);
+    rill_matrix_destroy(&A);
+    return 0;
+}
+
+/* ------------------------------------------------------------ divergence */
+
+static rill_status_t nop_body(rill_task_t *task)
+{
+    (void)task;
+    return RILL_SUCCESS;
+}
+
+static int test_diverge(rill_context_t *ctx)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, 64, rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "nop", nop_body, &cls) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    for (int k = 0; k < 10 + (me == 1); k++) /* rank 1 inserts one task more */
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                                   rill_collection_data_of(dc, (uint64_t)me),
+                                   RILL_DTD_ARG_END) == 0);
+    /* the ranks' sequences differ: every rank reports it and the job ends (checked by
+     * tests/expect_fail.sh); returning from the wait is the failure */
+    rill_status_t s = rill_taskpool_wait(tp);
+    fprintf(stderr, "rank %d: wait returned %d instead of stopping the job\n", me, s);
+    return 1;
+    rill_taskpool_destroy(&tp);
+    rill_dtd_class_destroy(&cls);
+    rill_collection_destroy(&dc);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    rill_context_t *ctx;
+    CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
+    CHECK_MSG(argc >= 2, "usage: %s chain SIZE | bcast | potrf P Q N NB | diverge", argv[0]);
+    int rc = 1;
+    const char *what = argv[1];
+    if (!strcmp(what, "chain") && argc >= 3)
+        rc = test_chain(ctx, (size_t)atol(argv[2]));
+    else if (!strcmp(what, "bcast"))
+        rc = test_bcast(ctx);
+    else if (!strcmp(what, "potrf") && argc >= 6)
+        rc = test_potrf(ctx, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    else if (!strcmp(what, "diverge"))
+        rc = test_diverge(ctx);
+    if (rc == 0 && rill_context_rank(ctx) == 0)
+        printf("%s on %d ranks: correct\n", what, rill_context_nranks(ctx));
+    CHECK(rill_fini(&ctx) == RILL_SUCCESS);
+    return rc;
+}
