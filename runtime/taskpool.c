@@ -27,11 +27,13 @@ void rill_taskpool_pending_add(rill_taskpool_t *tp, long long n)
 
 void rill_taskpool_pending_sub(rill_taskpool_t *tp, long long n)
 {
+    /* the waiter may free tp as soon as it sees terminated: read what we need first */
+    rill_context_t *ctx = tp->ctx;
     /* acq_rel: everything the tasks did happens-before the termination seen by the waiter
      * (its acquire load of terminated pairs with the release store below) */
     if (atomic_fetch_sub_explicit(&tp->pending, n, memory_order_acq_rel) == n) {
         atomic_store_explicit(&tp->terminated, 1, memory_order_release);
-        rill_evcount_signal(&tp->ctx->idle, 0);
+        rill_evcount_signal(&ctx->idle, 0);
     }
 }
 

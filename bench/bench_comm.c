@@ -1,0 +1,153 @@
+/* Remote dependencies through the runtime, next to raw MPI in the same run (2 ranks):
+ * (a) activation latency: a task on rank 0 releases one on rank 1, which releases one
+ *     back (a DTD chain of INOUT tasks on an 8-byte tile alternating between ranks);
+ * (b) tile bandwidth: the same chain with tiles of 1 KiB .. 64 MiB, against an MPI
+ *     send/recv ping-pong of the same sizes run before Rill starts.
+ * Run: mpirun -np 2 bench_comm [--max-mib 64] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rill/rill.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int hops_for(size_t bytes)
+{
+    return bytes <= 65536 ? 2000 : bytes <= (4u << 20) ? 200 : 20;
+}
+
+/* one-way seconds per message of a blocking ping-pong */
+static double mpi_pingpong(size_t bytes, int rank)
+{
+    char *buf = malloc(bytes ? bytes : 1);
+    memset(buf, 1, bytes);
+    int iters = hops_for(bytes) / 2;
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now_s();
+        for (int i = 0; i < iters; i++) {
+            if (rank == 0) {
+                MPI_Send(buf, (int)bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                MPI_Recv(buf, (int)bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                MPI_Recv(buf, (int)bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, (int)bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+            }
+        }
+        double dt = (now_s() - t0) / (2.0 * iters);
+        best = dt < best ? dt : best;
+    }
+    free(buf);
+    return best;
+}
+
+static rill_status_t hop_body(rill_task_t *task)
+{
+    double *anchor, *ball;
+    rill_dtd_unpack_args(task, &anchor, &ball);
+    ball[0] += 1; /* touch the tile: the next hop sees the update */
+    return RILL_SUCCESS;
+}
+
+static int rank_is_key(uint64_t key, void *arg)
+{
+    (void)arg;
+    return (int)(key % 2);
+}
+
+/* one-way seconds per hop of a task chain alternating between ranks 0 and 1 */
+static double rill_chain(rill_context_t *ctx, rill_dtd_class_t *cls, size_t bytes)
+{
+    rill_collection_t *anchors, *balls;
+    rill_collection_create(ctx, sizeof(double), rank_is_key, NULL, &anchors);
+    rill_collection_create(ctx, bytes, rank_is_key, NULL, &balls);
+    rill_data_t *ball = rill_collection_data_of(balls, 0);
+    rill_data_t *anchor[2] = { rill_collection_data_of(anchors, 0),
+                               rill_collection_data_of(anchors, 1) };
+    int hops = hops_for(bytes);
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        rill_taskpool_t *tp;
+        rill_dtd_taskpool_create(ctx, &tp);
+        double t0 = now_s();
+        for (int h = 0; h < hops; h++)
+            rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY, anchor[h % 2],
+                                 RILL_DTD_INOUT, ball, RILL_DTD_ARG_END);
+        if (rill_taskpool_wait(tp) != RILL_SUCCESS) {
+            fprintf(stderr, "bench_comm: the chain failed\n");
+            exit(1);
+        }
+        double dt = (now_s() - t0) / hops;
+        rill_taskpool_destroy(&tp);
+        best = dt < best ? dt : best;
+    }
+    rill_collection_destroy(&anchors);
+    rill_collection_destroy(&balls);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "bench_comm: run with 2 ranks (mpirun -np 2), not %d\n", size);
+        MPI_Finalize();
+        return 2;
+    }
+    size_t max_bytes = 64u << 20;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--max-mib"))
+            max_bytes = (size_t)atoi(argv[i + 1]) << 20;
+
+    /* raw MPI first, while this thread may still call MPI */
+    enum { NS = 17 };
+    size_t sizes[NS];
+    double mpi_t[NS], rill_t[NS];
+    int ns = 0;
+    sizes[ns++] = 8;
+    for (size_t b = 1024; b <= max_bytes && ns < NS; b *= 4)
+        sizes[ns++] = b;
+    for (int i = 0; i < ns; i++)
+        mpi_t[i] = mpi_pingpong(sizes[i], rank);
+
+    rill_context_t *ctx;
+    if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    rill_dtd_class_t *cls;
+    rill_dtd_class_create(ctx, "hop", hop_body, &cls);
+    for (int i = 0; i < ns; i++)
+        rill_t[i] = rill_chain(ctx, cls, sizes[i]);
+
+    if (rank == 0) {
+        printf("# Rill %s: remote dependencies between 2 ranks, best of 3\n",
+               rill_version_string());
+        printf("# (a) activation latency: task on rank 0 -> task on rank 1 -> back\n");
+        printf("#     Rill one hop (task end -> remote task start, 8-byte tile inline): %.2f us,"
+               " round trip %.2f us; MPI one-way 8 B: %.2f us\n",
+               rill_t[0] * 1e6, 2 * rill_t[0] * 1e6, mpi_t[0] * 1e6);
+        printf("# (b) tile transfer through the runtime vs MPI_Send/MPI_Recv ping-pong\n");
+        printf("%12s %14s %14s %14s %14s %8s\n", "bytes", "rill_us/hop", "rill_GB/s",
+               "mpi_us/msg", "mpi_GB/s", "ratio");
+        for (int i = 0; i < ns; i++)
+            printf("%12zu %14.2f %14.3f %14.2f %14.3f %8.2f\n", sizes[i], rill_t[i] * 1e6,
+                   (double)sizes[i] / rill_t[i] / 1e9, mpi_t[i] * 1e6,
+                   (double)sizes[i] / mpi_t[i] / 1e9, mpi_t[i] / rill_t[i]);
+    }
+    rill_dtd_class_destroy(&cls);
+    rill_fini(&ctx);
+    MPI_Finalize();
+    return 0;
+}
