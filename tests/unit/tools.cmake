@@ -1,0 +1,28 @@
+# rill_info on the command line, and the installed package.
+add_test(NAME rill_info_param COMMAND rill_info --param sched --mca sched gpq)
+set_tests_properties(rill_info_param PROPERTIES LABELS unit TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "sched = gpq \\(cmdline: --mca\\)")
+add_test(NAME rill_info_env COMMAND rill_info --param dtd_window_size)
+set_tests_properties(rill_info_env PROPERTIES LABELS unit TIMEOUT 60
+    ENVIRONMENT "RILL_MCA_dtd_window_size=12345"
+    PASS_REGULAR_EXPRESSION "dtd_window_size = 12345 \\(env: RILL_MCA_dtd_window_size\\)")
+add_test(NAME rill_info_topology COMMAND rill_info --topology)
+set_tests_properties(rill_info_topology PROPERTIES LABELS unit TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "worker 0 -> ")
+add_test(NAME rill_info_bad_option
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30 "unknown option '--bogus'"
+        $<TARGET_FILE:rill_info> --bogus)
+add_test(NAME rill_info_bad_value
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30
+        "bad value 'fifo' for parameter 'sched'.*one of: lfq, gpq|bad value 'fifo' for parameter 'sched'.*lfq\\|gpq"
+        $<TARGET_FILE:rill_info> --param sched --mca sched fifo)
+add_test(NAME rill_init_bad_value
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30 "bad value '0' for parameter 'dtd_window_size'"
+        $<TARGET_FILE:dtd_axpy> --mca dtd_window_size 0)
+set_tests_properties(rill_info_bad_option rill_info_bad_value rill_init_bad_value
+    PROPERTIES LABELS unit TIMEOUT 60)
+if(NOT RILL_SANITIZE)
+    add_test(NAME test_install COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh
+        ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+    set_tests_properties(test_install PROPERTIES LABELS unit TIMEOUT 300)
+endif()
