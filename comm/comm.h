@@ -22,14 +22,19 @@ rill_status_t rill_comm_register_params(void);
 
 /**
  * Start the comm engine. With MPI: initialise it (MPI_THREAD_SERIALIZED or better,
- * a clear error otherwise) unless the application already did, duplicate
- * MPI_COMM_WORLD, and start the comm thread. Without MPI, or a process not started
- * by mpirun (in a build with MPI, MPI is still initialised as a singleton): a
- * communicator of one rank. Main thread.
+ * a clear error otherwise: RILL_ERR_NOT_SUPPORTED) unless the application already did
+ * (then it must have asked for SERIALIZED or better, and the engine will not finalise
+ * it), duplicate MPI_COMM_WORLD, and start the comm thread. Without MPI, or a process
+ * not started by mpirun (in a build with MPI, MPI is still initialised as a
+ * singleton): a communicator of one rank, and no comm thread (nothing to do). Reads
+ * the comm_* parameters (registering them if rill_comm_register_params was not
+ * called). Main thread.
  */
 rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p);
-/** Barrier with the other ranks, stop the comm thread, finalise MPI if rill_comm_init
- * initialised it. Main thread. */
+/** Wait until every message and PUT this rank started has left, barrier with the other
+ * ranks, stop the comm thread, finalise MPI if rill_comm_init initialised it, and set
+ * *comm_p to NULL. Traffic must be over (the upper layer's termination detection):
+ * a GET still pending is cancelled with RILL_ERR_BAD_STATE. Main thread. */
 rill_status_t rill_comm_fini(rill_comm_t **comm_p);
 
 /** Rank, number of ranks, and this process's index/count among the ranks of its node. */
@@ -46,14 +51,19 @@ size_t rill_comm_short_limit(const rill_comm_t *comm);
  * valid only during the call. */
 typedef void (*rill_comm_am_fn)(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 
-/** Install the handler of tag (0 .. RILL_COMM_AM_MAX-1). Main thread, before traffic. */
+/** Install the handler of tag (0 .. RILL_COMM_AM_MAX-1). Main thread, before traffic.
+ * A message that arrives for a tag with no handler yet is held (with every later one,
+ * to keep the order) until its handler is installed, with a warning. */
 rill_status_t rill_comm_am_register(rill_comm_t *comm, int tag, rill_comm_am_fn fn, void *arg);
 
 /**
  * Send an active message of len bytes (at most rill_comm_short_limit + 1024) to rank
- * dst != self. msg is copied; returns at once. Messages to one peer with the same
- * tag are delivered in order; higher priority leaves first; small messages to one
- * peer are aggregated (comm_aggregate). Any thread.
+ * dst != self. msg is copied; returns at once. Messages from one thread to one peer
+ * with the same tag are delivered in order, whatever their priorities; among the
+ * messages waiting for one peer, the next to leave is the highest-priority head of
+ * the per-tag queues (the oldest on ties). Small messages to one peer are packed into
+ * one MPI message (comm_aggregate). Errors: RILL_ERR_INVALID_ARG (dst is self or out of
+ * range, bad tag, len too large), RILL_ERR_NO_MEMORY. Any thread, the handlers included.
  */
 rill_status_t rill_comm_am_send(rill_comm_t *comm, int dst, int tag, const void *msg, size_t len,
                                 int32_t priority);
@@ -64,26 +74,63 @@ rill_status_t rill_comm_am_send(rill_comm_t *comm, int dst, int tag, const void 
 typedef void (*rill_comm_done_fn)(void *arg, rill_status_t status);
 
 /**
- * Sender side: let nb_gets GETs from peers read size bytes at buf (borrowed until
- * release). After the last PUT completes (PUT_END) release(arg, status) is called.
- * The handle names the buffer in an activation message. Any thread.
+ * Sender side: let nb_gets (>= 1) GETs from peers read size (<= INT_MAX) bytes at buf
+ * (borrowed until release). After the last PUT completes (PUT_END) release(arg, status)
+ * is called on the comm thread. The handle (unique on this rank) names the buffer in an
+ * activation message; it is usable as soon as this returns, since the registration
+ * reaches the comm thread before any message posted afterwards. A GET of an unknown
+ * handle, of more bytes than exposed, or beyond nb_gets is refused: an error is logged
+ * here and the getter's done receives RILL_ERR_NOT_FOUND, RILL_ERR_INVALID_ARG or
+ * RILL_ERR_BAD_STATE. On one rank there is nobody to GET it: release is never called.
+ * Any thread.
  */
 rill_status_t rill_comm_expose(rill_comm_t *comm, const void *buf, size_t size, int nb_gets,
                                rill_comm_done_fn release, void *arg, uint64_t *handle_p);
 
 /**
- * Receiver side: GET size bytes of the buffer that rank src exposed as handle into buf
- * (borrowed until done). The sender serves GETs in priority order; done(arg, status)
- * is called once the bytes landed. Any thread.
+ * Receiver side: GET size bytes of the buffer that rank src (!= self) exposed as handle
+ * into buf (borrowed until done). Transfers are not chunked: size must be at most
+ * INT_MAX (RILL_ERR_INVALID_ARG otherwise). At most comm_max_requests receives are
+ * posted at once, the rest wait by priority; the sender serves GETs in priority order
+ * under the same limit. done(arg, status) runs on the comm thread once the bytes landed
+ * (RILL_SUCCESS) or the GET was refused. Any thread.
  */
 rill_status_t rill_comm_get(rill_comm_t *comm, int src, uint64_t handle, void *buf, size_t size,
                             int32_t priority, rill_comm_done_fn done, void *arg);
 
 /* ------------------------------------------------------------ runtime collectives */
 
-/** Blocking for the caller, carried out by the comm thread. Main thread. */
+/** Blocking for the caller (it sleeps), carried out by the comm thread with a
+ * non-blocking MPI collective, so other traffic keeps flowing meanwhile. in == out is
+ * allowed (in place). Every rank must call the same collectives in the same order.
+ * Main thread (one collective at a time). */
 rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uint64_t *out,
                                       int count, rill_comm_op_t op);
 rill_status_t rill_comm_barrier(rill_comm_t *comm);
+
+/** End the whole job now with exit code code (MPI_Abort with MPI, exit otherwise), for
+ * errors after which the ranks cannot agree on how to go on. The caller has logged why.
+ * Any thread. */
+void rill_comm_abort(rill_comm_t *comm, int code) __attribute__((noreturn));
+
+/* ------------------------------------------------------------ statistics */
+
+/** Counters since rill_comm_init. "AM" counts active messages (the internal GET and
+ * GET-error ones included); "MPI messages" counts the MPI messages that carried them,
+ * so with aggregation mpi_msgs_sent < am_sent. */
+typedef struct rill_comm_stats {
+    uint64_t am_sent, am_recv;                 /**< active messages */
+    uint64_t am_bytes_sent, am_bytes_recv;     /**< their payload bytes */
+    uint64_t mpi_msgs_sent, mpi_msgs_recv;     /**< MPI messages carrying active messages */
+    uint64_t mpi_bytes_sent, mpi_bytes_recv;   /**< their bytes, headers included */
+    uint64_t am_aggregated;                    /**< AMs that shared an MPI message with others */
+    uint64_t gets_served;                      /**< PUTs completed for peers' GETs */
+    uint64_t gets_done;                        /**< our GETs completed (successfully or not) */
+    uint64_t data_bytes_sent, data_bytes_recv; /**< rendezvous payload bytes */
+    uint64_t sleeps;                           /**< times the idle comm thread slept */
+} rill_comm_stats_t;
+
+/** Copy the counters (each read atomically; the set is not one snapshot). Any thread. */
+void rill_comm_stats(const rill_comm_t *comm, rill_comm_stats_t *stats_p);
 
 #endif

@@ -81,7 +81,7 @@ run_ctest() { # run_ctest <dir>
 }
 run_ctest build/release
 for san in ${RILL_SANITIZERS-address thread}; do
-    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0"
     export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     export TSAN_OPTIONS="suppressions=$top/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"

@@ -1,0 +1,405 @@
+/* The comm engine's API: parameters, init/fini, and the calls any thread makes, which
+ * only validate, copy and post a command to the comm thread (comm_mpi.c). */
+#include "comm_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "rill/params.h"
+
+static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
+    *p_yield_max_us;
+
+rill_status_t rill_comm_register_params(void)
+{
+    rill_status_t status = RILL_SUCCESS, s;
+    s = rill_param_register_size(
+        "comm_short_limit",
+        "Payloads up to this many bytes travel inside an activation message (eager); larger "
+        "ones use a rendezvous (GET/PUT)",
+        RILL_PARAM_LEVEL_TUNER, 8 << 10, 0, 1 << 30, &p_short_limit);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_bool("comm_aggregate",
+                                 "Pack small active messages queued for one peer into one MPI "
+                                 "message",
+                                 RILL_PARAM_LEVEL_TUNER, true, &p_aggregate);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_size(
+        "comm_aggregate_max", "Largest MPI message built by aggregating active messages",
+        RILL_PARAM_LEVEL_TUNER, 64 << 10, 1 << 10, 1 << 30, &p_aggregate_max);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int("comm_max_requests",
+                                "Outstanding MPI data transfers per direction (sends, receives); "
+                                "the rest wait in priority order",
+                                RILL_PARAM_LEVEL_TUNER, 64, 1, 1 << 20, &p_max_requests);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int("comm_thread_spin_us",
+                                "Microseconds the idle comm thread keeps polling before it sleeps",
+                                RILL_PARAM_LEVEL_TUNER, 20, 0, 1000000, &p_spin_us);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int(
+        "comm_thread_yield_max_us",
+        "Longest sleep of the idle comm thread between two polls of MPI (its timeout doubles "
+        "from comm_thread_spin_us up to this); a posted command wakes it at once",
+        RILL_PARAM_LEVEL_TUNER, 500, 1, 1000000, &p_yield_max_us);
+    if (s != RILL_SUCCESS)
+        status = s;
+    return status;
+}
+
+static rill_status_t comm_read_params(rill_comm_t *comm)
+{
+    if (!p_short_limit || !p_aggregate || !p_aggregate_max || !p_max_requests || !p_spin_us ||
+        !p_yield_max_us) {
+        rill_status_t status = rill_comm_register_params();
+        if (status != RILL_SUCCESS)
+            return status;
+    }
+    comm->short_limit = (size_t)rill_param_get_size(p_short_limit);
+    comm->aggregate = rill_param_get_bool(p_aggregate);
+    comm->aggregate_max = (size_t)rill_param_get_size(p_aggregate_max);
+    comm->max_requests = (int)rill_param_get_int(p_max_requests);
+    comm->spin_us = (uint64_t)rill_param_get_int(p_spin_us);
+    comm->yield_max_us = (uint64_t)rill_param_get_int(p_yield_max_us);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
+{
+    rill_status_t status;
+    if (!comm_p)
+        return RILL_ERR_INVALID_ARG;
+    rill_comm_t *comm = calloc(1, sizeof(*comm));
+    if (!comm)
+        return RILL_ERR_NO_MEMORY;
+    status = comm_read_params(comm);
+    if (status != RILL_SUCCESS)
+        goto err_free;
+    comm->rank = 0;
+    comm->size = 1;
+    comm->local_rank = 0;
+    comm->local_size = 1;
+    atomic_init(&comm->next_handle, 1);
+    comm_mpsc_init(&comm->cmdq);
+    rill_evcount_init(&comm->wake);
+    rill_evcount_init(&comm->coll_ev);
+    rill_comm_heap_init(&comm->recv_pending);
+    rill_comm_heap_init(&comm->send_pending);
+    for (int t = 0; t < COMM_NB_TAGS; t++)
+        atomic_init(&comm->handlers[t].fn, NULL);
+    (void)argc;
+    (void)argv;
+#if RILL_HAVE_MPI
+    status = rill_comm_mpi_init(comm, argc, argv);
+    if (status != RILL_SUCCESS)
+        goto err_free;
+    rill_log_set_rank(comm->rank);
+    if (comm->size > 1) {
+        status = rill_comm_mpi_start_thread(comm);
+        if (status != RILL_SUCCESS)
+            goto err_mpi;
+    }
+#else
+    rill_log_set_rank(0);
+#endif
+    RILL_VERBOSE(RILL_LOG_COMM, 1,
+                 "rank %d of %d (local %d of %d), %s comm thread, short limit %zu, aggregation "
+                 "%s (max %zu), max requests %d, spin %llu us, sleep <= %llu us",
+                 comm->rank, comm->size, comm->local_rank, comm->local_size,
+                 comm->threaded ? "with a" : "no", comm->short_limit,
+                 comm->aggregate ? "on" : "off", comm->aggregate_max, comm->max_requests,
+                 (unsigned long long)comm->spin_us, (unsigned long long)comm->yield_max_us);
+    *comm_p = comm;
+    return RILL_SUCCESS;
+
+#if RILL_HAVE_MPI
+err_mpi:
+    rill_comm_mpi_fini(comm);
+#endif
+err_free:
+    free(comm);
+    return status;
+}
+
+rill_status_t rill_comm_fini(rill_comm_t **comm_p)
+{
+    if (!comm_p || !*comm_p)
+        return RILL_ERR_INVALID_ARG;
+    rill_comm_t *comm = *comm_p;
+#if RILL_HAVE_MPI
+    if (comm->threaded)
+        rill_comm_mpi_stop_thread(comm); /* drains our sends, barrier, frees MPI resources */
+    rill_comm_mpi_fini(comm);
+#endif
+    /* What upper layers left behind: report and free. */
+    size_t nexp = 0;
+    for (int b = 0; b < COMM_HASH_BUCKETS; b++) {
+        while (comm->expose_table[b]) {
+            comm_expose_t *e = comm->expose_table[b];
+            comm->expose_table[b] = e->hnext;
+            free(e);
+            nexp++;
+        }
+    }
+    if (nexp)
+        RILL_VERBOSE(RILL_LOG_COMM, 1, "%zu exposed buffers were never fully read at fini", nexp);
+    rill_comm_heap_fini(&comm->recv_pending);
+    rill_comm_heap_fini(&comm->send_pending);
+    free(comm->peers);
+    while (comm->deferred_head) {
+        comm_deferred_t *d = comm->deferred_head;
+        comm->deferred_head = d->next;
+        free(d);
+    }
+    free(comm);
+    *comm_p = NULL;
+    return RILL_SUCCESS;
+}
+
+int rill_comm_rank(const rill_comm_t *comm)
+{
+    return comm->rank;
+}
+
+int rill_comm_size(const rill_comm_t *comm)
+{
+    return comm->size;
+}
+
+int rill_comm_local_rank(const rill_comm_t *comm)
+{
+    return comm->local_rank;
+}
+
+int rill_comm_local_size(const rill_comm_t *comm)
+{
+    return comm->local_size;
+}
+
+size_t rill_comm_short_limit(const rill_comm_t *comm)
+{
+    return comm->short_limit;
+}
+
+void rill_comm_stats(const rill_comm_t *comm, rill_comm_stats_t *stats_p)
+{
+    const comm_stats_atomic_t *s = &comm->stats;
+#define LD(f) stats_p->f = atomic_load_explicit(&s->f, memory_order_relaxed)
+    LD(am_sent);
+    LD(am_recv);
+    LD(am_bytes_sent);
+    LD(am_bytes_recv);
+    LD(mpi_msgs_sent);
+    LD(mpi_msgs_recv);
+    LD(mpi_bytes_sent);
+    LD(mpi_bytes_recv);
+    LD(am_aggregated);
+    LD(gets_served);
+    LD(gets_done);
+    LD(data_bytes_sent);
+    LD(data_bytes_recv);
+    LD(sleeps);
+#undef LD
+}
+
+/*
+ * Posting and waking, without lost wakeups. The producer pushes (seq_cst CAS on the
+ * queue head), then rill_evcount_signal bumps the epoch and reads the waiter count
+ * (both seq_cst). The comm thread, before sleeping, registers as a waiter and reads
+ * the epoch (rill_evcount_prepare, seq_cst), then re-reads the queue head (seq_cst,
+ * comm_mpsc_nonempty). All six operations sit in one total order. If the comm thread's
+ * re-read misses the push, the push comes after that re-read, hence after the
+ * registration, so the signaller sees a waiter and calls FUTEX_WAKE after bumping the
+ * epoch; the comm thread either has not entered FUTEX_WAIT yet (the kernel compares
+ * the epoch with the key it read before the bump and returns at once) or is asleep
+ * and is woken. Either way it wakes and finds the command.
+ */
+void rill_comm_post(rill_comm_t *comm, comm_cmd_t *cmd)
+{
+    comm_mpsc_push(&comm->cmdq, &cmd->link);
+    rill_evcount_signal(&comm->wake, 1);
+}
+
+rill_status_t rill_comm_am_register(rill_comm_t *comm, int tag, rill_comm_am_fn fn, void *arg)
+{
+    if (!comm || tag < 0 || tag >= RILL_COMM_AM_MAX || !fn) {
+        RILL_ERROR(RILL_LOG_COMM, "rill_comm_am_register: tag %d (allowed 0..%d) or handler %p",
+                   tag, RILL_COMM_AM_MAX - 1, (void *)fn);
+        return RILL_ERR_INVALID_ARG;
+    }
+    comm->handlers[tag].arg = arg;
+    /* release: the comm thread's acquire load of fn then sees arg */
+    atomic_store_explicit(&comm->handlers[tag].fn, fn, memory_order_release);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_comm_am_send(rill_comm_t *comm, int dst, int tag, const void *msg, size_t len,
+                                int32_t priority)
+{
+    if (!comm)
+        return RILL_ERR_INVALID_ARG;
+    if (tag < 0 || tag >= RILL_COMM_AM_MAX || dst < 0 || dst >= comm->size || dst == comm->rank ||
+        (len && !msg) || len > comm->short_limit + COMM_AM_EXTRA) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "rill_comm_am_send: bad argument: dst %d (ranks 0..%d, self %d not allowed), "
+                   "tag %d (0..%d), len %zu (at most %zu), msg %p",
+                   dst, comm->size - 1, comm->rank, tag, RILL_COMM_AM_MAX - 1, len,
+                   comm->short_limit + COMM_AM_EXTRA, msg);
+        return RILL_ERR_INVALID_ARG;
+    }
+    comm_am_t *am = malloc(sizeof(*am) + len);
+    if (!am)
+        return RILL_ERR_NO_MEMORY;
+    am->cmd.kind = COMM_CMD_AM;
+    am->dst = dst;
+    am->tag = tag;
+    am->priority = priority;
+    am->len = len;
+    if (len)
+        memcpy(am->data, msg, len);
+    rill_comm_post(comm, &am->cmd);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_comm_expose(rill_comm_t *comm, const void *buf, size_t size, int nb_gets,
+                               rill_comm_done_fn release, void *arg, uint64_t *handle_p)
+{
+    if (!comm || (size && !buf) || nb_gets < 1 || !handle_p || size > INT_MAX) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "rill_comm_expose: bad argument: buf %p, size %zu (at most %d), nb_gets %d "
+                   "(at least 1)",
+                   buf, size, INT_MAX, nb_gets);
+        return RILL_ERR_INVALID_ARG;
+    }
+    /* relaxed: only uniqueness matters */
+    uint64_t handle = atomic_fetch_add_explicit(&comm->next_handle, 1, memory_order_relaxed);
+    if (!comm->threaded) {
+        /* One rank: nobody can GET it; the handle is still unique. */
+        *handle_p = handle;
+        return RILL_SUCCESS;
+    }
+    comm_expose_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return RILL_ERR_NO_MEMORY;
+    e->cmd.kind = COMM_CMD_EXPOSE;
+    e->handle = handle;
+    e->buf = buf;
+    e->size = size;
+    e->nb_gets = nb_gets;
+    e->release = release;
+    e->arg = arg;
+    /* Posted before the caller can send the handle anywhere: a GET naming it arrives
+     * after the comm thread took this command (commands run in posting order). */
+    rill_comm_post(comm, &e->cmd);
+    *handle_p = handle;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_comm_get(rill_comm_t *comm, int src, uint64_t handle, void *buf, size_t size,
+                            int32_t priority, rill_comm_done_fn done, void *arg)
+{
+    if (!comm || src < 0 || src >= comm->size || src == comm->rank || (size && !buf) ||
+        size > INT_MAX) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "rill_comm_get: bad argument: src %d (ranks 0..%d, self %d not allowed), "
+                   "size %zu (at most %d: larger transfers are not chunked), buf %p",
+                   src, comm->size - 1, comm->rank, size, INT_MAX, buf);
+        return RILL_ERR_INVALID_ARG;
+    }
+    comm_get_t *g = calloc(1, sizeof(*g));
+    if (!g)
+        return RILL_ERR_NO_MEMORY;
+    g->cmd.kind = COMM_CMD_GET;
+    g->owner.kind = COMM_REQ_DATA_RECV;
+    g->hitem.priority = priority;
+    g->src = src;
+    g->handle = handle;
+    g->buf = buf;
+    g->size = size;
+    g->status = RILL_SUCCESS;
+    g->done = done;
+    g->arg = arg;
+    rill_comm_post(comm, &g->cmd);
+    return RILL_SUCCESS;
+}
+
+static const char *comm_op_name(rill_comm_op_t op)
+{
+    return op == RILL_COMM_SUM ? "sum" : op == RILL_COMM_MIN ? "min" : "max";
+}
+
+/* Post a collective and sleep until the comm thread finished it. */
+static rill_status_t comm_coll_run(rill_comm_t *comm, comm_coll_t *coll)
+{
+    atomic_init(&coll->done, 0);
+    coll->status = RILL_SUCCESS;
+    coll->owner.kind = COMM_REQ_COLL;
+    rill_comm_post(comm, &coll->cmd);
+    for (;;) {
+        uint32_t key = rill_evcount_prepare(&comm->coll_ev);
+        /* acquire pairs with the comm thread's release store of done (comm_mpi.c) */
+        if (atomic_load_explicit(&coll->done, memory_order_acquire)) {
+            rill_evcount_cancel(&comm->coll_ev);
+            break;
+        }
+        rill_evcount_wait(&comm->coll_ev, key, 0);
+    }
+    return coll->status;
+}
+
+rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uint64_t *out,
+                                      int count, rill_comm_op_t op)
+{
+    if (!comm || count < 0 || (count && (!in || !out)) ||
+        (op != RILL_COMM_SUM && op != RILL_COMM_MIN && op != RILL_COMM_MAX)) {
+        RILL_ERROR(RILL_LOG_COMM, "rill_comm_allreduce_u64: bad argument: count %d, op %d", count,
+                   (int)op);
+        return RILL_ERR_INVALID_ARG;
+    }
+    RILL_VERBOSE(RILL_LOG_COMM, 3, "allreduce %s of %d values", comm_op_name(op), count);
+    if (!comm->threaded) {
+        if (count && in != out)
+            memmove(out, in, (size_t)count * sizeof(*out));
+        return RILL_SUCCESS;
+    }
+    comm_coll_t coll = {
+        .cmd.kind = COMM_CMD_ALLREDUCE, .in = in, .out = out, .count = count, .op = op
+    };
+    return comm_coll_run(comm, &coll);
+}
+
+rill_status_t rill_comm_barrier(rill_comm_t *comm)
+{
+    if (!comm)
+        return RILL_ERR_INVALID_ARG;
+    if (!comm->threaded)
+        return RILL_SUCCESS;
+    comm_coll_t coll = { .cmd.kind = COMM_CMD_BARRIER };
+    return comm_coll_run(comm, &coll);
+}
+
+void rill_comm_abort(rill_comm_t *comm, int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+#if RILL_HAVE_MPI
+    int init = 0, fini = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fini);
+    /* MPI_Abort from any thread: the job is ending, serialisation no longer matters */
+    if (comm && init && !fini)
+        MPI_Abort(MPI_COMM_WORLD, code);
+#else
+    (void)comm;
+#endif
+    _exit(code);
+}

@@ -1,0 +1,870 @@
+/* The comm thread and the MPI backend: the only code of Rill that calls MPI once
+ * rill_comm_init returned. It drains the command queue, packs active messages per
+ * peer, serves rendezvous transfers in priority order, runs the runtime's
+ * collectives as non-blocking MPI calls, and sleeps when idle. */
+#include "comm_internal.h"
+
+#if RILL_HAVE_MPI
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define COMM_MPI_TAG_AM 0 /* data transfers use 1 .. tag_ub */
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+static void stat_add(atomic_uint_fast64_t *counter, uint64_t n)
+{
+    /* single writer (the comm thread): relaxed load + store is enough for readers */
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ failures */
+
+/* An MPI error is not recoverable here: say what failed and with whom, then take the
+ * whole job down so that no rank waits forever for this one. */
+static _Noreturn void comm_mpi_fail(const rill_comm_t *comm, const char *what, int rc, int peer)
+{
+    char msg[MPI_MAX_ERROR_STRING + 32];
+    int len = 0;
+    /* MPI_Error_string on a code MPI does not know would itself fail (fatally) */
+    if (rc > MPI_SUCCESS && rc <= MPI_ERR_LASTCODE &&
+        MPI_Error_string(rc, msg, &len) == MPI_SUCCESS)
+        snprintf(msg + len, sizeof(msg) - (size_t)len, " (error %d)", rc);
+    else
+        snprintf(msg, sizeof(msg), "MPI error code %d", rc);
+    if (peer >= 0)
+        RILL_ERROR(RILL_LOG_COMM, "%s failed on rank %d, peer rank %d: %s", what,
+                   comm ? comm->rank : -1, peer, msg);
+    else
+        RILL_ERROR(RILL_LOG_COMM, "%s failed on rank %d: %s", what, comm ? comm->rank : -1, msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}
+
+#define COMM_MPI_CHECK(comm, what, peer, call)                                                     \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != MPI_SUCCESS)                                                                    \
+            comm_mpi_fail((comm), (what), rc_, (peer));                                            \
+    } while (0)
+
+static _Noreturn void comm_protocol_error(rill_comm_t *comm, int src, const char *why, size_t off,
+                                          size_t len)
+{
+    RILL_ERROR(RILL_LOG_COMM,
+               "malformed active-message packet on rank %d from peer rank %d: %s (offset %zu "
+               "of %zu)",
+               comm->rank, src, why, off, len);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}
+
+/* ------------------------------------------------------------ init / fini (main thread) */
+
+rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
+{
+    int initialized = 0, finalized = 0, provided = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (finalized) {
+        RILL_ERROR(RILL_LOG_COMM, "rill_comm_init: MPI was already finalized");
+        return RILL_ERR_BAD_STATE;
+    }
+    if (!initialized) {
+        int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+        if (rc != MPI_SUCCESS) {
+            RILL_ERROR(RILL_LOG_COMM, "MPI_Init_thread failed (error %d)", rc);
+            return RILL_ERR_COMM;
+        }
+        comm->mpi_initialized_by_us = true;
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_SERIALIZED) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "MPI provides thread level %d, Rill needs MPI_THREAD_SERIALIZED (%d) or "
+                   "better: its comm thread makes MPI calls. Use an MPI built with thread "
+                   "support%s",
+                   provided, MPI_THREAD_SERIALIZED,
+                   initialized ? ", and initialise it with MPI_Init_thread" : "");
+        if (comm->mpi_initialized_by_us)
+            MPI_Finalize();
+        return RILL_ERR_NOT_SUPPORTED;
+    }
+
+    COMM_MPI_CHECK(comm, "MPI_Comm_dup", -1, MPI_Comm_dup(MPI_COMM_WORLD, &comm->mpi_comm));
+    COMM_MPI_CHECK(comm, "MPI_Comm_set_errhandler", -1,
+                   MPI_Comm_set_errhandler(comm->mpi_comm, MPI_ERRORS_RETURN));
+    COMM_MPI_CHECK(comm, "MPI_Comm_rank", -1, MPI_Comm_rank(comm->mpi_comm, &comm->rank));
+    COMM_MPI_CHECK(comm, "MPI_Comm_size", -1, MPI_Comm_size(comm->mpi_comm, &comm->size));
+    MPI_Comm local;
+    COMM_MPI_CHECK(comm, "MPI_Comm_split_type", -1,
+                   MPI_Comm_split_type(comm->mpi_comm, MPI_COMM_TYPE_SHARED, comm->rank,
+                                       MPI_INFO_NULL, &local));
+    COMM_MPI_CHECK(comm, "MPI_Comm_rank", -1, MPI_Comm_rank(local, &comm->local_rank));
+    COMM_MPI_CHECK(comm, "MPI_Comm_size", -1, MPI_Comm_size(local, &comm->local_size));
+    COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&local));
+
+    int *tag_ub = NULL, flag = 0;
+    COMM_MPI_CHECK(comm, "MPI_Comm_get_attr", -1,
+                   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
+    comm->tag_ub = (flag && tag_ub) ? *tag_ub : 32767;
+
+    /* Every rank must be able to receive the largest AM MPI message of any rank, even
+     * if their parameters differ: agree on the largest (this is init: blocking is ok). */
+    uint64_t mine = comm_am_record_size(comm->short_limit + COMM_AM_EXTRA);
+    if (comm->aggregate && comm->aggregate_max > mine)
+        mine = comm->aggregate_max;
+    uint64_t biggest = mine;
+    if (comm->size > 1)
+        COMM_MPI_CHECK(comm, "MPI_Allreduce", -1,
+                       MPI_Allreduce(&mine, &biggest, 1, MPI_UINT64_T, MPI_MAX, comm->mpi_comm));
+    comm->recv_buf_size = (size_t)biggest;
+    return RILL_SUCCESS;
+}
+
+void rill_comm_mpi_fini(rill_comm_t *comm)
+{
+    COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&comm->mpi_comm));
+    if (comm->mpi_initialized_by_us) {
+        int rc = MPI_Finalize();
+        if (rc != MPI_SUCCESS)
+            RILL_ERROR(RILL_LOG_COMM, "MPI_Finalize failed (error %d)", rc);
+    }
+}
+
+/* ------------------------------------------------------------ outstanding requests */
+
+static void comm_req_add(rill_comm_t *c, MPI_Request req, comm_req_owner_t *owner)
+{
+    if (c->nreqs == c->cap_reqs) {
+        int cap = c->cap_reqs ? 2 * c->cap_reqs : 256;
+        MPI_Request *reqs = realloc(c->reqs, (size_t)cap * sizeof(*reqs));
+        if (reqs)
+            c->reqs = reqs;
+        comm_req_owner_t **owners = realloc(c->owners, (size_t)cap * sizeof(*owners));
+        if (owners)
+            c->owners = owners;
+        int *indices = realloc(c->indices, (size_t)cap * sizeof(*indices));
+        if (indices)
+            c->indices = indices;
+        MPI_Status *statuses = realloc(c->statuses, (size_t)cap * sizeof(*statuses));
+        if (statuses)
+            c->statuses = statuses;
+        if (!reqs || !owners || !indices || !statuses) {
+            RILL_ERROR(RILL_LOG_COMM, "out of memory for %d outstanding MPI requests", cap);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort();
+        }
+        c->cap_reqs = cap;
+    }
+    c->reqs[c->nreqs] = req;
+    c->owners[c->nreqs] = owner;
+    c->nreqs++;
+}
+
+static int comm_req_find(rill_comm_t *c, const comm_req_owner_t *owner)
+{
+    for (int i = 0; i < c->nreqs; i++)
+        if (c->owners[i] == owner)
+            return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------ hash tables */
+
+static comm_expose_t **comm_expose_slot(rill_comm_t *c, uint64_t handle)
+{
+    comm_expose_t **pp = &c->expose_table[handle & (COMM_HASH_BUCKETS - 1)];
+    while (*pp && (*pp)->handle != handle)
+        pp = &(*pp)->hnext;
+    return pp;
+}
+
+static comm_get_t **comm_get_slot(rill_comm_t *c, uint64_t xfer_id)
+{
+    comm_get_t **pp = &c->get_table[xfer_id & (COMM_HASH_BUCKETS - 1)];
+    while (*pp && (*pp)->xfer_id != xfer_id)
+        pp = &(*pp)->hnext;
+    return pp;
+}
+
+static int comm_data_tag(const rill_comm_t *c, uint64_t xfer_id)
+{
+    return 1 + (int)(xfer_id % (uint64_t)c->tag_ub);
+}
+
+/* ------------------------------------------------------------ active messages: sending */
+
+static void comm_am_enqueue(rill_comm_t *c, comm_am_t *am)
+{
+    comm_peer_t *p = &c->peers[am->dst];
+    am->seq = c->next_seq++;
+    am->next = NULL;
+    comm_am_fifo_t *f = &p->fifo[am->tag];
+    if (f->tail)
+        f->tail->next = am;
+    else
+        f->head = am;
+    f->tail = am;
+    p->nqueued++;
+    if (!p->dirty) {
+        p->dirty = true;
+        p->next_dirty = c->dirty_head;
+        c->dirty_head = p;
+    }
+}
+
+/* An active message of ours (GET, GET_ERR), built on the comm thread. */
+static void comm_am_internal(rill_comm_t *c, int dst, int tag, const void *msg, size_t len,
+                             int32_t priority)
+{
+    comm_am_t *am = malloc(sizeof(*am) + len);
+    if (!am) {
+        RILL_ERROR(RILL_LOG_COMM, "out of memory for a %zu-byte control message to rank %d", len,
+                   dst);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort();
+    }
+    am->dst = dst;
+    am->tag = tag;
+    am->priority = priority;
+    am->len = len;
+    memcpy(am->data, msg, len);
+    comm_am_enqueue(c, am);
+}
+
+/* The next message to leave for peer p: per tag the oldest (so one tag's order is
+ * kept), among tags the highest priority, then the oldest. */
+static comm_am_t *comm_peer_best(comm_peer_t *p)
+{
+    comm_am_t *best = NULL;
+    for (int t = 0; t < COMM_NB_TAGS; t++) {
+        comm_am_t *h = p->fifo[t].head;
+        if (h && (!best || h->priority > best->priority ||
+                  (h->priority == best->priority && h->seq < best->seq)))
+            best = h;
+    }
+    return best;
+}
+
+/* Pack the best queued messages for one peer into one MPI message and Isend it. */
+static void comm_am_send_batch(rill_comm_t *c, int peer)
+{
+    comm_peer_t *p = &c->peers[peer];
+    comm_am_t *am = comm_peer_best(p);
+    size_t cap = comm_am_record_size(am->len);
+    if (c->aggregate && c->aggregate_max > cap)
+        cap = c->aggregate_max;
+    comm_am_sendbuf_t *sb = malloc(sizeof(*sb));
+    unsigned char *buf = malloc(cap);
+    if (!sb || !buf) {
+        RILL_ERROR(RILL_LOG_COMM, "out of memory for a %zu-byte message to rank %d", cap, peer);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort();
+    }
+    size_t off = 0, n = 0;
+    while ((am = comm_peer_best(p))) {
+        size_t rec = comm_am_record_size(am->len);
+        if (off + rec > cap)
+            break; /* the next one in priority order does not fit: never skip it */
+        comm_am_fifo_t *f = &p->fifo[am->tag];
+        f->head = am->next;
+        if (!f->head)
+            f->tail = NULL;
+        p->nqueued--;
+        comm_am_hdr_t hdr = { .len = (uint32_t)am->len, .tag = (uint16_t)am->tag };
+        memcpy(buf + off, &hdr, sizeof(hdr));
+        if (am->len)
+            memcpy(buf + off + COMM_AM_HDR_BYTES, am->data, am->len);
+        memset(buf + off + COMM_AM_HDR_BYTES + am->len, 0, rec - COMM_AM_HDR_BYTES - am->len);
+        off += rec;
+        n++;
+        stat_add(&c->stats.am_sent, 1);
+        stat_add(&c->stats.am_bytes_sent, am->len);
+        free(am);
+        if (!c->aggregate)
+            break;
+    }
+    sb->owner.kind = COMM_REQ_AM_SEND;
+    sb->peer = peer;
+    sb->len = off;
+    sb->buf = buf;
+    MPI_Request req;
+    COMM_MPI_CHECK(c, "MPI_Isend", peer,
+                   MPI_Isend(buf, (int)off, MPI_BYTE, peer, COMM_MPI_TAG_AM, c->mpi_comm, &req));
+    comm_req_add(c, req, &sb->owner);
+    p->inflight++;
+    c->sends_inflight_am++;
+    stat_add(&c->stats.mpi_msgs_sent, 1);
+    stat_add(&c->stats.mpi_bytes_sent, off);
+    if (n > 1)
+        stat_add(&c->stats.am_aggregated, n);
+    RILL_VERBOSE(RILL_LOG_COMM, 4, "sent %zu AMs (%zu bytes) to rank %d", n, off, peer);
+}
+
+static int comm_flush_peers(rill_comm_t *c)
+{
+    int progress = 0;
+    comm_peer_t **pp = &c->dirty_head;
+    while (*pp) {
+        comm_peer_t *p = *pp;
+        while (p->nqueued && p->inflight < COMM_AM_INFLIGHT) {
+            comm_am_send_batch(c, (int)(p - c->peers));
+            progress++;
+        }
+        if (!p->nqueued) {
+            *pp = p->next_dirty;
+            p->dirty = false;
+        } else {
+            pp = &p->next_dirty; /* waits for one of its messages in flight to complete */
+        }
+    }
+    return progress;
+}
+
+/* ------------------------------------------------------------ rendezvous */
+
+static void comm_get_error_reply(rill_comm_t *c, int dst, uint64_t xfer_id, rill_status_t status)
+{
+    comm_get_err_msg_t m = { .xfer_id = xfer_id, .status = status };
+    comm_am_internal(c, dst, COMM_TAG_GET_ERR, &m, sizeof(m), INT32_MAX);
+}
+
+/* Exposer: a peer asks for the bytes of one of our handles. */
+static void comm_handle_get(rill_comm_t *c, int src, const void *payload, size_t len)
+{
+    comm_get_msg_t m;
+    if (len != sizeof(m))
+        comm_protocol_error(c, src, "GET message of the wrong size", 0, len);
+    memcpy(&m, payload, sizeof(m));
+    comm_expose_t *e = *comm_expose_slot(c, m.handle);
+    rill_status_t status = RILL_SUCCESS;
+    if (!e) {
+        RILL_ERROR(RILL_LOG_COMM, "GET from peer rank %d of unknown handle %llu (%llu bytes)", src,
+                   (unsigned long long)m.handle, (unsigned long long)m.size);
+        status = RILL_ERR_NOT_FOUND;
+    } else if (m.size > e->size) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "GET from peer rank %d of %llu bytes of handle %llu, which exposes %zu", src,
+                   (unsigned long long)m.size, (unsigned long long)m.handle, e->size);
+        status = RILL_ERR_INVALID_ARG;
+    } else if (e->requested >= e->nb_gets) {
+        RILL_ERROR(RILL_LOG_COMM, "GET from peer rank %d of handle %llu beyond its %d allowed GETs",
+                   src, (unsigned long long)m.handle, e->nb_gets);
+        status = RILL_ERR_BAD_STATE;
+    }
+    if (status != RILL_SUCCESS) {
+        comm_get_error_reply(c, src, m.xfer_id, status);
+        return;
+    }
+    comm_put_t *put = malloc(sizeof(*put));
+    if (!put) {
+        comm_get_error_reply(c, src, m.xfer_id, RILL_ERR_NO_MEMORY);
+        return;
+    }
+    e->requested++;
+    put->owner.kind = COMM_REQ_DATA_SEND;
+    put->hitem.priority = m.priority;
+    put->hitem.seq = c->next_seq++;
+    put->exp = e;
+    put->dst = src;
+    put->xfer_id = m.xfer_id;
+    put->size = (size_t)m.size;
+    if (rill_comm_heap_push(&c->send_pending, &put->hitem) != RILL_SUCCESS) {
+        e->requested--;
+        free(put);
+        comm_get_error_reply(c, src, m.xfer_id, RILL_ERR_NO_MEMORY);
+    }
+}
+
+/* Getter: the exposer refused our GET; cancel the posted receive, done follows. */
+static void comm_handle_get_err(rill_comm_t *c, int src, const void *payload, size_t len)
+{
+    comm_get_err_msg_t m;
+    if (len != sizeof(m))
+        comm_protocol_error(c, src, "GET error message of the wrong size", 0, len);
+    memcpy(&m, payload, sizeof(m));
+    comm_get_t *g = *comm_get_slot(c, m.xfer_id);
+    int i = g ? comm_req_find(c, &g->owner) : -1;
+    if (i < 0) {
+        RILL_ERROR(RILL_LOG_COMM, "GET error from peer rank %d for unknown transfer %llu", src,
+                   (unsigned long long)m.xfer_id);
+        return;
+    }
+    g->status = m.status < 0 ? (rill_status_t)m.status : RILL_ERR_COMM;
+    COMM_MPI_CHECK(c, "MPI_Cancel", g->src, MPI_Cancel(&c->reqs[i]));
+}
+
+/* Start the transfers that have a request slot, highest priority first. Receives and
+ * sends have separate budgets: a send always matches a receive its getter posted before
+ * asking, so sends complete whatever the peer does, and receives wait only on sends.
+ * One shared budget could fill up with receives on both sides and deadlock. */
+static int comm_start_transfers(rill_comm_t *c)
+{
+    int progress = 0;
+    comm_heap_item_t *it;
+    while (c->recv_inflight < c->max_requests && (it = rill_comm_heap_pop(&c->recv_pending))) {
+        comm_get_t *g = container_of(it, comm_get_t, hitem);
+        g->xfer_id = c->next_xfer_id++;
+        MPI_Request req;
+        /* the receive is posted before the GET leaves, so the PUT always finds it */
+        COMM_MPI_CHECK(c, "MPI_Irecv", g->src,
+                       MPI_Irecv(g->buf, (int)g->size, MPI_BYTE, g->src,
+                                 comm_data_tag(c, g->xfer_id), c->mpi_comm, &req));
+        comm_req_add(c, req, &g->owner);
+        comm_get_t **slot = comm_get_slot(c, g->xfer_id);
+        g->hnext = NULL;
+        *slot = g;
+        comm_get_msg_t m = {
+            .handle = g->handle, .xfer_id = g->xfer_id, .size = g->size, .priority = it->priority
+        };
+        comm_am_internal(c, g->src, COMM_TAG_GET, &m, sizeof(m), it->priority);
+        c->recv_inflight++;
+        progress++;
+    }
+    while (c->send_inflight < c->max_requests && (it = rill_comm_heap_pop(&c->send_pending))) {
+        comm_put_t *put = container_of(it, comm_put_t, hitem);
+        MPI_Request req;
+        COMM_MPI_CHECK(c, "MPI_Isend", put->dst,
+                       MPI_Isend(put->exp->buf, (int)put->size, MPI_BYTE, put->dst,
+                                 comm_data_tag(c, put->xfer_id), c->mpi_comm, &req));
+        comm_req_add(c, req, &put->owner);
+        c->send_inflight++;
+        progress++;
+    }
+    return progress;
+}
+
+/* ------------------------------------------------------------ active messages: receiving */
+
+static void comm_defer(rill_comm_t *c, int src, int tag, const void *payload, size_t len)
+{
+    comm_deferred_t *d = malloc(sizeof(*d) + len);
+    if (!d) {
+        RILL_ERROR(RILL_LOG_COMM, "out of memory holding an active message from rank %d", src);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort();
+    }
+    if (!atomic_load_explicit(&c->handlers[tag].fn, memory_order_relaxed))
+        RILL_WARN(RILL_LOG_COMM,
+                  "active message with tag %d from rank %d arrived before its handler was "
+                  "registered; it is held (with every later one) until it is",
+                  tag, src);
+    d->next = NULL;
+    d->src = src;
+    d->tag = tag;
+    d->len = len;
+    memcpy(d->data, payload, len);
+    if (c->deferred_tail)
+        c->deferred_tail->next = d;
+    else
+        c->deferred_head = d;
+    c->deferred_tail = d;
+}
+
+static int comm_run_deferred(rill_comm_t *c)
+{
+    int progress = 0;
+    while (c->deferred_head) {
+        comm_deferred_t *d = c->deferred_head;
+        /* acquire pairs with the release store in rill_comm_am_register */
+        rill_comm_am_fn fn = atomic_load_explicit(&c->handlers[d->tag].fn, memory_order_acquire);
+        if (!fn)
+            break;
+        c->deferred_head = d->next;
+        if (!c->deferred_head)
+            c->deferred_tail = NULL;
+        fn(c, d->src, d->data, d->len, c->handlers[d->tag].arg);
+        free(d);
+        progress++;
+    }
+    return progress;
+}
+
+/* Unpack one MPI message of active messages and run their handlers. */
+static void comm_deliver(rill_comm_t *c, int src, unsigned char *buf, size_t n)
+{
+    stat_add(&c->stats.mpi_msgs_recv, 1);
+    stat_add(&c->stats.mpi_bytes_recv, n);
+    size_t off = 0;
+    while (off < n) {
+        comm_am_hdr_t hdr;
+        if (n - off < COMM_AM_HDR_BYTES)
+            comm_protocol_error(c, src, "truncated header", off, n);
+        memcpy(&hdr, buf + off, sizeof(hdr));
+        size_t rec = comm_am_record_size(hdr.len);
+        if (hdr.tag >= COMM_NB_TAGS || rec > n - off)
+            comm_protocol_error(c, src, "bad tag or length", off, n);
+        unsigned char *payload = buf + off + COMM_AM_HDR_BYTES;
+        stat_add(&c->stats.am_recv, 1);
+        stat_add(&c->stats.am_bytes_recv, hdr.len);
+        if (hdr.tag == COMM_TAG_GET) {
+            comm_handle_get(c, src, payload, hdr.len);
+        } else if (hdr.tag == COMM_TAG_GET_ERR) {
+            comm_handle_get_err(c, src, payload, hdr.len);
+        } else {
+            /* acquire pairs with the release store in rill_comm_am_register */
+            rill_comm_am_fn fn =
+                atomic_load_explicit(&c->handlers[hdr.tag].fn, memory_order_acquire);
+            if (fn && !c->deferred_head)
+                fn(c, src, payload, hdr.len, c->handlers[hdr.tag].arg);
+            else
+                comm_defer(c, src, hdr.tag, payload, hdr.len); /* keeps the order */
+        }
+        off += rec;
+    }
+}
+
+static void comm_post_recv(rill_comm_t *c, int i)
+{
+    COMM_MPI_CHECK(c, "MPI_Irecv", -1,
+                   MPI_Irecv(c->recv[i].buf, (int)c->recv_buf_size, MPI_BYTE, MPI_ANY_SOURCE,
+                             COMM_MPI_TAG_AM, c->mpi_comm, &c->recv[i].req));
+}
+
+/* Handle completed AM receives in posting order: MPI matches messages to wildcard
+ * receives in posting order, so this keeps each source's order even when a later
+ * receive completes first (a large message still in transit in an earlier one). */
+static int comm_poll_recvs(rill_comm_t *c)
+{
+    int progress = 0;
+    for (;;) {
+        int i = c->recv_head, flag = 0;
+        MPI_Status st;
+        COMM_MPI_CHECK(c, "MPI_Test", -1, MPI_Test(&c->recv[i].req, &flag, &st));
+        if (!flag)
+            break;
+        /* (a single-request MPI_Test reports errors in its return code, not in
+         * st.MPI_ERROR, which it leaves undefined) */
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        comm_deliver(c, st.MPI_SOURCE, c->recv[i].buf, (size_t)count);
+        comm_post_recv(c, i);
+        c->recv_head = (i + 1) % COMM_NB_RECV_BUFS;
+        progress++;
+    }
+    return progress;
+}
+
+/* ------------------------------------------------------------ completions */
+
+static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *st)
+{
+    switch (owner->kind) {
+    case COMM_REQ_AM_SEND: {
+        comm_am_sendbuf_t *sb = container_of(owner, comm_am_sendbuf_t, owner);
+        c->peers[sb->peer].inflight--;
+        c->sends_inflight_am--;
+        free(sb->buf);
+        free(sb);
+        break;
+    }
+    case COMM_REQ_DATA_SEND: {
+        comm_put_t *put = container_of(owner, comm_put_t, owner);
+        comm_expose_t *e = put->exp;
+        c->send_inflight--;
+        stat_add(&c->stats.gets_served, 1);
+        stat_add(&c->stats.data_bytes_sent, put->size);
+        free(put);
+        if (++e->completed == e->nb_gets) {
+            /* PUT_END: the last GET was served; the buffer goes back to its owner */
+            *comm_expose_slot(c, e->handle) = e->hnext;
+            if (e->release)
+                e->release(e->arg, RILL_SUCCESS);
+            free(e);
+        }
+        break;
+    }
+    case COMM_REQ_DATA_RECV: {
+        comm_get_t *g = container_of(owner, comm_get_t, owner);
+        comm_get_t **slot = comm_get_slot(c, g->xfer_id);
+        *slot = g->hnext;
+        c->recv_inflight--;
+        int cancelled = 0;
+        MPI_Test_cancelled(st, &cancelled);
+        rill_status_t status = g->status;
+        if (cancelled) {
+            if (status == RILL_SUCCESS)
+                status = RILL_ERR_COMM;
+        } else {
+            int count = 0;
+            MPI_Get_count(st, MPI_BYTE, &count);
+            if ((size_t)count != g->size) {
+                RILL_ERROR(RILL_LOG_COMM, "GET of handle %llu from peer rank %d: %d bytes of %zu",
+                           (unsigned long long)g->handle, g->src, count, g->size);
+                status = RILL_ERR_COMM;
+            } else {
+                stat_add(&c->stats.data_bytes_recv, g->size);
+            }
+        }
+        stat_add(&c->stats.gets_done, 1);
+        if (g->done)
+            g->done(g->arg, status);
+        free(g);
+        break;
+    }
+    case COMM_REQ_COLL: {
+        comm_coll_t *coll = container_of(owner, comm_coll_t, owner);
+        coll->status = RILL_SUCCESS;
+        /* release pairs with the caller's acquire load in comm_coll_run; coll lives in the
+         * caller's frame and may vanish right after this store: do not touch it again */
+        atomic_store_explicit(&coll->done, 1, memory_order_release);
+        rill_evcount_signal(&c->coll_ev, 0);
+        break;
+    }
+    }
+}
+
+static int comm_poll_reqs(rill_comm_t *c)
+{
+    if (c->nreqs == 0)
+        return 0;
+    int outcount = 0;
+    int rc = MPI_Testsome(c->nreqs, c->reqs, &outcount, c->indices, c->statuses);
+    if (rc != MPI_SUCCESS) {
+        if (rc == MPI_ERR_IN_STATUS) {
+            for (int k = 0; k < outcount; k++)
+                if (c->statuses[k].MPI_ERROR != MPI_SUCCESS)
+                    comm_mpi_fail(c, "MPI_Testsome (a transfer)", c->statuses[k].MPI_ERROR,
+                                  c->statuses[k].MPI_SOURCE >= 0 ? c->statuses[k].MPI_SOURCE : -1);
+        }
+        comm_mpi_fail(c, "MPI_Testsome", rc, -1);
+    }
+    if (outcount == MPI_UNDEFINED || outcount == 0)
+        return 0;
+    int n = c->nreqs; /* handlers below may append requests beyond n */
+    for (int k = 0; k < outcount; k++) {
+        int i = c->indices[k];
+        comm_req_owner_t *owner = c->owners[i];
+        c->owners[i] = NULL;
+        comm_complete(c, owner, &c->statuses[k]);
+    }
+    int j = 0;
+    for (int i = 0; i < c->nreqs; i++) {
+        if (i < n && !c->owners[i])
+            continue;
+        c->reqs[j] = c->reqs[i];
+        c->owners[j] = c->owners[i];
+        j++;
+    }
+    c->nreqs = j;
+    return outcount;
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int comm_drain(rill_comm_t *c)
+{
+    int progress = 0;
+    comm_mpsc_node_t *node = comm_mpsc_take_all(&c->cmdq);
+    while (node) {
+        comm_mpsc_node_t *next = node->next;
+        comm_cmd_t *cmd = container_of(node, comm_cmd_t, link);
+        progress++;
+        switch (cmd->kind) {
+        case COMM_CMD_AM:
+            comm_am_enqueue(c, container_of(cmd, comm_am_t, cmd));
+            break;
+        case COMM_CMD_EXPOSE: {
+            comm_expose_t *e = container_of(cmd, comm_expose_t, cmd);
+            comm_expose_t **slot = comm_expose_slot(c, e->handle);
+            e->hnext = NULL;
+            *slot = e;
+            break;
+        }
+        case COMM_CMD_GET: {
+            comm_get_t *g = container_of(cmd, comm_get_t, cmd);
+            g->hitem.seq = c->next_seq++;
+            if (rill_comm_heap_push(&c->recv_pending, &g->hitem) != RILL_SUCCESS) {
+                RILL_ERROR(RILL_LOG_COMM, "out of memory queueing a GET from rank %d", g->src);
+                if (g->done)
+                    g->done(g->arg, RILL_ERR_NO_MEMORY);
+                free(g);
+            }
+            break;
+        }
+        case COMM_CMD_ALLREDUCE: {
+            comm_coll_t *coll = container_of(cmd, comm_coll_t, cmd);
+            static const MPI_Op ops[] = {
+                [RILL_COMM_SUM] = MPI_SUM, [RILL_COMM_MIN] = MPI_MIN, [RILL_COMM_MAX] = MPI_MAX
+            };
+            MPI_Request req;
+            COMM_MPI_CHECK(c, "MPI_Iallreduce", -1,
+                           MPI_Iallreduce(coll->in == coll->out ? MPI_IN_PLACE : coll->in,
+                                          coll->out, coll->count, MPI_UINT64_T, ops[coll->op],
+                                          c->mpi_comm, &req));
+            comm_req_add(c, req, &coll->owner);
+            break;
+        }
+        case COMM_CMD_BARRIER: {
+            comm_coll_t *coll = container_of(cmd, comm_coll_t, cmd);
+            MPI_Request req;
+            COMM_MPI_CHECK(c, "MPI_Ibarrier", -1, MPI_Ibarrier(c->mpi_comm, &req));
+            comm_req_add(c, req, &coll->owner);
+            break;
+        }
+        case COMM_CMD_STOP:
+            c->stopping = true;
+            free(cmd);
+            break;
+        }
+        node = next;
+    }
+    return progress;
+}
+
+/* Shutdown: once our own sends are all out and completed, a barrier; when every rank
+ * passed it, no peer has anything left to send us that it started before fini. */
+static int comm_poll_stop(rill_comm_t *c)
+{
+    if (!c->stopping)
+        return 0;
+    if (!c->barrier_posted) {
+        if (c->dirty_head || c->sends_inflight_am || c->send_pending.count || c->send_inflight)
+            return 0;
+        COMM_MPI_CHECK(c, "MPI_Ibarrier", -1, MPI_Ibarrier(c->mpi_comm, &c->stop_req));
+        c->barrier_posted = true;
+        return 1;
+    }
+    int flag = 0;
+    COMM_MPI_CHECK(c, "MPI_Test", -1, MPI_Test(&c->stop_req, &flag, MPI_STATUS_IGNORE));
+    if (flag)
+        c->exit_loop = true;
+    return flag;
+}
+
+/* ------------------------------------------------------------ the thread */
+
+static void *comm_thread_main(void *arg)
+{
+    rill_comm_t *c = arg;
+    for (int i = 0; i < COMM_NB_RECV_BUFS; i++)
+        comm_post_recv(c, i);
+
+    /* Idle policy: poll for spin_us after the last progress, then sleep on the
+     * eventcount with a timeout that doubles up to yield_max_us. A posted command wakes
+     * us at once (see rill_comm_post for why no wakeup is lost); a timeout expiry polls MPI,
+     * which is how incoming messages are seen while we sleep. */
+    uint64_t min_sleep_us = c->spin_us ? c->spin_us : 1;
+    if (min_sleep_us > c->yield_max_us)
+        min_sleep_us = c->yield_max_us;
+    uint64_t sleep_us = min_sleep_us;
+    uint64_t last_progress = rill_time_ns();
+    while (!c->exit_loop) {
+        int progress = comm_drain(c);
+        progress += comm_run_deferred(c);
+        progress += comm_poll_recvs(c);
+        progress += comm_poll_reqs(c);
+        progress += comm_start_transfers(c);
+        progress += comm_flush_peers(c);
+        progress += comm_poll_stop(c);
+        if (progress) {
+            last_progress = rill_time_ns();
+            sleep_us = min_sleep_us;
+            continue;
+        }
+        if (rill_time_ns() - last_progress < c->spin_us * 1000) {
+            rill_cpu_relax();
+            continue;
+        }
+        uint32_t key = rill_evcount_prepare(&c->wake);
+        if (comm_mpsc_nonempty(&c->cmdq)) {
+            rill_evcount_cancel(&c->wake);
+            continue;
+        }
+        rill_evcount_wait(&c->wake, key, sleep_us);
+        stat_add(&c->stats.sleeps, 1);
+        /* A large transfer in flight advances only when we poll (shared-memory transports
+         * copy fragment by fragment from inside MPI calls): keep the sleeps short then. */
+        if (c->recv_inflight || c->send_inflight)
+            sleep_us = min_sleep_us;
+        else
+            sleep_us = sleep_us * 2 < c->yield_max_us ? sleep_us * 2 : c->yield_max_us;
+    }
+
+    /* Every rank is past the final barrier: take back the AM receives. */
+    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
+        COMM_MPI_CHECK(c, "MPI_Cancel", -1, MPI_Cancel(&c->recv[i].req));
+        COMM_MPI_CHECK(c, "MPI_Wait", -1, MPI_Wait(&c->recv[i].req, MPI_STATUS_IGNORE));
+    }
+    if (c->nreqs)
+        RILL_WARN(RILL_LOG_COMM, "%d transfers still outstanding at fini: cancelled", c->nreqs);
+    for (int i = 0; i < c->nreqs; i++) {
+        comm_req_owner_t *owner = c->owners[i];
+        MPI_Status st;
+        MPI_Cancel(&c->reqs[i]);
+        MPI_Wait(&c->reqs[i], &st);
+        if (owner->kind == COMM_REQ_DATA_RECV) {
+            comm_get_t *g = container_of(owner, comm_get_t, owner);
+            if (g->done)
+                g->done(g->arg, RILL_ERR_BAD_STATE);
+            free(g);
+        }
+    }
+    return NULL;
+}
+
+rill_status_t rill_comm_mpi_start_thread(rill_comm_t *c)
+{
+    c->peers = calloc((size_t)c->size, sizeof(*c->peers));
+    if (!c->peers)
+        return RILL_ERR_NO_MEMORY;
+    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
+        c->recv[i].buf = malloc(c->recv_buf_size);
+        if (!c->recv[i].buf)
+            goto err_free_bufs;
+    }
+    c->threaded = true;
+    int rc = pthread_create(&c->thread, NULL, comm_thread_main, c);
+    if (rc != 0) {
+        RILL_ERROR(RILL_LOG_COMM, "cannot start the comm thread: %s", strerror(rc));
+        c->threaded = false;
+        goto err_free_bufs;
+    }
+    return RILL_SUCCESS;
+
+err_free_bufs:
+    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
+        free(c->recv[i].buf);
+        c->recv[i].buf = NULL;
+    }
+    free(c->peers);
+    c->peers = NULL;
+    return RILL_ERR_NO_MEMORY;
+}
+
+void rill_comm_mpi_stop_thread(rill_comm_t *c)
+{
+    comm_cmd_t *stop = malloc(sizeof(*stop));
+    if (!stop) {
+        RILL_ERROR(RILL_LOG_COMM, "out of memory stopping the comm thread");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort();
+    }
+    stop->kind = COMM_CMD_STOP;
+    rill_comm_post(c, stop);
+    pthread_join(c->thread, NULL);
+    c->threaded = false;
+    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
+        free(c->recv[i].buf);
+        c->recv[i].buf = NULL;
+    }
+    free(c->reqs);
+    free(c->owners);
+    free(c->indices);
+    free(c->statuses);
+    c->reqs = NULL;
+    c->owners = NULL;
+    c->indices = NULL;
+    c->statuses = NULL;
+    c->nreqs = c->cap_reqs = 0;
+}
+
+#endif /* RILL_HAVE_MPI */
