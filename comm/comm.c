@@ -12,7 +12,7 @@
 #include "rill/params.h"
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
-    *p_yield_max_us;
+    *p_yield_max_us, *p_poll_us;
 
 rill_status_t rill_comm_register_params(void)
 {
@@ -53,13 +53,20 @@ rill_status_t rill_comm_register_params(void)
         RILL_PARAM_LEVEL_TUNER, 500, 1, 1000000, &p_yield_max_us);
     if (s != RILL_SUCCESS)
         status = s;
+    s = rill_param_register_int(
+        "comm_thread_poll_us",
+        "Sleep of the idle comm thread between two polls of MPI while a message is expected "
+        "(see rill_comm_expect): short, so the critical path is not delayed",
+        RILL_PARAM_LEVEL_TUNER, 4, 1, 1000000, &p_poll_us);
+    if (s != RILL_SUCCESS)
+        status = s;
     return status;
 }
 
 static rill_status_t comm_read_params(rill_comm_t *comm)
 {
     if (!p_short_limit || !p_aggregate || !p_aggregate_max || !p_max_requests || !p_spin_us ||
-        !p_yield_max_us) {
+        !p_yield_max_us || !p_poll_us) {
         rill_status_t status = rill_comm_register_params();
         if (status != RILL_SUCCESS)
             return status;
@@ -70,6 +77,7 @@ static rill_status_t comm_read_params(rill_comm_t *comm)
     comm->max_requests = (int)rill_param_get_int(p_max_requests);
     comm->spin_us = (uint64_t)rill_param_get_int(p_spin_us);
     comm->yield_max_us = (uint64_t)rill_param_get_int(p_yield_max_us);
+    comm->poll_us = (uint64_t)rill_param_get_int(p_poll_us);
     return RILL_SUCCESS;
 }
 
@@ -385,6 +393,12 @@ rill_status_t rill_comm_barrier(rill_comm_t *comm)
         return RILL_SUCCESS;
     comm_coll_t coll = { .cmd.kind = COMM_CMD_BARRIER };
     return comm_coll_run(comm, &coll);
+}
+
+void rill_comm_expect(rill_comm_t *comm, int delta)
+{
+    /* relaxed: a hint for the idle policy; the comm thread re-reads it every round */
+    atomic_fetch_add_explicit(&comm->expected, delta, memory_order_relaxed);
 }
 
 void rill_comm_abort(rill_comm_t *comm, int code)

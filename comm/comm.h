@@ -108,6 +108,15 @@ rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uin
                                       int count, rill_comm_op_t op);
 rill_status_t rill_comm_barrier(rill_comm_t *comm);
 
+/**
+ * Tell the comm engine that the layer above waits for delta more (or, negative, fewer)
+ * incoming messages: an activation a receive waits for, a GET for an exposed buffer.
+ * While any is expected, the idle comm thread polls MPI every comm_thread_poll_us instead
+ * of backing off to comm_thread_yield_max_us, so the critical path is not delayed by its
+ * sleeps. A hint only: correctness never depends on it. Any thread.
+ */
+void rill_comm_expect(rill_comm_t *comm, int delta);
+
 /** End the whole job now with exit code code (MPI_Abort with MPI, exit otherwise), for
  * errors after which the ranks cannot agree on how to go on. The caller has logged why.
  * Any thread. */

@@ -199,7 +199,8 @@ struct rill_comm {
     size_t short_limit, aggregate_max;
     bool aggregate;
     int max_requests;
-    uint64_t spin_us, yield_max_us;
+    uint64_t spin_us, yield_max_us, poll_us;
+    atomic_int expected; /* messages the layer above waits for (rill_comm_expect) */
 
     comm_handler_t handlers[COMM_NB_TAGS];
     atomic_uint_fast64_t next_handle; /* rill_comm_expose, any thread */

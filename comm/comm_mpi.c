@@ -6,7 +6,9 @@
 
 #if RILL_HAVE_MPI
 
+#include <sched.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -745,6 +747,8 @@ static int comm_poll_stop(rill_comm_t *c)
 static void *comm_thread_main(void *arg)
 {
     rill_comm_t *c = arg;
+    /* precise short sleeps: the default 50 us timer slack would stretch every poll */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     for (int i = 0; i < COMM_NB_RECV_BUFS; i++)
         comm_post_recv(c, i);
 
@@ -771,7 +775,7 @@ static void *comm_thread_main(void *arg)
             continue;
         }
         if (rill_time_ns() - last_progress < c->spin_us * 1000) {
-            rill_cpu_relax();
+            sched_yield(); /* a worker may share this core: let it run */
             continue;
         }
         uint32_t key = rill_evcount_prepare(&c->wake);
@@ -783,7 +787,9 @@ static void *comm_thread_main(void *arg)
         stat_add(&c->stats.sleeps, 1);
         /* A large transfer in flight advances only when we poll (shared-memory transports
          * copy fragment by fragment from inside MPI calls): keep the sleeps short then. */
-        if (c->recv_inflight || c->send_inflight)
+        if (atomic_load_explicit(&c->expected, memory_order_relaxed) > 0)
+            sleep_us = c->poll_us; /* a message on the critical path is on its way */
+        else if (c->recv_inflight || c->send_inflight)
             sleep_us = min_sleep_us;
         else
             sleep_us = sleep_us * 2 < c->yield_max_us ? sleep_us * 2 : c->yield_max_us;

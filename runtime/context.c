@@ -4,6 +4,7 @@
 #include "scheduler.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,13 @@ void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t 
     atomic_fetch_add_explicit(&ctx->progress, 1, memory_order_relaxed);
 }
 
+/* One step of an idle worker's spin. Yield the core: the comm thread (and later the GPU
+ * managers) may share it, and a spinning worker must not keep them from running. */
+static inline void idle_pause(void)
+{
+    sched_yield();
+}
+
 static void watchdog_report(rill_taskpool_t *tp, uint64_t idle_ns)
 {
     RILL_WARN(RILL_LOG_RUNTIME,
@@ -99,12 +107,22 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
                             rill_taskpool_t *tp)
 {
     rill_context_t *ctx = w->ctx;
+    const uint64_t spin_ns = (uint64_t)ctx->idle_spin * 1000;
     uint64_t last_progress = atomic_load(&ctx->progress);
-    uint64_t last_change = rill_time_ns();
+    uint64_t last_change = rill_time_ns(), idle_since = 0;
     while (!cond(arg)) {
         rill_task_t *t = ctx->sched->select(w);
         if (t) {
             rill_task_execute(w, t);
+            idle_since = 0;
+            continue;
+        }
+        /* like the other workers: look for work a little longer before sleeping */
+        uint64_t now = rill_time_ns();
+        if (!idle_since)
+            idle_since = now;
+        if (now - idle_since < spin_ns) {
+            idle_pause();
             continue;
         }
         uint32_t key = rill_evcount_prepare(&ctx->idle);
@@ -116,10 +134,12 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
         if (t) {
             rill_evcount_cancel(&ctx->idle);
             rill_task_execute(w, t);
+            idle_since = 0;
             continue;
         }
         rill_evcount_wait(&ctx->idle, key, 10000);
-        uint64_t now = rill_time_ns(), p = atomic_load(&ctx->progress);
+        now = rill_time_ns();
+        uint64_t p = atomic_load(&ctx->progress);
         if (p != last_progress) {
             last_progress = p;
             last_change = now;
@@ -149,8 +169,7 @@ static void *worker_main(void *arg)
         if (!idle_since)
             idle_since = now;
         if (now - idle_since < spin_ns) {
-            for (int i = 0; i < 32; i++)
-                rill_cpu_relax();
+            idle_pause();
             continue;
         }
         uint32_t key = rill_evcount_prepare(&ctx->idle);

@@ -466,6 +466,7 @@ static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t l
         return;
     }
     rill_spinlock_unlock(&dtd.act_lock);
+    rill_comm_expect(comm, -1);
     dtd_task_t *recv = expected->recv;
     free(expected);
     ((dtd_xfer_t *)recv->args[1].ptr)->act = a;
@@ -482,6 +483,13 @@ static void xfer_done(void *arg, rill_status_t status)
                            t->args[0].data->dc ? t->args[0].data->dc->id : 0,
                            (unsigned long long)t->args[0].data->key, rill_status_string(status));
     rill_task_complete(NULL, &t->super, status == RILL_SUCCESS ? RILL_HOOK_DONE : RILL_HOOK_ERROR);
+}
+
+static void send_done(void *arg, rill_status_t status)
+{
+    dtd_task_t *t = arg;
+    rill_comm_expect(t->super.tp->ctx->comm, -1);
+    xfer_done(arg, status);
 }
 
 /* Receive: land the version in this rank's buffer, from the activation or by a GET. */
@@ -552,12 +560,14 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         if (s == RILL_SUCCESS)
             return RILL_HOOK_DONE;
     } else {
-        s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, xfer_done, t, &m.handle);
+        rill_comm_expect(comm, 1); /* the peer's GET; send_done takes it back */
+        s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, send_done, t, &m.handle);
         if (s == RILL_SUCCESS)
             s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, &m, sizeof(m),
                                   task->priority);
         if (s == RILL_SUCCESS)
             return RILL_HOOK_ASYNC;
+        rill_comm_expect(comm, -1);
     }
     rill_taskpool_fail(task->tp, s, "cannot send datum (key %llu) to rank %d",
                        (unsigned long long)data->key, x->peer);
@@ -624,6 +634,8 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
                 atomic_fetch_sub_explicit(&t->deps, 1, memory_order_relaxed);
                 free(a);
                 a = NULL;
+            } else {
+                rill_comm_expect(tp->super.ctx->comm, 1);
             }
         }
         rill_spinlock_unlock(&dtd.act_lock);
