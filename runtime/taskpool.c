@@ -82,6 +82,15 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
         rill_taskpool_fail(tp, status, "closing the taskpool failed: %s",
                            rill_status_string(status));
     rill_worker_work_until(w, taskpool_done, tp, tp);
+    /* Distributed termination. Locally the taskpool is quiescent: every task of this rank
+     * ran and every transfer it owed (sends are tasks that end at PUT_END) completed; the
+     * front end guarantees no message for it can still arrive (DTD: every rank knows every
+     * receive it expects). Agreeing that all ranks reached that point ends it everywhere. */
+    if (tp->ctx->nranks > 1) {
+        rill_status_t s = rill_comm_barrier(tp->ctx->comm);
+        if (s != RILL_SUCCESS)
+            rill_taskpool_fail(tp, s, "the termination barrier failed: %s", rill_status_string(s));
+    }
     return (rill_status_t)atomic_load_explicit(&tp->error, memory_order_acquire);
 }
 

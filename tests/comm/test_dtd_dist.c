@@ -14,6 +14,9 @@
 #include "rill/rill.h"
 #include "test_util.h"
 
+#include "comm.h" /* internal: message counters, to check a datum is received once */
+#include "core.h"
+
 static int rank_is_key(uint64_t key, void *arg)
 {
     int nranks = *(int *)arg;
@@ -109,6 +112,8 @@ static int test_bcast(rill_context_t *ctx)
     rill_dtd_class_t *fill, *rd;
     CHECK(rill_dtd_class_create(ctx, "fill", fill_body, &fill) == 0);
     CHECK(rill_dtd_class_create(ctx, "read", read_body, &rd) == 0);
+    rill_comm_stats_t before, after;
+    rill_comm_stats(ctx->comm, &before);
     rill_taskpool_t *tp;
     CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
     rill_data_t *src = rill_collection_data_of(srcs, 0);
@@ -122,6 +127,17 @@ static int test_bcast(rill_context_t *ctx)
                                        RILL_DTD_ARG_END) == 0);
     CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
     rill_taskpool_destroy(&tp);
+    /* each rank but the source received the tile once, however many of its tasks read it
+     * (8 KiB: one activation carrying it inline, or one activation and one GET) */
+    rill_comm_stats(ctx->comm, &after);
+    uint64_t bytes = (after.am_bytes_recv - before.am_bytes_recv) +
+                     (after.data_bytes_recv - before.data_bytes_recv);
+    if (me != 0)
+        CHECK_MSG(bytes >= 8192 && bytes < 2 * 8192,
+                  "rank %d received %llu bytes for one 8 KiB tile read by %d tasks", me,
+                  (unsigned long long)bytes, readers);
+    else
+        CHECK_MSG(bytes < 1024, "rank 0 received %llu bytes", (unsigned long long)bytes);
     double *out = rill_data_ptr(rill_collection_data_of(outs, (uint64_t)me));
     for (int j = 0; j < readers; j++)
         CHECK_MSG(out[j] == 3.0 * 1023 * 1024 / 2, "rank %d reader %d saw %g", me, j, out[j]);
