@@ -1,0 +1,105 @@
+/* testing_dpotrf: tiled Cholesky factorization A = L L^T of a random SPD matrix, timed,
+ * with DPLASMA's check ||L L^T - A||_inf / (||A||_inf N eps). */
+#include <cblas.h>
+#include <lapacke.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dla_internal.h"
+#include "testing_common.h"
+
+/* One LAPACKE_dpotrf call with every core of the process, on rank 0. */
+static void run_reference(dla_testing_t *t)
+{
+    for (int r = 0; r < t->nruns; r++) {
+        double *a = t->rank == 0 ? malloc((size_t)t->N * t->N * sizeof(double) + 1) : NULL;
+        double time_s = 0.0;
+        if (t->rank == 0 && !a) {
+            dla_testing_error(t, 1, "out of memory for the %d x %d reference matrix", t->N, t->N);
+            return;
+        }
+        if (a) {
+            rill_dla_dplgsy_dense(t->N, a, t->N > 0 ? t->N : 1, t->N, t->seed);
+            cpu_set_t saved;
+            dla_ref_begin(t->cores, &saved);
+            double t0 = dla_testing_now();
+            int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', t->N, a, t->N > 0 ? t->N : 1);
+            time_s = dla_testing_now() - t0;
+            dla_ref_end(&saved);
+            free(a);
+            if (info != 0)
+                dla_testing_error(t, 1, "reference LAPACKE_dpotrf returned info %d", info);
+        }
+        double n = t->N;
+        dla_testing_row(t, time_s, n * n * n / 3.0 / time_s * 1e-9, -1.0);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    dla_testing_t t;
+    int rc = dla_testing_init(&t, argc, argv, "testing_dpotrf", DLA_TESTING_NONSPD);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (t.ref) {
+        run_reference(&t);
+        return dla_testing_fini(&t);
+    }
+    rill_matrix_t *A = dla_testing_matrix(&t, "A", t.N, t.N);
+    if (!A)
+        return dla_testing_fini(&t);
+
+    const double bump = t.N;
+    for (int r = 0; r < t.nruns && !t.failed; r++) {
+        rill_status_t s = rill_dla_dplgsy(t.dla, A, bump, t.seed);
+        if (s == RILL_SUCCESS && t.nonspd && t.N > 0)
+            s = rill_dla_set_diag(t.dla, A, t.N / 2, -1.0);
+        if (s != RILL_SUCCESS) {
+            dla_testing_error(&t, 1, "generating A failed: %s", rill_status_string(s));
+            break;
+        }
+        rill_dla_info_reset(t.dla);
+        dla_testing_barrier(&t);
+
+        double t0 = dla_testing_now();
+        rill_taskpool_t *tp;
+        s = rill_dtd_taskpool_create(t.ctx, &tp);
+        if (s != RILL_SUCCESS) {
+            dla_testing_error(&t, 1, "cannot create a taskpool: %s", rill_status_string(s));
+            break;
+        }
+        rill_status_t si = rill_dla_dpotrf_insert(t.dla, tp, RILL_DLA_LOWER, A);
+        rill_status_t sw = rill_taskpool_wait(tp);
+        double time_s = dla_testing_now() - t0;
+        rill_taskpool_destroy(&tp);
+
+        if (si != RILL_SUCCESS) {
+            dla_testing_error(&t, 1, "inserting dpotrf failed: %s", rill_status_string(si));
+            break;
+        }
+        int info = 0;
+        rill_status_t sr = rill_dla_info_allreduce(t.dla, &info);
+        if (info > 0) {
+            dla_testing_error(&t, 1, "matrix is not positive definite (leading minor %d)", info);
+            break;
+        }
+        if (sw != RILL_SUCCESS || sr != RILL_SUCCESS) {
+            dla_testing_error(&t, 1, "dpotrf failed: %s",
+                              rill_status_string(sw != RILL_SUCCESS ? sw : sr));
+            break;
+        }
+
+        double resid = -1.0;
+        if (t.check) {
+            s = rill_dla_check_dpotrf(t.dla, A, bump, t.seed, &resid);
+            if (s != RILL_SUCCESS) {
+                dla_testing_error(&t, 1, "the check failed to run: %s", rill_status_string(s));
+                break;
+            }
+        }
+        double n = t.N;
+        dla_testing_row(&t, time_s, n * n * n / 3.0 / time_s * 1e-9, resid);
+    }
+    rill_matrix_destroy(&A);
+    return dla_testing_fini(&t);
+}
