@@ -100,8 +100,8 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
     comm_mpsc_init(&comm->cmdq);
     rill_evcount_init(&comm->wake);
     rill_evcount_init(&comm->coll_ev);
-    rill_comm_heap_init(&comm->recv_pending);
-    rill_comm_heap_init(&comm->send_pending);
+    rill_heap_init(&comm->recv_pending);
+    rill_heap_init(&comm->send_pending);
     for (int t = 0; t < COMM_NB_TAGS; t++)
         atomic_init(&comm->handlers[t].fn, NULL);
     (void)argc;
@@ -160,8 +160,8 @@ rill_status_t rill_comm_fini(rill_comm_t **comm_p)
     }
     if (nexp)
         RILL_VERBOSE(RILL_LOG_COMM, 1, "%zu exposed buffers were never fully read at fini", nexp);
-    rill_comm_heap_fini(&comm->recv_pending);
-    rill_comm_heap_fini(&comm->send_pending);
+    rill_heap_fini(&comm->recv_pending);
+    rill_heap_fini(&comm->send_pending);
     free(comm->peers);
     while (comm->deferred_head) {
         comm_deferred_t *d = comm->deferred_head;

@@ -10,7 +10,7 @@
 
 #include "rill/config.h"
 #include "comm.h"
-#include "comm_heap.h"
+#include "heap.h"
 #include "comm_mpsc.h"
 #include "sync.h"
 
@@ -114,7 +114,7 @@ typedef struct comm_expose {
 typedef struct comm_get {
     comm_cmd_t cmd;
     comm_req_owner_t owner; /* COMM_REQ_DATA_RECV */
-    comm_heap_item_t hitem; /* waiting for a request slot */
+    rill_heap_item_t hitem; /* waiting for a request slot */
     struct comm_get *hnext; /* xfer id hash chain, while the Irecv is posted */
     int src;
     uint64_t handle;
@@ -129,7 +129,7 @@ typedef struct comm_get {
 /** The exposer's side of a transfer: one accepted GET, waiting for or in its Isend. */
 typedef struct comm_put {
     comm_req_owner_t owner; /* COMM_REQ_DATA_SEND */
-    comm_heap_item_t hitem;
+    rill_heap_item_t hitem;
     comm_expose_t *exp;
     int dst;
     uint64_t xfer_id;
@@ -236,8 +236,8 @@ struct rill_comm {
     comm_deferred_t *deferred_head, *deferred_tail;
     comm_expose_t *expose_table[COMM_HASH_BUCKETS];
     comm_get_t *get_table[COMM_HASH_BUCKETS];
-    comm_heap_t recv_pending; /* gets waiting for a request slot */
-    comm_heap_t send_pending; /* puts waiting for a request slot */
+    rill_heap_t recv_pending; /* gets waiting for a request slot */
+    rill_heap_t send_pending; /* puts waiting for a request slot */
     int recv_inflight, send_inflight;
     uint64_t next_seq, next_xfer_id;
     int sends_inflight_am;

@@ -379,7 +379,7 @@ static void comm_handle_get(rill_comm_t *c, int src, const void *payload, size_t
     put->dst = src;
     put->xfer_id = m.xfer_id;
     put->size = (size_t)m.size;
-    if (rill_comm_heap_push(&c->send_pending, &put->hitem) != RILL_SUCCESS) {
+    if (rill_heap_push(&c->send_pending, &put->hitem) != RILL_SUCCESS) {
         e->requested--;
         free(put);
         comm_get_error_reply(c, src, m.xfer_id, RILL_ERR_NO_MEMORY);
@@ -411,8 +411,8 @@ static void comm_handle_get_err(rill_comm_t *c, int src, const void *payload, si
 static int comm_start_transfers(rill_comm_t *c)
 {
     int progress = 0;
-    comm_heap_item_t *it;
-    while (c->recv_inflight < c->max_requests && (it = rill_comm_heap_pop(&c->recv_pending))) {
+    rill_heap_item_t *it;
+    while (c->recv_inflight < c->max_requests && (it = rill_heap_pop(&c->recv_pending))) {
         comm_get_t *g = container_of(it, comm_get_t, hitem);
         g->xfer_id = c->next_xfer_id++;
         MPI_Request req;
@@ -431,7 +431,7 @@ static int comm_start_transfers(rill_comm_t *c)
         c->recv_inflight++;
         progress++;
     }
-    while (c->send_inflight < c->max_requests && (it = rill_comm_heap_pop(&c->send_pending))) {
+    while (c->send_inflight < c->max_requests && (it = rill_heap_pop(&c->send_pending))) {
         comm_put_t *put = container_of(it, comm_put_t, hitem);
         MPI_Request req;
         COMM_MPI_CHECK(c, "MPI_Isend", put->dst,
@@ -684,7 +684,7 @@ static int comm_drain(rill_comm_t *c)
         case COMM_CMD_GET: {
             comm_get_t *g = container_of(cmd, comm_get_t, cmd);
             g->hitem.seq = c->next_seq++;
-            if (rill_comm_heap_push(&c->recv_pending, &g->hitem) != RILL_SUCCESS) {
+            if (rill_heap_push(&c->recv_pending, &g->hitem) != RILL_SUCCESS) {
                 RILL_ERROR(RILL_LOG_COMM, "out of memory queueing a GET from rank %d", g->src);
                 if (g->done)
                     g->done(g->arg, RILL_ERR_NO_MEMORY);

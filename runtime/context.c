@@ -125,6 +125,8 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
             idle_pause();
             continue;
         }
+        /* prepare, then re-check both the condition and the queues: a signal sent after
+         * either check changes the epoch, so the wait below returns at once */
         uint32_t key = rill_evcount_prepare(&ctx->idle);
         if (cond(arg)) {
             rill_evcount_cancel(&ctx->idle);
@@ -150,42 +152,20 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
     }
 }
 
+static bool shutting_down(void *arg)
+{
+    rill_context_t *ctx = arg;
+    /* acquire pairs with the release store in stop_workers */
+    return atomic_load_explicit(&ctx->shutdown, memory_order_acquire);
+}
+
+/* Workers 1..n-1: the same loop as the main thread's waits, until rill_fini. */
 static void *worker_main(void *arg)
 {
     rill_worker_t *w = arg;
-    rill_context_t *ctx = w->ctx;
     tl_worker = w;
-    rill_topo_bind_worker(ctx->topo, w->id);
-    const uint64_t spin_ns = (uint64_t)ctx->idle_spin * 1000;
-    uint64_t idle_since = 0;
-    while (!atomic_load_explicit(&ctx->shutdown, memory_order_acquire)) {
-        rill_task_t *t = ctx->sched->select(w);
-        if (t) {
-            rill_task_execute(w, t);
-            idle_since = 0;
-            continue;
-        }
-        uint64_t now = rill_time_ns();
-        if (!idle_since)
-            idle_since = now;
-        if (now - idle_since < spin_ns) {
-            idle_pause();
-            continue;
-        }
-        uint32_t key = rill_evcount_prepare(&ctx->idle);
-        t = ctx->sched->select(w);
-        if (t) {
-            rill_evcount_cancel(&ctx->idle);
-            rill_task_execute(w, t);
-            idle_since = 0;
-            continue;
-        }
-        if (atomic_load_explicit(&ctx->shutdown, memory_order_acquire)) {
-            rill_evcount_cancel(&ctx->idle);
-            break;
-        }
-        rill_evcount_wait(&ctx->idle, key, 100000);
-    }
+    rill_topo_bind_worker(w->ctx->topo, w->id);
+    rill_worker_work_until(w, shutting_down, w->ctx, NULL);
     tl_worker = NULL;
     return NULL;
 }

@@ -14,6 +14,7 @@
 
 #include "comm.h"
 #include "device.h"
+#include "heap.h"
 #include "log.h"
 #include "sync.h"
 #include "topology.h"
@@ -58,12 +59,11 @@ typedef struct rill_task_class {
 
 /** A task as the core sees it; front ends embed it first in their task structs. */
 struct rill_task {
-    rill_task_t *next; /* link in ready lists and scheduler queues */
+    rill_task_t *next; /* link in ready lists */
     const rill_task_class_t *tc;
     rill_taskpool_t *tp;
-    int32_t priority; /* higher runs first */
-    int32_t worker;   /* set by the core before the body runs */
-    uint64_t seq;     /* FIFO order among equal priorities, set by the scheduler */
+    rill_heap_item_t prio; /* priority (higher runs first); seq set by the scheduler */
+    int32_t worker;        /* set by the core before the body runs */
 };
 
 /* ------------------------------------------------------------ taskpools */
@@ -142,8 +142,11 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task);
  * comm thread). Any thread. */
 void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
-/** Make the calling worker (the main thread, worker 0) work until cond(arg) holds.
- * Reports stalls with the watchdog naming tp. */
+/** Make the calling worker run tasks until cond(arg) holds: the loop of every worker
+ * (the spawned ones run it until rill_fini, the main thread while it waits). When idle
+ * it spins for runtime_idle_spin_us, yielding, then sleeps until work is pushed or a
+ * taskpool terminates (cond is re-checked on each wake). With tp, stalls are reported
+ * by the watchdog. Worker threads. */
 void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg,
                             rill_taskpool_t *tp);
 

@@ -2,102 +2,42 @@
  * (one global priority queue), and the priority heap they share. */
 #include "scheduler.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* ------------------------------------------------------------ heap */
-
-void rill_task_heap_init(rill_task_heap_t *h)
-{
-    h->items = NULL;
-    h->size = h->cap = 0;
-    h->next_seq = 0;
-}
-
-void rill_task_heap_fini(rill_task_heap_t *h)
-{
-    free(h->items);
-    h->items = NULL;
-    h->size = h->cap = 0;
-}
-
-/* a before b: higher priority, then earlier arrival */
-static inline bool heap_before(const rill_task_t *a, const rill_task_t *b)
-{
-    return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
-}
-
-int rill_task_heap_push(rill_task_heap_t *h, rill_task_t *t)
-{
-    if (h->size == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 64;
-        rill_task_t **items = realloc(h->items, (size_t)cap * sizeof(*items));
-        if (!items)
-            return -1;
-        h->items = items;
-        h->cap = cap;
-    }
-    t->seq = h->next_seq++;
-    int i = h->size++;
-    while (i > 0) {
-        int parent = (i - 1) / 2;
-        if (!heap_before(t, h->items[parent]))
-            break;
-        h->items[i] = h->items[parent];
-        i = parent;
-    }
-    h->items[i] = t;
-    return 0;
-}
-
-rill_task_t *rill_task_heap_pop(rill_task_heap_t *h)
-{
-    if (h->size == 0)
-        return NULL;
-    rill_task_t *top = h->items[0];
-    rill_task_t *last = h->items[--h->size];
-    int i = 0, n = h->size;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && heap_before(h->items[c + 1], h->items[c]))
-            c++;
-        if (!heap_before(h->items[c], last))
-            break;
-        h->items[i] = h->items[c];
-        i = c;
-    }
-    if (n > 0)
-        h->items[i] = last;
-    return top;
-}
 
 /* A heap behind a spinlock, with a size readable without the lock so that thieves and
  * idle workers skip empty queues cheaply. */
 typedef struct locked_heap {
     rill_spinlock_t lock;
     atomic_int size; /* relaxed hint; the heap under the lock is the truth */
-    rill_task_heap_t heap;
+    uint64_t next_seq;
+    rill_heap_t heap;
 } __attribute__((aligned(64))) locked_heap_t;
+
+static void locked_heap_init(locked_heap_t *q)
+{
+    rill_spinlock_init(&q->lock);
+    atomic_init(&q->size, 0);
+    q->next_seq = 0;
+    rill_heap_init(&q->heap);
+}
 
 static void locked_heap_push_list(locked_heap_t *q, rill_task_t *list)
 {
-    int n = 0;
     rill_spinlock_lock(&q->lock);
     for (rill_task_t *t = list, *next; t; t = next) {
         next = t->next;
-        if (rill_task_heap_push(&q->heap, t) != 0) {
+        t->prio.seq = q->next_seq++; /* FIFO among equal priorities */
+        if (rill_heap_push(&q->heap, &t->prio) != RILL_SUCCESS) {
             rill_spinlock_unlock(&q->lock);
-            RILL_ERROR(RILL_LOG_SCHED, "out of memory growing a ready queue to %d tasks",
-                       q->heap.size + 1);
+            RILL_ERROR(RILL_LOG_SCHED, "out of memory growing a ready queue to %zu tasks",
+                       q->heap.count + 1);
             abort(); /* a task that cannot be queued would hang the run */
         }
-        n++;
     }
-    atomic_store_explicit(&q->size, q->heap.size, memory_order_relaxed);
+    atomic_store_explicit(&q->size, (int)q->heap.count, memory_order_relaxed);
     rill_spinlock_unlock(&q->lock);
-    (void)n;
 }
 
 static rill_task_t *locked_heap_pop(locked_heap_t *q)
@@ -105,10 +45,10 @@ static rill_task_t *locked_heap_pop(locked_heap_t *q)
     if (atomic_load_explicit(&q->size, memory_order_relaxed) == 0)
         return NULL;
     rill_spinlock_lock(&q->lock);
-    rill_task_t *t = rill_task_heap_pop(&q->heap);
-    atomic_store_explicit(&q->size, q->heap.size, memory_order_relaxed);
+    rill_heap_item_t *it = rill_heap_pop(&q->heap);
+    atomic_store_explicit(&q->size, (int)q->heap.count, memory_order_relaxed);
     rill_spinlock_unlock(&q->lock);
-    return t;
+    return it ? (rill_task_t *)((char *)it - offsetof(rill_task_t, prio)) : NULL;
 }
 
 /* ------------------------------------------------------------ lfq */
@@ -128,9 +68,7 @@ static rill_status_t lfq_install(rill_context_t *ctx)
         return RILL_ERR_NO_MEMORY;
     }
     for (int i = 0; i < ctx->nworkers; i++) {
-        rill_spinlock_init(&s->queues[i].lock);
-        atomic_init(&s->queues[i].size, 0);
-        rill_task_heap_init(&s->queues[i].heap);
+        locked_heap_init(&s->queues[i]);
         ctx->workers[i].sched_data = &s->queues[i];
     }
     ctx->sched_state = s;
@@ -169,7 +107,7 @@ static void lfq_remove(rill_context_t *ctx)
     if (!s)
         return;
     for (int i = 0; i < ctx->nworkers; i++)
-        rill_task_heap_fini(&s->queues[i].heap);
+        rill_heap_fini(&s->queues[i].heap);
     free(s->queues);
     free(s);
     ctx->sched_state = NULL;
@@ -191,9 +129,7 @@ static rill_status_t gpq_install(rill_context_t *ctx)
     locked_heap_t *q;
     if (posix_memalign((void **)&q, 64, sizeof(*q)))
         return RILL_ERR_NO_MEMORY;
-    rill_spinlock_init(&q->lock);
-    atomic_init(&q->size, 0);
-    rill_task_heap_init(&q->heap);
+    locked_heap_init(q);
     ctx->sched_state = q;
     return RILL_SUCCESS;
 }
@@ -215,7 +151,7 @@ static void gpq_remove(rill_context_t *ctx)
     locked_heap_t *q = ctx->sched_state;
     if (!q)
         return;
-    rill_task_heap_fini(&q->heap);
+    rill_heap_fini(&q->heap);
     free(q);
     ctx->sched_state = NULL;
 }

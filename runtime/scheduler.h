@@ -25,20 +25,4 @@ extern const rill_sched_ops_t rill_sched_gpq;
 /** Hand ready tasks to the scheduler and wake sleeping workers. Any thread. */
 void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, int n);
 
-/* ------------------------------------------------------------ priority heap */
-
-/** A binary max-heap of tasks ordered by (priority, then lower seq first). Not
- * thread-safe: schedulers lock around it. */
-typedef struct rill_task_heap {
-    rill_task_t **items;
-    int size, cap;
-    uint64_t next_seq;
-} rill_task_heap_t;
-
-void rill_task_heap_init(rill_task_heap_t *h);
-void rill_task_heap_fini(rill_task_heap_t *h);
-/** Returns -1 when out of memory (the task is not inserted). */
-int rill_task_heap_push(rill_task_heap_t *h, rill_task_t *t);
-rill_task_t *rill_task_heap_pop(rill_task_heap_t *h);
-
 #endif

@@ -350,7 +350,7 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
     t->super.next = NULL;
     t->super.tc = &cls->tc;
     t->super.tp = &tp->super;
-    t->super.priority = priority;
+    t->super.prio.priority = priority;
     t->super.worker = -1;
     t->cls = cls;
     t->nargs = nargs;
@@ -517,7 +517,7 @@ static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
         return RILL_HOOK_DONE;
     }
     rill_status_t s = rill_comm_get(task->tp->ctx->comm, a->src, a->handle, t->args[0].ptr,
-                                    data->size, task->priority, xfer_done, t);
+                                    data->size, task->prio.priority, xfer_done, t);
     free(a);
     if (s != RILL_SUCCESS) {
         rill_taskpool_fail(task->tp, s, "cannot get datum (key %llu) from rank %d",
@@ -554,7 +554,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         memcpy(msg, &m, sizeof(m));
         memcpy(msg + sizeof(m), t->args[0].ptr, data->size);
         s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, msg, sizeof(m) + data->size,
-                              task->priority);
+                              task->prio.priority);
         if (msg != buf)
             free(msg);
         if (s == RILL_SUCCESS)
@@ -564,7 +564,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, send_done, t, &m.handle);
         if (s == RILL_SUCCESS)
             s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, &m, sizeof(m),
-                                  task->priority);
+                                  task->prio.priority);
         if (s == RILL_SUCCESS)
             return RILL_HOOK_ASYNC;
         rill_comm_expect(comm, -1);

@@ -10,85 +10,12 @@
 #include "params_internal.h"
 #include "rill/params.h"
 
-extern char **environ;
+#include "params_test_util.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
-
-/* ------------------------------------------------------------ helpers */
-
-static char tmpdir[] = "/tmp/rill_test_params_XXXXXX";
-static int saved_stderr = -1;
-static char cap_path[256];
-static char cap_buf[65536];
-
-static void capture_begin(void)
+/* Like clean_env, also removing the home configuration file. */
+static void clean_env_home(void)
 {
-    fflush(stderr);
-    snprintf(cap_path, sizeof(cap_path), "%s/stderr_XXXXXX", tmpdir);
-    int fd = mkstemp(cap_path);
-    if (fd < 0) {
-        perror("mkstemp");
-        exit(1);
-    }
-    saved_stderr = dup(2);
-    dup2(fd, 2);
-    close(fd);
-}
-
-/* Stop capturing; the text written to stderr meanwhile (static buffer). */
-static const char *capture_end(void)
-{
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-    FILE *f = fopen(cap_path, "r");
-    size_t n = f ? fread(cap_buf, 1, sizeof(cap_buf) - 1, f) : 0;
-    cap_buf[n] = '\0';
-    if (f)
-        fclose(f);
-    unlink(cap_path);
-    return cap_buf;
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-/* Start from a clean registry, no RILL_MCA_* variable and an empty HOME. */
-static void clean_env(void)
-{
-    rill_params_reset();
-    for (;;) {
-        char name[256] = "";
-        for (char **e = environ; *e; e++) {
-            if (strncmp(*e, "RILL_MCA_", 9) == 0) {
-                size_t len = strcspn(*e, "=");
-                if (len < sizeof(name)) {
-                    memcpy(name, *e, len);
-                    name[len] = '\0';
-                }
-                break;
-            }
-        }
-        if (!name[0])
-            break;
-        unsetenv(name);
-    }
-    setenv("HOME", tmpdir, 1);
+    clean_env();
     char home_conf[512];
     snprintf(home_conf, sizeof(home_conf), "%s/.rill/mca-params.conf", tmpdir);
     unlink(home_conf);
@@ -129,7 +56,7 @@ static void test_precedence(void)
 {
     char conf[512];
     for (int present = 4; present >= 0; present--) {
-        clean_env();
+        clean_env_home();
         if (present >= 1) {
             write_file("prec.conf", "prec = 2\n", conf, sizeof(conf));
             setenv("RILL_MCA_param_files", conf, 1);
@@ -160,7 +87,7 @@ static void test_precedence(void)
               "%d sources: detail %s", present, info.source_detail ? info.source_detail : "NULL");
     }
     /* set after registration wins over everything and is kept by a reload */
-    clean_env();
+    clean_env_home();
     setenv("RILL_MCA_prec", "3", 1);
     CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
     rill_param_t *p = NULL;
@@ -175,7 +102,7 @@ static void test_precedence(void)
 /* $HOME/.rill/mca-params.conf, then RILL_MCA_param_files in order; later lines win. */
 static void test_files(void)
 {
-    clean_env();
+    clean_env_home();
     char dir[512], home_conf[600], a[512], b[512], list[1100];
     snprintf(dir, sizeof(dir), "%s/.rill", tmpdir);
     mkdir(dir, 0700);
@@ -224,7 +151,7 @@ static void test_files(void)
 
 static void test_file_errors(void)
 {
-    clean_env();
+    clean_env_home();
     char bad[512], missing[512], list[1100];
     write_file("bad.conf",
                "ok_a = 1\n"
@@ -261,7 +188,7 @@ static void test_file_errors(void)
           "good lines kept");
 
     /* a missing $HOME/.rill/mca-params.conf is not an error; a missing listed file is */
-    clean_env();
+    clean_env_home();
     CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "no home file");
     setenv("RILL_MCA_param_files", missing, 1);
     capture_begin();
@@ -280,7 +207,7 @@ static void test_file_errors(void)
 
 static void test_cmdline(void)
 {
-    clean_env();
+    clean_env_home();
     char *args[] = { "prog",  "-v",  "--mca", "c_x", "7",    "input.txt",
                      "--mca", "c_y", "yes",   "--",  "last", NULL };
     int argc = 11;
@@ -297,7 +224,7 @@ static void test_cmdline(void)
     CHECK(rill_param_get_int(x) == 7 && rill_param_get_bool(y), "cmdline values");
 
     /* the last of two --mca for one name wins */
-    clean_env();
+    clean_env_home();
     char *args2[] = { "prog", "--mca", "c_x", "1", "--mca", "c_x", "2", NULL };
     argc = 7;
     argv = args2;
@@ -306,7 +233,7 @@ static void test_cmdline(void)
     CHECK(rill_param_get_int(x) == 2, "last wins: %" PRId64, rill_param_get_int(x));
 
     /* --mca without its value, and without its name */
-    clean_env();
+    clean_env_home();
     char *args3[] = { "prog", "keep", "--mca", "c_x", NULL };
     argc = 4;
     argv = args3;
@@ -317,7 +244,7 @@ static void test_cmdline(void)
     CHECK(strstr(err, "--mca") && strstr(err, "c_x"), "message: %s", err);
     CHECK(argc == 2 && strcmp(argv[1], "keep") == 0 && argv[2] == NULL, "argv after: %d", argc);
 
-    clean_env();
+    clean_env_home();
     char *args4[] = { "prog", "--mca", NULL };
     argc = 2;
     argv = args4;
@@ -329,7 +256,7 @@ static void test_cmdline(void)
     CHECK(argc == 1 && argv[1] == NULL, "argc %d", argc);
 
     /* NULL argc/argv, and argc == 0 */
-    clean_env();
+    clean_env_home();
     CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "NULL argv");
     argc = 0;
     char *args5[] = { NULL };
@@ -340,7 +267,7 @@ static void test_cmdline(void)
 /* A reload re-reads files and environment and replaces what they gave. */
 static void test_reload(void)
 {
-    clean_env();
+    clean_env_home();
     setenv("RILL_MCA_r_x", "5", 1);
     CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
     rill_param_t *p;
@@ -364,7 +291,7 @@ static void test_reload(void)
     CHECK(strstr(err, "'300'") && strstr(err, "'r_x'"), "message: %s", err);
 
     /* set from code before registration, then re-registration */
-    clean_env();
+    clean_env_home();
     CHECK(rill_param_set("s_early", "lots") == RILL_SUCCESS, "set unregistered");
     CHECK(rill_param_set("s_early", "gpq") == RILL_SUCCESS, "set again");
     static const char *const scheds[] = { "lfq", "gpq", NULL };
@@ -385,7 +312,7 @@ static void test_reload(void)
 
 static void test_unknown(void)
 {
-    clean_env();
+    clean_env_home();
     char conf[512];
     write_file("unknown.conf", "# typo below\nshed = lfq\n", conf, sizeof(conf));
     setenv("RILL_MCA_param_files", conf, 1);
@@ -440,7 +367,7 @@ static void test_unknown(void)
     CHECK(err[0] == '\0', "warned again after reload: %s", err);
 
     /* nothing registered: no suggestion */
-    clean_env();
+    clean_env_home();
     rill_param_set("lonely", "1");
     capture_begin();
     n = rill_params_warn_unknown();
@@ -462,7 +389,7 @@ int main(void)
     test_cmdline();
     test_reload();
     test_unknown();
-    clean_env();
+    clean_env_home();
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -1,31 +1,31 @@
-/* Binary max-heap of pending transfers (priority, then arrival order). */
-#include "comm_heap.h"
+/* Intrusive binary max-heap (priority, then arrival order). */
+#include "heap.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 
-static bool heap_before(const comm_heap_item_t *a, const comm_heap_item_t *b)
+static bool heap_before(const rill_heap_item_t *a, const rill_heap_item_t *b)
 {
     return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
 }
 
-void rill_comm_heap_init(comm_heap_t *h)
+void rill_heap_init(rill_heap_t *h)
 {
     h->items = NULL;
     h->count = h->cap = 0;
 }
 
-void rill_comm_heap_fini(comm_heap_t *h)
+void rill_heap_fini(rill_heap_t *h)
 {
     free(h->items);
-    rill_comm_heap_init(h);
+    rill_heap_init(h);
 }
 
-rill_status_t rill_comm_heap_push(comm_heap_t *h, comm_heap_item_t *item)
+rill_status_t rill_heap_push(rill_heap_t *h, rill_heap_item_t *item)
 {
     if (h->count == h->cap) {
         size_t cap = h->cap ? 2 * h->cap : 64;
-        comm_heap_item_t **items = realloc(h->items, cap * sizeof(*items));
+        rill_heap_item_t **items = realloc(h->items, cap * sizeof(*items));
         if (!items)
             return RILL_ERR_NO_MEMORY;
         h->items = items;
@@ -43,12 +43,12 @@ rill_status_t rill_comm_heap_push(comm_heap_t *h, comm_heap_item_t *item)
     return RILL_SUCCESS;
 }
 
-comm_heap_item_t *rill_comm_heap_pop(comm_heap_t *h)
+rill_heap_item_t *rill_heap_pop(rill_heap_t *h)
 {
     if (h->count == 0)
         return NULL;
-    comm_heap_item_t *top = h->items[0];
-    comm_heap_item_t *last = h->items[--h->count];
+    rill_heap_item_t *top = h->items[0];
+    rill_heap_item_t *last = h->items[--h->count];
     size_t i = 0, n = h->count;
     for (;;) {
         size_t child = 2 * i + 1;
