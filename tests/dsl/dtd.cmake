@@ -13,3 +13,5 @@ foreach(sched lfq gpq)
 endforeach()
 rill_add_test(NAME test_dtd_errors SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_errors.c
     LIBS rill_dsl LABELS dsl)
+rill_add_test(NAME test_dtd_args SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_args.c
+    LIBS rill_dsl LABELS dsl)
