@@ -401,6 +401,15 @@ void rill_comm_expect(rill_comm_t *comm, int delta)
     atomic_fetch_add_explicit(&comm->expected, delta, memory_order_relaxed);
 }
 
+void rill_comm_workers_idle(rill_comm_t *comm, int delta)
+{
+    int before = atomic_fetch_add_explicit(&comm->idle_workers, delta, memory_order_relaxed);
+    /* the first idle worker while a message is awaited: cut the comm thread's sleep short */
+    if (delta > 0 && before <= 0 && comm->threaded &&
+        atomic_load_explicit(&comm->expected, memory_order_relaxed) > 0)
+        rill_evcount_signal(&comm->wake, 1);
+}
+
 void rill_comm_abort(rill_comm_t *comm, int code)
 {
     fflush(stdout);

@@ -109,13 +109,19 @@ rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uin
 rill_status_t rill_comm_barrier(rill_comm_t *comm);
 
 /**
- * Tell the comm engine that the layer above waits for delta more (or, negative, fewer)
- * incoming messages: an activation a receive waits for, a GET for an exposed buffer.
- * While any is expected, the idle comm thread polls MPI every comm_thread_poll_us instead
- * of backing off to comm_thread_yield_max_us, so the critical path is not delayed by its
- * sleeps. A hint only: correctness never depends on it. Any thread.
+ * Hints for the comm thread's idle policy (correctness never depends on them):
+ * - rill_comm_expect: the layer above waits for delta more (or, negative, fewer)
+ *   incoming messages: an activation a receive waits for, a GET for an exposed buffer;
+ * - rill_comm_workers_idle: delta more (fewer) workers of this process have nothing to
+ *   run.
+ * While a message is expected and a worker is idle, the message is on the critical path:
+ * the comm thread polls MPI every comm_thread_poll_us. Otherwise it backs off up to
+ * comm_thread_yield_max_us, leaving the core to the workers (on a core shared with a
+ * worker, polling every few microseconds cost a quarter of the compute). A worker turning
+ * idle while a message is expected wakes the comm thread. Any thread.
  */
 void rill_comm_expect(rill_comm_t *comm, int delta);
+void rill_comm_workers_idle(rill_comm_t *comm, int delta);
 
 /** End the whole job now with exit code code (MPI_Abort with MPI, exit otherwise), for
  * errors after which the ranks cannot agree on how to go on. The caller has logged why.

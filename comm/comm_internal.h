@@ -200,7 +200,8 @@ struct rill_comm {
     bool aggregate;
     int max_requests;
     uint64_t spin_us, yield_max_us, poll_us;
-    atomic_int expected; /* messages the layer above waits for (rill_comm_expect) */
+    atomic_int expected;     /* messages the layer above waits for (rill_comm_expect) */
+    atomic_int idle_workers; /* workers with nothing to run (rill_comm_workers_idle) */
 
     comm_handler_t handlers[COMM_NB_TAGS];
     atomic_uint_fast64_t next_handle; /* rill_comm_expose, any thread */

@@ -787,8 +787,9 @@ static void *comm_thread_main(void *arg)
         stat_add(&c->stats.sleeps, 1);
         /* A large transfer in flight advances only when we poll (shared-memory transports
          * copy fragment by fragment from inside MPI calls): keep the sleeps short then. */
-        if (atomic_load_explicit(&c->expected, memory_order_relaxed) > 0)
-            sleep_us = c->poll_us; /* a message on the critical path is on its way */
+        if (atomic_load_explicit(&c->expected, memory_order_relaxed) > 0 &&
+            atomic_load_explicit(&c->idle_workers, memory_order_relaxed) > 0)
+            sleep_us = c->poll_us; /* a worker waits for a message on its way */
         else if (c->recv_inflight || c->send_inflight)
             sleep_us = min_sleep_us;
         else

@@ -113,14 +113,18 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
     while (!cond(arg)) {
         rill_task_t *t = ctx->sched->select(w);
         if (t) {
+            if (idle_since) /* busy again */
+                rill_comm_workers_idle(ctx->comm, -1);
             rill_task_execute(w, t);
             idle_since = 0;
             continue;
         }
-        /* like the other workers: look for work a little longer before sleeping */
+        /* look for work a little longer before sleeping */
         uint64_t now = rill_time_ns();
-        if (!idle_since)
+        if (!idle_since) {
             idle_since = now;
+            rill_comm_workers_idle(ctx->comm, 1); /* the comm thread may poll harder */
+        }
         if (now - idle_since < spin_ns) {
             idle_pause();
             continue;
@@ -135,6 +139,7 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
         t = ctx->sched->select(w);
         if (t) {
             rill_evcount_cancel(&ctx->idle);
+            rill_comm_workers_idle(ctx->comm, -1);
             rill_task_execute(w, t);
             idle_since = 0;
             continue;
@@ -150,6 +155,8 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
             last_change = now;
         }
     }
+    if (idle_since)
+        rill_comm_workers_idle(ctx->comm, -1);
 }
 
 static bool shutting_down(void *arg)

@@ -950,9 +950,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         for (int i = 0; i < nargs; i++) {
             h = hash_mix(h, args[i].kind | (uint64_t)args[i].affinity << 8 |
                                 (uint64_t)args[i].size << 16);
-            if (args[i].data)
-                h = hash_mix(h, (args[i].data->dc ? args[i].data->dc->id : UINT32_MAX) ^
-                                    args[i].data->key << 20);
+            if (args[i].data && args[i].data->dc) /* private data may differ per rank */
+                h = hash_mix(h, args[i].data->dc->id ^ args[i].data->key << 20);
         }
         tp->hash = h;
     }
@@ -970,13 +969,15 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             s = RILL_ERR_NO_MEMORY;
             break;
         }
-        if (tp->distributed && args[i].kind != RILL_DTD_OUTPUT)
+        /* data outside collections are private to each rank: never moved */
+        bool moves = tp->distributed && args[i].data->dc;
+        if (moves && args[i].kind != RILL_DTD_OUTPUT)
             s = tracker_need_version(tp, tr, exec, priority);
         if (s == RILL_SUCCESS && local) {
             t->args[i].ptr = tracker_local_ptr(tr);
             s = t->args[i].ptr ? tracker_access(tr, ref_of(t), args[i].kind) : RILL_ERR_NO_MEMORY;
         }
-        if (s == RILL_SUCCESS && tp->distributed && args[i].kind != RILL_DTD_INPUT)
+        if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
             tracker_wrote(tp, tr, exec);
     }
     if (s != RILL_SUCCESS) /* edges already added keep the graph consistent: the task runs */
@@ -1034,7 +1035,7 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
         return RILL_ERR_BAD_STATE;
     }
     tp->flushed++;
-    if (!tp->distributed) /* its only copy is its home copy: nothing to move */
+    if (!tp->distributed || !data->dc) /* its only copy is its home copy: nothing to move */
         return RILL_SUCCESS;
     /* later accesses stay ordered after earlier ones: the history is kept */
     dtd_tracker_t *tr = tracker_get(tp, data);

@@ -19,7 +19,9 @@ typedef struct rill_collection rill_collection_t; /**< maps keys to ranks and da
 /**
  * Wrap size bytes at ptr as a datum homed on this rank. Borrows ptr: the caller keeps
  * it alive until rill_data_destroy and frees it afterwards. ptr == NULL is
- * RILL_ERR_INVALID_ARG. Main thread.
+ * RILL_ERR_INVALID_ARG. In a run of several ranks such a datum is private to each rank:
+ * a task that runs on rank r uses r's own copy and nothing is moved between ranks (use a
+ * collection for data the ranks share). Main thread.
  */
 rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill_data_t **data_p);
 /** Destroy a standalone datum (not one owned by a collection). *data_p becomes NULL. */

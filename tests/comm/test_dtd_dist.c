@@ -3,6 +3,7 @@
  *   chain SIZE   a tile passed around the ranks by INOUT tasks, payload SIZE bytes
  *   bcast        one tile written on rank 0, read by tasks on every rank
  *   potrf P Q N NB   tiled Cholesky on a block-cyclic matrix vs. a sequential one
+ *   private      data from rill_data_create stay private to each rank
  *   diverge      rank 1 inserts one more task: every rank reports the mismatch and the
  *                job stops (run through tests/expect_fail.sh)
  */
@@ -315,6 +316,51 @@ static int test_potrf(rill_context_t *ctx, int P, int Q, int n, int nb)
     return 0;
 }
 
+/* ------------------------------------------------------------ private data */
+
+static rill_status_t count_body(rill_task_t *task)
+{
+    double *anchor, *counter;
+    rill_dtd_unpack_args(task, &anchor, &counter);
+    *counter += 1;
+    return RILL_SUCCESS;
+}
+
+static int test_private(rill_context_t *ctx)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *anchors;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &anchors) == 0);
+    /* ranks make different numbers of private data: that is not a divergence */
+    double extra = 0, counter = 0;
+    rill_data_t *dextra = NULL, *dcounter;
+    if (me == 1)
+        CHECK(rill_data_create(ctx, &extra, sizeof(extra), &dextra) == 0);
+    CHECK(rill_data_create(ctx, &counter, sizeof(counter), &dcounter) == 0);
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "count", count_body, &cls) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    const int ntasks = 50;
+    for (int k = 0; k < ntasks; k++)
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT | RILL_DTD_AFFINITY,
+                                   rill_collection_data_of(anchors, (uint64_t)(k % nranks)),
+                                   RILL_DTD_INOUT, dcounter, RILL_DTD_ARG_END) == 0);
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    rill_taskpool_destroy(&tp);
+    int expect = 0;
+    for (int k = 0; k < ntasks; k++)
+        expect += k % nranks == me;
+    CHECK_MSG(counter == expect, "rank %d counted %g tasks in its private datum, expected %d", me,
+              counter, expect);
+    rill_data_destroy(&dcounter);
+    if (dextra)
+        rill_data_destroy(&dextra);
+    rill_dtd_class_destroy(&cls);
+    rill_collection_destroy(&anchors);
+    return 0;
+}
+
 /* ------------------------------------------------------------ divergence */
 
 static rill_status_t nop_body(rill_task_t *task)
@@ -351,7 +397,8 @@ int main(int argc, char **argv)
 {
     rill_context_t *ctx;
     CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
-    CHECK_MSG(argc >= 2, "usage: %s chain SIZE | bcast | potrf P Q N NB | diverge", argv[0]);
+    CHECK_MSG(argc >= 2, "usage: %s chain SIZE | bcast | potrf P Q N NB | private | diverge",
+              argv[0]);
     int rc = 1;
     const char *what = argv[1];
     if (!strcmp(what, "chain") && argc >= 3)
@@ -360,6 +407,8 @@ int main(int argc, char **argv)
         rc = test_bcast(ctx);
     else if (!strcmp(what, "potrf") && argc >= 6)
         rc = test_potrf(ctx, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    else if (!strcmp(what, "private"))
+        rc = test_private(ctx);
     else if (!strcmp(what, "diverge"))
         rc = test_diverge(ctx);
     if (rc == 0 && rill_context_rank(ctx) == 0)
