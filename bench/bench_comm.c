@@ -139,8 +139,8 @@ int main(int argc, char **argv)
                " round trip %.2f us; MPI one-way 8 B: %.2f us\n",
                rill_t[0] * 1e6, 2 * rill_t[0] * 1e6, mpi_t[0] * 1e6);
         printf("# (b) tile transfer through the runtime vs MPI_Send/MPI_Recv ping-pong\n");
-        printf("%12s %14s %14s %14s %14s %8s\n", "bytes", "rill_us/hop", "rill_GB/s",
-               "mpi_us/msg", "mpi_GB/s", "ratio");
+        printf("%12s %14s %14s %14s %14s %8s\n", "bytes", "rill_us/hop", "rill_GB/s", "mpi_us/msg",
+               "mpi_GB/s", "ratio");
         for (int i = 0; i < ns; i++)
             printf("%12zu %14.2f %14.3f %14.2f %14.3f %8.2f\n", sizes[i], rill_t[i] * 1e6,
                    (double)sizes[i] / rill_t[i] / 1e9, mpi_t[i] * 1e6,
