@@ -4,6 +4,8 @@
  *   bcast        one tile written on rank 0, read by tasks on every rank
  *   potrf P Q N NB   tiled Cholesky on a block-cyclic matrix vs. a sequential one
  *   private      data from rill_data_create stay private to each rank
+ *   stall        rank 1 is slow to produce what rank 0 waits for: rank 0's watchdog
+ *                names the datum, its version and rank 1 (run with runtime_watchdog_s 1)
  *   diverge      rank 1 inserts one more task: every rank reports the mismatch and the
  *                job stops (run through tests/expect_fail.sh)
  */
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rill/rill.h"
 #include "test_util.h"
@@ -361,6 +364,50 @@ static int test_private(rill_context_t *ctx)
     return 0;
 }
 
+/* ------------------------------------------------------------ stall */
+
+static rill_status_t slow_fill_body(rill_task_t *task)
+{
+    double *t;
+    rill_dtd_unpack_args(task, &t);
+    usleep(2500 * 1000);
+    t[0] = 42;
+    return RILL_SUCCESS;
+}
+
+static rill_status_t copy_body(rill_task_t *task)
+{
+    double *src, *dst;
+    rill_dtd_unpack_args(task, &src, &dst);
+    dst[0] = src[0];
+    return RILL_SUCCESS;
+}
+
+static int test_stall(rill_context_t *ctx)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *fill, *copy;
+    CHECK(rill_dtd_class_create(ctx, "slow_fill", slow_fill_body, &fill) == 0);
+    CHECK(rill_dtd_class_create(ctx, "copy", copy_body, &copy) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    rill_data_t *on1 = rill_collection_data_of(dc, 1), *on0 = rill_collection_data_of(dc, 0);
+    CHECK(rill_dtd_insert_task(tp, fill, 0, RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, on1,
+                               RILL_DTD_ARG_END) == 0);
+    CHECK(rill_dtd_insert_task(tp, copy, 0, RILL_DTD_INPUT, on1,
+                               RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, on0, RILL_DTD_ARG_END) == 0);
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS); /* rank 0's watchdog speaks meanwhile */
+    rill_taskpool_destroy(&tp);
+    if (me == 0)
+        CHECK(((double *)rill_data_ptr(on0))[0] == 42);
+    rill_dtd_class_destroy(&fill);
+    rill_dtd_class_destroy(&copy);
+    rill_collection_destroy(&dc);
+    return 0;
+}
+
 /* ------------------------------------------------------------ divergence */
 
 static rill_status_t nop_body(rill_task_t *task)
@@ -407,6 +454,8 @@ int main(int argc, char **argv)
         rc = test_bcast(ctx);
     else if (!strcmp(what, "potrf") && argc >= 6)
         rc = test_potrf(ctx, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    else if (!strcmp(what, "stall"))
+        rc = test_stall(ctx);
     else if (!strcmp(what, "private"))
         rc = test_private(ctx);
     else if (!strcmp(what, "diverge"))

@@ -15,3 +15,5 @@ rill_add_test(NAME test_dtd_errors SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_
     LIBS rill_dsl LABELS dsl)
 rill_add_test(NAME test_dtd_args SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_args.c
     LIBS rill_dsl LABELS dsl)
+rill_add_test(NAME test_dtd_watchdog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_watchdog.c
+    LIBS rill_dsl LABELS dsl TIMEOUT 60)
