@@ -74,7 +74,6 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
         st = tc->incarnations[i].hook(w, task);
         break;
     }
-    w->executed++;
     if (st != RILL_HOOK_ASYNC)
         rill_task_complete(w, task, st);
 }
@@ -107,7 +106,7 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
                             rill_taskpool_t *tp)
 {
     rill_context_t *ctx = w->ctx;
-    const uint64_t spin_ns = (uint64_t)ctx->idle_spin * 1000;
+    const uint64_t spin_ns = (uint64_t)ctx->idle_spin_us * 1000;
     uint64_t last_progress = atomic_load(&ctx->progress);
     uint64_t last_change = rill_time_ns(), idle_since = 0;
     while (!cond(arg)) {
@@ -224,7 +223,7 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     atomic_init(&ctx->shutdown, false);
     atomic_init(&ctx->progress, 0);
     atomic_init(&ctx->nb_taskpools, 0);
-    ctx->idle_spin = (int)rill_param_get_int(param_idle_spin_us);
+    ctx->idle_spin_us = (int)rill_param_get_int(param_idle_spin_us);
     ctx->watchdog_ns = (uint64_t)rill_param_get_int(param_watchdog_s) * 1000000000ull;
     ctx->sched = all_scheds[rill_param_get_enum(param_sched)];
 

@@ -110,9 +110,8 @@ struct rill_worker {
     int id;
     rill_context_t *ctx;
     pthread_t thread;
-    void *sched_data;  /* the scheduler's per-worker state */
-    int *steal_order;  /* other workers, nearest first */
-    uint64_t executed; /* tasks run by this worker */
+    void *sched_data; /* the scheduler's per-worker state */
+    int *steal_order; /* other workers, nearest first */
 };
 
 struct rill_context {
@@ -128,7 +127,7 @@ struct rill_context {
     atomic_ullong progress; /* tasks completed, for the watchdog */
     uint32_t next_taskpool_id;
     uint32_t next_collection_id;
-    int idle_spin;        /* failed selects before sleeping */
+    int idle_spin_us;     /* how long an idle worker looks for work before sleeping */
     uint64_t watchdog_ns; /* report a stall after this long (0: never) */
     atomic_int nb_taskpools;
 };

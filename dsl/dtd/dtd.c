@@ -376,10 +376,10 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
 }
 
 /* Drop the insertion guard: acq_rel pairs with the predecessors' decrements. */
-static void task_release_guard(dtd_taskpool_t *tp, dtd_task_t *t)
+static void task_release_guard(dtd_taskpool_t *tp, rill_worker_t *w, dtd_task_t *t)
 {
     if (atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) == 1)
-        rill_sched_push(tp->super.ctx, rill_worker_self(), &t->super, 1);
+        rill_sched_push(tp->super.ctx, w, &t->super, 1);
 }
 
 static inline dtd_ref_t ref_of(dtd_task_t *t)
@@ -644,7 +644,7 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
         tr->have_local = true;
         tr->local_version = tr->version;
     }
-    task_release_guard(tp, t);
+    task_release_guard(tp, rill_worker_self(), t);
     return s;
 }
 
@@ -984,7 +984,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         rill_taskpool_fail(&tp->super, s, "out of memory inserting task '%s'", cls->name);
     if (!local)
         return RILL_SUCCESS;
-    task_release_guard(tp, t);
+    task_release_guard(tp, w, t);
     if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window)
         rill_worker_work_until(w, window_drained, tp, &tp->super);
     return RILL_SUCCESS;
@@ -1034,7 +1034,6 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
                    tp->super.id);
         return RILL_ERR_BAD_STATE;
     }
-    tp->flushed++;
     if (!tp->distributed || !data->dc) /* its only copy is its home copy: nothing to move */
         return RILL_SUCCESS;
     /* later accesses stay ordered after earlier ones: the history is kept */

@@ -116,7 +116,7 @@ typedef struct dtd_taskpool {
     bool closed;
     bool distributed; /* more than one rank */
     int rank, nranks;
-    uint64_t inserted, flushed;
+    uint64_t inserted;
     uint64_t hash; /* running hash of the insertion sequence */
 } dtd_taskpool_t;
 
