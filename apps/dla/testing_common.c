@@ -82,6 +82,26 @@ static int parse_trans(const char *s, int *out)
     return 0;
 }
 
+int dla_testing_factor_result(dla_testing_t *t, const char *op, rill_status_t si, rill_status_t sw)
+{
+    if (si != RILL_SUCCESS) {
+        dla_testing_error(t, 1, "inserting %s failed: %s", op, rill_status_string(si));
+        return 1;
+    }
+    int info = 0;
+    rill_status_t sr = rill_dla_info_allreduce(t->dla, &info);
+    if (info > 0) {
+        dla_testing_error(t, 1, "matrix is not positive definite (leading minor %d)", info);
+        return 1;
+    }
+    if (sw != RILL_SUCCESS || sr != RILL_SUCCESS) {
+        dla_testing_error(t, 1, "%s failed: %s", op,
+                          rill_status_string(sw != RILL_SUCCESS ? sw : sr));
+        return 1;
+    }
+    return 0;
+}
+
 void dla_testing_error(dla_testing_t *t, int rank0_only, const char *fmt, ...)
 {
     t->failed = 1;

@@ -42,6 +42,11 @@ void dla_testing_row(dla_testing_t *t, double time_s, double gflops, double resi
 void dla_testing_error(dla_testing_t *t, int rank0_only, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/** After a factorization run (dpotrf, dposv): report a failed insertion (si), a matrix
+ * that is not positive definite (the leading minor, agreed between ranks), or a failed
+ * wait (sw). Returns 0 when the run succeeded, else non-zero (the run is marked failed). */
+int dla_testing_factor_result(dla_testing_t *t, const char *op, rill_status_t si, rill_status_t sw);
+
 /** Wall-clock seconds (monotonic). */
 double dla_testing_now(void);
 

@@ -72,22 +72,8 @@ int main(int argc, char **argv)
         rill_status_t sw = rill_taskpool_wait(tp);
         double time_s = dla_testing_now() - t0;
         rill_taskpool_destroy(&tp);
-
-        if (si != RILL_SUCCESS) {
-            dla_testing_error(&t, 1, "inserting dpotrf failed: %s", rill_status_string(si));
+        if (dla_testing_factor_result(&t, "dpotrf", si, sw))
             break;
-        }
-        int info = 0;
-        rill_status_t sr = rill_dla_info_allreduce(t.dla, &info);
-        if (info > 0) {
-            dla_testing_error(&t, 1, "matrix is not positive definite (leading minor %d)", info);
-            break;
-        }
-        if (sw != RILL_SUCCESS || sr != RILL_SUCCESS) {
-            dla_testing_error(&t, 1, "dpotrf failed: %s",
-                              rill_status_string(sw != RILL_SUCCESS ? sw : sr));
-            break;
-        }
 
         double resid = -1.0;
         if (t.check) {

@@ -91,4 +91,19 @@ static void clean_env(void)
     setenv("HOME", tmpdir, 1);
 }
 
+/* Remove the temporary folder and report: the test's exit code. */
+static int test_finish(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        printf("warning: could not remove %s\n", tmpdir);
+    if (failures) {
+        printf("%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
+}
+
 #endif

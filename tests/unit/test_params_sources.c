@@ -390,14 +390,5 @@ int main(void)
     test_reload();
     test_unknown();
     clean_env_home();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        printf("warning: could not remove %s\n", tmpdir);
-    if (failures) {
-        printf("%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("all checks passed\n");
-    return 0;
+    return test_finish();
 }

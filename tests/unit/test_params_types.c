@@ -383,14 +383,5 @@ int main(void)
     test_registration_rules();
     test_info();
     rill_params_reset();
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        printf("warning: could not remove %s\n", tmpdir);
-    if (failures) {
-        printf("%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("all checks passed\n");
-    return 0;
+    return test_finish();
 }
