@@ -345,13 +345,31 @@ static const char *comm_op_name(rill_comm_op_t op)
     return op == RILL_COMM_SUM ? "sum" : op == RILL_COMM_MIN ? "min" : "max";
 }
 
-/* Post a collective and sleep until the comm thread finished it. */
-static rill_status_t comm_coll_run(rill_comm_t *comm, comm_coll_t *coll)
+void rill_comm_set_waiter(rill_comm_t *comm, const rill_comm_waiter_t *waiter)
+{
+    if (waiter)
+        comm->waiter = *waiter;
+    else
+        memset(&comm->waiter, 0, sizeof(comm->waiter));
+}
+
+static bool coll_done(void *arg)
+{
+    comm_coll_t *coll = arg;
+    /* acquire pairs with the comm thread's release store of done (comm_mpi.c) */
+    return atomic_load_explicit(&coll->done, memory_order_acquire);
+}
+
+/* Post a collective and wait until the comm thread finished it: through the waiter
+ * (the caller keeps running tasks), else asleep. */
+static rill_status_t comm_coll_run(rill_comm_t *comm, comm_coll_t *coll, const char *what)
 {
     atomic_init(&coll->done, 0);
     coll->status = RILL_SUCCESS;
     coll->owner.kind = COMM_REQ_COLL;
     rill_comm_post(comm, &coll->cmd);
+    if (comm->waiter.wait && comm->waiter.wait(comm->waiter.arg, coll_done, coll, what))
+        return coll->status;
     for (;;) {
         uint32_t key = rill_evcount_prepare(&comm->coll_ev);
         /* acquire pairs with the comm thread's release store of done (comm_mpi.c) */
@@ -382,7 +400,12 @@ rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uin
     comm_coll_t coll = {
         .cmd.kind = COMM_CMD_ALLREDUCE, .in = in, .out = out, .count = count, .op = op
     };
-    return comm_coll_run(comm, &coll);
+    static const char *const what[] = {
+        [RILL_COMM_SUM] = "a collective with every rank (allreduce, sum)",
+        [RILL_COMM_MIN] = "a collective with every rank (allreduce, min)",
+        [RILL_COMM_MAX] = "a collective with every rank (allreduce, max)",
+    };
+    return comm_coll_run(comm, &coll, what[op]);
 }
 
 rill_status_t rill_comm_barrier(rill_comm_t *comm)
@@ -392,7 +415,7 @@ rill_status_t rill_comm_barrier(rill_comm_t *comm)
     if (!comm->threaded)
         return RILL_SUCCESS;
     comm_coll_t coll = { .cmd.kind = COMM_CMD_BARRIER };
-    return comm_coll_run(comm, &coll);
+    return comm_coll_run(comm, &coll, "a collective with every rank (barrier)");
 }
 
 void rill_comm_expect(rill_comm_t *comm, int delta)

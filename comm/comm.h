@@ -4,6 +4,7 @@
 #ifndef RILL_COMM_H
 #define RILL_COMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,10 +101,35 @@ rill_status_t rill_comm_get(rill_comm_t *comm, int src, uint64_t handle, void *b
 
 /* ------------------------------------------------------------ runtime collectives */
 
-/** Blocking for the caller (it sleeps), carried out by the comm thread with a
- * non-blocking MPI collective, so other traffic keeps flowing meanwhile. in == out is
- * allowed (in place). Every rank must call the same collectives in the same order.
- * Main thread (one collective at a time). */
+/**
+ * How a thread that called a blocking comm operation (a collective) waits for it. The
+ * layer above installs one (the runtime core does, at context creation) so that such a
+ * thread keeps running its tasks and is watched by the watchdog: another rank may need
+ * those tasks before it can join the collective, so a rank that only slept there could
+ * deadlock the job. Without a waiter, or when wait returns false (the calling thread is
+ * not one it can drive), the caller sleeps until the comm thread finishes.
+ */
+typedef struct rill_comm_waiter {
+    /** Return once done(done_arg) holds, or false at once if this thread cannot wait
+     * here. what names the wait (static storage) for reports. Calling thread. */
+    bool (*wait)(void *arg, bool (*done)(void *done_arg), void *done_arg, const char *what);
+    /** The comm thread finished a wait's operation: wake the waiters to re-check. Must
+     * not block. Comm thread. */
+    void (*wake)(void *arg);
+    void *arg;
+} rill_comm_waiter_t;
+
+/** Install the waiter (copied; NULL removes it). Before the first collective and after
+ * the last: the comm thread reads it when a collective completes, which happens after
+ * the collective was posted through the command queue, so the install (made before
+ * posting) is visible to it. Main thread. */
+void rill_comm_set_waiter(rill_comm_t *comm, const rill_comm_waiter_t *waiter);
+
+/** Blocking for the caller, carried out by the comm thread with a non-blocking MPI
+ * collective, so other traffic keeps flowing meanwhile; the caller waits through the
+ * installed waiter (it keeps running tasks), else sleeps. in == out is allowed (in
+ * place). Every rank must call the same collectives in the same order. Main thread (one
+ * collective at a time). */
 rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uint64_t *out,
                                       int count, rill_comm_op_t op);
 rill_status_t rill_comm_barrier(rill_comm_t *comm);

@@ -209,9 +209,10 @@ struct rill_comm {
 
     bool threaded; /* a comm thread runs (MPI with size > 1) */
     pthread_t thread;
-    comm_mpsc_t cmdq;       /* commands for the comm thread */
-    rill_evcount_t wake;    /* the comm thread sleeps on it */
-    rill_evcount_t coll_ev; /* callers of collectives sleep on it */
+    comm_mpsc_t cmdq;          /* commands for the comm thread */
+    rill_evcount_t wake;       /* the comm thread sleeps on it */
+    rill_evcount_t coll_ev;    /* callers of collectives sleep on it */
+    rill_comm_waiter_t waiter; /* how callers of collectives wait (wait == NULL: sleep) */
 
 #if RILL_HAVE_MPI
     MPI_Comm mpi_comm; /* our dup of MPI_COMM_WORLD */

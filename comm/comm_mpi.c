@@ -75,7 +75,12 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (finalized) {
-        RILL_ERROR(RILL_LOG_COMM, "rill_comm_init: MPI was already finalized");
+        RILL_ERROR(RILL_LOG_COMM,
+                   "rill_comm_init: MPI was already finalized (by an earlier rill_fini, or by the "
+                   "application), and MPI cannot be initialised twice in a process. To start "
+                   "Rill again after rill_fini, initialise MPI yourself (MPI_Init_thread with "
+                   "MPI_THREAD_SERIALIZED) before the first rill_init and finalize it after the "
+                   "last rill_fini");
         return RILL_ERR_BAD_STATE;
     }
     if (!initialized) {
@@ -619,6 +624,8 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
          * caller's frame and may vanish right after this store: do not touch it again */
         atomic_store_explicit(&coll->done, 1, memory_order_release);
         rill_evcount_signal(&c->coll_ev, 0);
+        if (c->waiter.wake)
+            c->waiter.wake(c->waiter.arg);
         break;
     }
     }

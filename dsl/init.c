@@ -3,6 +3,7 @@
 #include "rill/info.h"
 #include "rill/runtime.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core.h"
@@ -38,10 +39,31 @@ rill_status_t rill_info_print_topology(FILE *out)
     return RILL_SUCCESS;
 }
 
+static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_p);
+
+/* The process's one context: a second would start a second set of workers and a second
+ * comm thread on the same cores and MPI, and share the DTD layer's pools. */
+static atomic_bool context_live;
+
 rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p)
 {
     if (!ctx_p)
         return RILL_ERR_INVALID_ARG;
+    if (atomic_exchange(&context_live, true)) {
+        RILL_ERROR(RILL_LOG_RUNTIME,
+                   "rill_init: Rill is already initialised in this process; there is one "
+                   "context per process: use the one rill_init returned (or call rill_fini on "
+                   "it first)");
+        return RILL_ERR_BAD_STATE;
+    }
+    rill_status_t status = init_context(argc, argv, ctx_p);
+    if (status != RILL_SUCCESS)
+        atomic_store(&context_live, false);
+    return status;
+}
+
+static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_p)
+{
     rill_status_t status = rill_params_load(argc, argv);
     if (status != RILL_SUCCESS)
         return status;
@@ -59,8 +81,14 @@ rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p)
     if (ctx->rank == 0)
         rill_params_warn_unknown();
     status = rill_dtd_init(ctx);
+    /* every rank installs its message handlers before any rank may send to it: a rank
+     * that finished rill_init early would otherwise reach a slower one before its DTD
+     * handler exists (the message is held, but counted and warned about) */
+    if (status == RILL_SUCCESS && ctx->nranks > 1)
+        status = rill_comm_barrier(ctx->comm);
     if (status != RILL_SUCCESS) {
         rill_context_destroy(&ctx);
+        rill_dtd_fini();
         return status;
     }
     *ctx_p = ctx;
@@ -73,5 +101,6 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
         return RILL_ERR_INVALID_ARG;
     rill_status_t status = rill_context_destroy(ctx_p);
     rill_dtd_fini();
+    atomic_store(&context_live, false);
     return status;
 }

@@ -12,7 +12,7 @@
 static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sched_gpq };
 #define NB_SCHEDS ((int)(sizeof(all_scheds) / sizeof(all_scheds[0])))
 
-static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s;
+static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s, *param_watchdog_action;
 static _Thread_local rill_worker_t *tl_worker;
 
 rill_status_t rill_core_register_params(void)
@@ -39,9 +39,18 @@ rill_status_t rill_core_register_params(void)
     if (s != RILL_SUCCESS)
         status = s;
     s = rill_param_register_int("runtime_watchdog_s",
-                                "Report what a waiting taskpool waits on when no task completed "
-                                "for this many seconds (0: never)",
+                                "Report what a blocking wait of the runtime (taskpool wait, DTD "
+                                "window, collective) waits on when no task completed for this "
+                                "many seconds (0: never)",
                                 RILL_PARAM_LEVEL_USER, 30, 0, 86400, &param_watchdog_s);
+    if (s != RILL_SUCCESS)
+        status = s;
+    static const char *const actions[] = { "warn", "abort", NULL };
+    s = rill_param_register_enum("runtime_watchdog_action",
+                                 "What the watchdog does after reporting a stall: warn (and "
+                                 "report again after each quiet period) or abort (end the job "
+                                 "with exit code 3, e.g. in tests, so a hang becomes a failure)",
+                                 RILL_PARAM_LEVEL_USER, actions, "warn", &param_watchdog_action);
     if (s != RILL_SUCCESS)
         status = s;
     rill_status_t st = rill_log_register_params();
@@ -68,12 +77,16 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
     const rill_task_class_t *tc = task->tc;
     rill_hook_status_t st = RILL_HOOK_ERROR;
     task->worker = w->id;
+    /* for the watchdog: relaxed count, release name (pairs with its acquire load) */
+    atomic_fetch_add_explicit(&w->nstarted, 1, memory_order_relaxed);
+    atomic_store_explicit(&w->running, tc->name, memory_order_release);
     for (int i = 0; i < tc->nb_incarnations; i++) {
         if (tc->incarnations[i].type != RILL_DEVICE_CPU)
             continue; /* other devices' incarnations arrive with their managers */
         st = tc->incarnations[i].hook(w, task);
         break;
     }
+    atomic_store_explicit(&w->running, NULL, memory_order_relaxed);
     if (st != RILL_HOOK_ASYNC)
         rill_task_complete(w, task, st);
 }
@@ -92,23 +105,11 @@ static inline void idle_pause(void)
     sched_yield();
 }
 
-static void watchdog_report(rill_taskpool_t *tp, uint64_t idle_ns)
-{
-    RILL_WARN(RILL_LOG_RUNTIME,
-              "watchdog: no task completed for %.0f s while waiting for taskpool %u "
-              "(%lld tasks or actions pending); what it waits on:",
-              (double)idle_ns / 1e9, tp->id, (long long)atomic_load(&tp->pending));
-    if (tp->ops->describe)
-        tp->ops->describe(tp, stderr);
-}
-
-void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg,
-                            rill_taskpool_t *tp)
+void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg)
 {
     rill_context_t *ctx = w->ctx;
     const uint64_t spin_ns = (uint64_t)ctx->idle_spin_us * 1000;
-    uint64_t last_progress = atomic_load(&ctx->progress);
-    uint64_t last_change = rill_time_ns(), idle_since = 0;
+    uint64_t idle_since = 0;
     while (!cond(arg)) {
         rill_task_t *t = ctx->sched->select(w);
         if (t) {
@@ -144,15 +145,6 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
             continue;
         }
         rill_evcount_wait(&ctx->idle, key, 10000);
-        now = rill_time_ns();
-        uint64_t p = atomic_load(&ctx->progress);
-        if (p != last_progress) {
-            last_progress = p;
-            last_change = now;
-        } else if (tp && ctx->watchdog_ns && now - last_change > ctx->watchdog_ns) {
-            watchdog_report(tp, now - last_change);
-            last_change = now;
-        }
     }
     if (idle_since)
         rill_comm_workers_idle(ctx->comm, -1);
@@ -171,7 +163,7 @@ static void *worker_main(void *arg)
     rill_worker_t *w = arg;
     tl_worker = w;
     rill_topo_bind_worker(w->ctx->topo, w->id);
-    rill_worker_work_until(w, shutting_down, w->ctx, NULL);
+    rill_worker_work_until(w, shutting_down, w->ctx);
     tl_worker = NULL;
     return NULL;
 }
@@ -203,6 +195,24 @@ rill_context_t *rill_task_context(const rill_task_t *task)
     return task->tp->ctx;
 }
 
+/* The comm engine's collectives wait through the runtime: the main thread keeps running
+ * tasks (another rank may need them to reach the collective) under the watchdog. */
+static bool comm_wait(void *arg, bool (*done)(void *), void *done_arg, const char *what)
+{
+    rill_context_t *ctx = arg;
+    rill_worker_t *w = rill_worker_self();
+    if (!w || w->ctx != ctx)
+        return false;
+    rill_context_wait(w, done, done_arg, what, NULL);
+    return true;
+}
+
+static void comm_wake(void *arg)
+{
+    rill_context_t *ctx = arg;
+    rill_evcount_signal(&ctx->idle, 0);
+}
+
 static void stop_workers(rill_context_t *ctx, int started)
 {
     atomic_store_explicit(&ctx->shutdown, true, memory_order_release);
@@ -232,6 +242,8 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
         goto err_free_ctx;
     ctx->rank = rill_comm_rank(ctx->comm);
     ctx->nranks = rill_comm_size(ctx->comm);
+    rill_comm_waiter_t waiter = { .wait = comm_wait, .wake = comm_wake, .arg = ctx };
+    rill_comm_set_waiter(ctx->comm, &waiter);
 
     status = rill_topo_init(rill_comm_local_rank(ctx->comm), rill_comm_local_size(ctx->comm),
                             &ctx->topo);
@@ -272,9 +284,14 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
             goto err_stop_workers;
         }
     }
+    status = rill_watchdog_start(ctx, (int)rill_param_get_enum(param_watchdog_action));
+    if (status != RILL_SUCCESS)
+        goto err_stop_watchdog;
     *ctx_p = ctx;
     return RILL_SUCCESS;
 
+err_stop_watchdog:
+    rill_watchdog_stop(ctx);
 err_stop_workers:
     stop_workers(ctx, started);
     tl_worker = NULL;
@@ -285,6 +302,7 @@ err_free_workers:
     free(ctx->workers);
     rill_topo_destroy(&ctx->topo);
 err_fini_comm:
+    rill_comm_set_waiter(ctx->comm, NULL);
     rill_comm_fini(&ctx->comm);
 err_free_ctx:
     free(ctx);
@@ -297,16 +315,40 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
     if (!ctx_p || !*ctx_p)
         return RILL_ERR_INVALID_ARG;
     rill_context_t *ctx = *ctx_p;
-    int live = atomic_load(&ctx->nb_taskpools);
-    if (live)
-        RILL_WARN(RILL_LOG_RUNTIME, "rill_fini: %d taskpool(s) were not destroyed", live);
+    rill_status_t status = RILL_SUCCESS;
+    /* taskpools left running are run to the end (oldest first, the same order on every
+     * rank), then every taskpool left is freed */
+    rill_taskpool_t *oldest = ctx->taskpools;
+    while (oldest && oldest->next)
+        oldest = oldest->next;
+    for (rill_taskpool_t *tp = oldest; tp; tp = tp->prev) {
+        if (tp->waited || !tp->used)
+            continue;
+        RILL_WARN(RILL_LOG_RUNTIME,
+                  "rill_fini: taskpool %u was not waited for; running it to the end now", tp->id);
+        rill_status_t s = rill_taskpool_wait(tp);
+        if (s != RILL_SUCCESS && status == RILL_SUCCESS)
+            status = s;
+    }
+    while (ctx->taskpools) {
+        rill_taskpool_t *tp = ctx->taskpools;
+        RILL_VERBOSE(RILL_LOG_RUNTIME, 1, "rill_fini: destroying taskpool %u", tp->id);
+        rill_taskpool_destroy(&tp);
+    }
     stop_workers(ctx, ctx->nworkers);
     tl_worker = NULL;
     ctx->sched->remove(ctx);
     free(ctx->workers[0].steal_order);
     free(ctx->workers);
     rill_topo_destroy(&ctx->topo);
-    rill_status_t status = rill_comm_fini(&ctx->comm);
+    rill_comm_set_waiter(ctx->comm, NULL);
+    /* the comm engine's final barrier is a blocking wait too: watched */
+    rill_watchdog_enter(ctx, "the final barrier of rill_fini with every rank", NULL);
+    rill_status_t s = rill_comm_fini(&ctx->comm);
+    rill_watchdog_leave(ctx);
+    rill_watchdog_stop(ctx);
+    if (s != RILL_SUCCESS && status == RILL_SUCCESS)
+        status = s;
     free(ctx);
     *ctx_p = NULL;
     return status;

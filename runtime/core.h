@@ -75,6 +75,9 @@ typedef struct rill_taskpool_ops {
     rill_status_t (*close)(rill_taskpool_t *tp);
     /** Called by the watchdog: print what the taskpool waits on. */
     void (*describe)(rill_taskpool_t *tp, FILE *out);
+    /** The taskpool ended on every rank (end of rill_taskpool_wait): drop the claims the
+     * front end holds on data and classes, so they may be destroyed. Main thread. */
+    void (*ended)(rill_taskpool_t *tp);
     /** Free the front end's part (the core frees the rest). */
     void (*destroy)(rill_taskpool_t *tp);
 } rill_taskpool_ops_t;
@@ -91,6 +94,8 @@ struct rill_taskpool {
     char error_msg[256];
     rill_spinlock_t error_lock;
     bool waited;
+    bool used; /* the front end put something in it (a task, a flush): it must be waited */
+    rill_taskpool_t *prev, *next; /* the context's live taskpools (main thread) */
 };
 
 /** Set up the core part of a taskpool; pending starts at 1 (the front end's hold,
@@ -112,7 +117,29 @@ struct rill_worker {
     pthread_t thread;
     void *sched_data; /* the scheduler's per-worker state */
     int *steal_order; /* other workers, nearest first */
+    /* for the watchdog: the class name of the task running (NULL between tasks) and how
+     * many tasks this worker started; written by the worker, read by the watchdog */
+    _Atomic(const char *) running;
+    atomic_ullong nstarted;
 };
+
+#define RILL_MAX_WAITS 8 /* nesting depth of the main thread's blocking waits */
+
+/** What the watchdog knows (watchdog.c): the main thread's blocking waits, innermost
+ * last, under lock. */
+typedef struct rill_watchdog {
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* the watchdog thread sleeps on it */
+    struct {
+        const char *what;    /* static storage */
+        rill_taskpool_t *tp; /* the taskpool waited for, or NULL */
+    } waits[RILL_MAX_WAITS];
+    int nwaits;
+    uint64_t last_change; /* last progress or new wait (ns) */
+    bool stop, started;
+    int action; /* 0: warn, 1: abort the job */
+    pthread_t thread;
+} rill_watchdog_t;
 
 struct rill_context {
     int rank, nranks;
@@ -129,7 +156,9 @@ struct rill_context {
     uint32_t next_collection_id;
     int idle_spin_us;     /* how long an idle worker looks for work before sleeping */
     uint64_t watchdog_ns; /* report a stall after this long (0: never) */
+    rill_watchdog_t watchdog;
     atomic_int nb_taskpools;
+    rill_taskpool_t *taskpools; /* live taskpools, newest first (main thread) */
 };
 
 /** The calling thread's worker (NULL on threads that are not workers). */
@@ -144,10 +173,23 @@ void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t 
 /** Make the calling worker run tasks until cond(arg) holds: the loop of every worker
  * (the spawned ones run it until rill_fini, the main thread while it waits). When idle
  * it spins for runtime_idle_spin_us, yielding, then sleeps until work is pushed or a
- * taskpool terminates (cond is re-checked on each wake). With tp, stalls are reported
- * by the watchdog. Worker threads. */
-void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg,
-                            rill_taskpool_t *tp);
+ * taskpool terminates (cond is re-checked on each wake). Worker threads. */
+void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg);
+
+/** A blocking wait of the runtime: run tasks until cond(arg) holds, watched by the
+ * watchdog, which reports what (static storage) and tp's state when no task completes
+ * for runtime_watchdog_s. Every blocking wait of the main thread goes through here (the
+ * taskpool wait, the DTD window, collectives). Main thread. */
+void rill_context_wait(rill_worker_t *w, bool (*cond)(void *arg), void *arg, const char *what,
+                       rill_taskpool_t *tp);
+
+/** The watchdog's record of the main thread's blocking waits (watchdog.c). enter/leave
+ * nest. Main thread. */
+void rill_watchdog_enter(rill_context_t *ctx, const char *what, rill_taskpool_t *tp);
+void rill_watchdog_leave(rill_context_t *ctx);
+/** Start the watchdog thread (when runtime_watchdog_s > 0) / stop it. Main thread. */
+rill_status_t rill_watchdog_start(rill_context_t *ctx, int action);
+void rill_watchdog_stop(rill_context_t *ctx);
 
 /** Core parameters (scheduler, idle spin, watchdog) and context creation/destruction,
  * used by rill_init/rill_fini in the DSL layer. */

@@ -72,6 +72,23 @@ rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill
     return RILL_SUCCESS;
 }
 
+void rill_data_use(rill_data_t *data, uint32_t tp_id)
+{
+    data->users++;
+    data->user_tp = tp_id;
+    if (data->dc) {
+        data->dc->users++;
+        data->dc->user_tp = tp_id;
+    }
+}
+
+void rill_data_unuse(rill_data_t *data)
+{
+    data->users--;
+    if (data->dc)
+        data->dc->users--;
+}
+
 rill_status_t rill_data_destroy(rill_data_t **data_p)
 {
     if (!data_p || !*data_p)
@@ -80,6 +97,13 @@ rill_status_t rill_data_destroy(rill_data_t **data_p)
         RILL_ERROR(RILL_LOG_DATA, "rill_data_destroy: this datum belongs to a collection; "
                                   "destroy the collection instead");
         return RILL_ERR_INVALID_ARG;
+    }
+    if ((*data_p)->users) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_data_destroy: the datum (%zu bytes at %p) is used by taskpool %u, which "
+                   "was not waited for; call rill_taskpool_wait on it first",
+                   (*data_p)->size, rill_data_ptr(*data_p), (*data_p)->user_tp);
+        return RILL_ERR_BUSY;
     }
     rill_data_fini(*data_p);
     free(*data_p);
@@ -112,6 +136,8 @@ static rill_status_t collection_init(rill_collection_t *dc, rill_context_t *ctx,
     dc->datum_size = datum_size;
     dc->rank_of = rank_of;
     dc->arg = arg;
+    dc->users = 0;
+    dc->user_tp = 0;
     rill_hmap_init(&dc->data);
     return RILL_SUCCESS;
 }
@@ -145,10 +171,25 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
     return RILL_SUCCESS;
 }
 
+/* A collection in use by a taskpool that has not ended may not go. */
+static rill_status_t collection_check_unused(const rill_collection_t *dc, const char *call)
+{
+    if (!dc->users)
+        return RILL_SUCCESS;
+    RILL_ERROR(RILL_LOG_DATA,
+               "%s: collection %u has data used by taskpool %u, which was not waited for; call "
+               "rill_taskpool_wait on it first",
+               call, dc->id, dc->user_tp);
+    return RILL_ERR_BUSY;
+}
+
 rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
 {
     if (!dc_p || !*dc_p)
         return RILL_ERR_INVALID_ARG;
+    rill_status_t s = collection_check_unused(*dc_p, "rill_collection_destroy");
+    if (s != RILL_SUCCESS)
+        return s;
     collection_fini(*dc_p);
     free(*dc_p);
     *dc_p = NULL;
@@ -271,6 +312,9 @@ rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
 {
     if (!A_p || !*A_p)
         return RILL_ERR_INVALID_ARG;
+    rill_status_t s = collection_check_unused(&(*A_p)->dc, "rill_matrix_destroy");
+    if (s != RILL_SUCCESS)
+        return s;
     collection_fini(&(*A_p)->dc);
     free((*A_p)->local);
     free(*A_p);

@@ -35,6 +35,10 @@ struct rill_data {
     size_t size;
     atomic_ullong version; /* bumped by each completed write */
     rill_data_copy_t *copies[RILL_MAX_DEVICES];
+    /* taskpools that use the datum and have not ended (main thread): while > 0 the datum
+     * may not be destroyed; user_tp names the last one, for the error */
+    int users;
+    uint32_t user_tp;
 };
 
 struct rill_collection {
@@ -44,7 +48,14 @@ struct rill_collection {
     rill_collection_rank_fn rank_of;
     void *arg;
     rill_hmap_t data; /* key -> rill_data_t*, created on first use */
+    int users;        /* taskpools that use some datum of it and have not ended */
+    uint32_t user_tp; /* the last of them */
 };
+
+/** A taskpool starts / stops using a datum (and its collection): while used, destroying
+ * it is refused with RILL_ERR_BUSY. Main thread. */
+void rill_data_use(rill_data_t *data, uint32_t tp_id);
+void rill_data_unuse(rill_data_t *data);
 
 /** Set up a datum's core fields; with ptr, its host copy (borrowed, or owned when
  * owns is true). */

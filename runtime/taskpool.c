@@ -17,6 +17,12 @@ void rill_taskpool_init(rill_taskpool_t *tp, rill_context_t *ctx, const rill_tas
     tp->error_msg[0] = '\0';
     rill_spinlock_init(&tp->error_lock);
     tp->waited = false;
+    tp->used = false;
+    tp->prev = NULL;
+    tp->next = ctx->taskpools;
+    if (tp->next)
+        tp->next->prev = tp;
+    ctx->taskpools = tp;
     atomic_fetch_add(&ctx->nb_taskpools, 1);
 }
 
@@ -77,11 +83,14 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
         return RILL_ERR_BAD_STATE;
     }
     tp->waited = true;
+    /* the whole wait is watched: closing may wait in collectives, which keep this thread
+     * running tasks (a rank that only slept there could starve the other ranks) */
+    rill_watchdog_enter(tp->ctx, "the end of a taskpool (rill_taskpool_wait)", tp);
     rill_status_t status = tp->ops->close(tp);
     if (status != RILL_SUCCESS)
         rill_taskpool_fail(tp, status, "closing the taskpool failed: %s",
                            rill_status_string(status));
-    rill_worker_work_until(w, taskpool_done, tp, tp);
+    rill_worker_work_until(w, taskpool_done, tp);
     /* Distributed termination. Locally the taskpool is quiescent: every task of this rank
      * ran and every transfer it owed (sends are tasks that end at PUT_END) completed; the
      * front end guarantees no message for it can still arrive (DTD: every rank knows every
@@ -91,6 +100,9 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
         if (s != RILL_SUCCESS)
             rill_taskpool_fail(tp, s, "the termination barrier failed: %s", rill_status_string(s));
     }
+    rill_watchdog_leave(tp->ctx);
+    if (tp->ops->ended)
+        tp->ops->ended(tp);
     return (rill_status_t)atomic_load_explicit(&tp->error, memory_order_acquire);
 }
 
@@ -99,15 +111,22 @@ rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p)
     if (!tp_p || !*tp_p)
         return RILL_ERR_INVALID_ARG;
     rill_taskpool_t *tp = *tp_p;
-    if (!tp->waited) {
+    if (!tp->waited && tp->used) {
         /* an unwaited taskpool may still hold tasks: waiting is the only safe way out */
         RILL_ERROR(RILL_LOG_RUNTIME,
-                   "rill_taskpool_destroy: taskpool %u was not waited for; call "
+                   "rill_taskpool_destroy: taskpool %u has tasks and was not waited for; call "
                    "rill_taskpool_wait first",
                    tp->id);
         return RILL_ERR_BAD_STATE;
     }
-    atomic_fetch_sub(&tp->ctx->nb_taskpools, 1);
+    rill_context_t *ctx = tp->ctx;
+    if (tp->prev)
+        tp->prev->next = tp->next;
+    else
+        ctx->taskpools = tp->next;
+    if (tp->next)
+        tp->next->prev = tp->prev;
+    atomic_fetch_sub(&ctx->nb_taskpools, 1);
     tp->ops->destroy(tp); /* frees tp itself */
     *tp_p = NULL;
     return RILL_SUCCESS;

@@ -111,6 +111,13 @@ rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p)
 {
     if (!cls_p || !*cls_p)
         return RILL_ERR_INVALID_ARG;
+    if ((*cls_p)->users) {
+        RILL_ERROR(RILL_LOG_DTD,
+                   "rill_dtd_class_destroy: class '%s' has tasks in taskpool %u, which was not "
+                   "waited for; call rill_taskpool_wait on it first",
+                   (*cls_p)->name, (*cls_p)->user_tp - 1);
+        return RILL_ERR_BUSY;
+    }
     free(*cls_p);
     *cls_p = NULL;
     return RILL_SUCCESS;
@@ -233,6 +240,7 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
     if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS)
         goto err_free;
     tp->order[tp->norder++] = tr;
+    rill_data_use(data, tp->super.id); /* until the taskpool ends (dtd_ended) */
     return tr;
 err_free:
     free(tr->sent);
@@ -754,12 +762,49 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
     }
 }
 
+/* The taskpool ended everywhere: its data and classes may be destroyed from now on. */
+static void dtd_ended(rill_taskpool_t *super)
+{
+    dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
+    for (size_t i = 0; i < tp->norder; i++)
+        rill_data_unuse(tp->order[i]->data);
+    for (int i = 0; i < tp->nclasses; i++)
+        tp->classes[i]->users--;
+    tp->nclasses = 0;
+}
+
+/* Count the taskpool among cls's users, once. Main thread. */
+static rill_status_t class_claim(dtd_taskpool_t *tp, rill_dtd_class_t *cls)
+{
+    uint32_t mark = tp->super.id + 1;
+    if (cls->user_tp == mark)
+        return RILL_SUCCESS;
+    for (int i = 0; i < tp->nclasses; i++)
+        if (tp->classes[i] == cls) { /* taskpools took turns with this class */
+            cls->user_tp = mark;
+            return RILL_SUCCESS;
+        }
+    if (tp->nclasses == tp->cap_classes) {
+        int cap = tp->cap_classes ? 2 * tp->cap_classes : 8;
+        rill_dtd_class_t **c = realloc(tp->classes, (size_t)cap * sizeof(*c));
+        if (!c)
+            return RILL_ERR_NO_MEMORY;
+        tp->classes = c;
+        tp->cap_classes = cap;
+    }
+    tp->classes[tp->nclasses++] = cls;
+    cls->users++;
+    cls->user_tp = mark;
+    return RILL_SUCCESS;
+}
+
 static void dtd_destroy(rill_taskpool_t *super)
 {
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     for (size_t i = 0; i < tp->norder; i++)
         tracker_free(tp->order[i]);
     free(tp->order);
+    free(tp->classes);
     rill_hmap_fini(&tp->trackers);
     free(tp);
 }
@@ -768,6 +813,7 @@ static const rill_taskpool_ops_t dtd_taskpool_ops = {
     .name = "dtd",
     .close = dtd_close,
     .describe = dtd_describe,
+    .ended = dtd_ended,
     .destroy = dtd_destroy,
 };
 
@@ -940,6 +986,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         nargs++;
     }
     va_end(ap);
+    if (class_claim(tp, cls) != RILL_SUCCESS)
+        return RILL_ERR_NO_MEMORY;
+    tp->super.used = true;
 
     int exec = tp->distributed ? exec_rank(args, nargs) : tp->rank;
     bool local = exec == tp->rank;
@@ -986,7 +1035,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         return RILL_SUCCESS;
     task_release_guard(tp, w, t);
     if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window)
-        rill_worker_work_until(w, window_drained, tp, &tp->super);
+        rill_context_wait(w, window_drained, tp,
+                          "room in the DTD insertion window (dtd_window_size)", &tp->super);
     return RILL_SUCCESS;
 }
 
@@ -1034,6 +1084,7 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
                    tp->super.id);
         return RILL_ERR_BAD_STATE;
     }
+    tp->super.used = true;
     if (!tp->distributed || !data->dc) /* its only copy is its home copy: nothing to move */
         return RILL_SUCCESS;
     /* later accesses stay ordered after earlier ones: the history is kept */

@@ -17,6 +17,10 @@ struct rill_dtd_class {
     rill_dtd_body_fn cpu_body;
     char name[64];
     uint64_t name_hash; /* for the insertion-sequence check between ranks */
+    /* taskpools that inserted tasks of this class and have not ended (main thread): while
+     * > 0 the class may not be destroyed; user_tp is the last one + 1 (0: none yet) */
+    int users;
+    uint32_t user_tp;
 };
 
 typedef struct dtd_arg {
@@ -117,7 +121,9 @@ typedef struct dtd_taskpool {
     bool distributed; /* more than one rank */
     int rank, nranks;
     uint64_t inserted;
-    uint64_t hash; /* running hash of the insertion sequence */
+    uint64_t hash;              /* running hash of the insertion sequence */
+    rill_dtd_class_t **classes; /* classes it inserted tasks of (each counted once) */
+    int nclasses, cap_classes;
 } dtd_taskpool_t;
 
 /** Pools and parameters of the DTD layer: set up by rill_init, freed by rill_fini. */

@@ -24,7 +24,9 @@ typedef struct rill_collection rill_collection_t; /**< maps keys to ranks and da
  * collection for data the ranks share). Main thread.
  */
 rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill_data_t **data_p);
-/** Destroy a standalone datum (not one owned by a collection). *data_p becomes NULL. */
+/** Destroy a standalone datum (not one owned by a collection). A datum used by a
+ * taskpool that was not waited for is refused with RILL_ERR_BUSY (the message names the
+ * taskpool): tasks may still read it. *data_p becomes NULL. Main thread. */
 rill_status_t rill_data_destroy(rill_data_t **data_p);
 
 /** Host pointer of this rank's copy (NULL for a remote datum), size, home rank. */
@@ -46,7 +48,9 @@ typedef int (*rill_collection_rank_fn)(uint64_t key, void *arg);
 rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
                                      rill_collection_rank_fn rank_of, void *arg,
                                      rill_collection_t **dc_p);
-/** Free the collection and every datum it owns. *dc_p becomes NULL. */
+/** Free the collection and every datum it owns. Refused with RILL_ERR_BUSY while a
+ * taskpool that uses one of its data was not waited for. *dc_p becomes NULL. Main
+ * thread. */
 rill_status_t rill_collection_destroy(rill_collection_t **dc_p);
 /** Home rank of key. Any thread. */
 int rill_collection_rank_of(const rill_collection_t *dc, uint64_t key);
@@ -69,6 +73,9 @@ typedef struct rill_matrix rill_matrix_t; /**< 2D block-cyclic tiled matrix of d
  */
 rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int nb, int P, int Q,
                                  rill_matrix_t **A_p);
+/** Free the matrix, its tiles and their storage. Refused with RILL_ERR_BUSY while a
+ * taskpool that uses one of its tiles was not waited for. *A_p becomes NULL. Main
+ * thread, same order on every rank. */
 rill_status_t rill_matrix_destroy(rill_matrix_t **A_p);
 
 /** Geometry: tile rows/cols (mt, nt), the size of tile row i / tile column j. */

@@ -49,6 +49,9 @@ enum {
  */
 rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
                                     rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p);
+/** Free a class. A class with tasks in a taskpool that was not waited for is refused
+ * with RILL_ERR_BUSY (the message names the taskpool). *cls_p becomes NULL. Main
+ * thread. */
 rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p);
 
 /** A new DTD taskpool, open for insertion. Main thread. */
@@ -79,9 +82,12 @@ rill_status_t rill_dtd_unpack_args(rill_task_t *task, ...);
 void *rill_dtd_arg(rill_task_t *task, int i);
 
 /**
- * Return datum's final version to its home rank and stop tracking it in this
- * taskpool (later tasks that use it start a new history). rill_taskpool_wait
- * flushes every datum still tracked. Main thread.
+ * Bring datum's latest version (as of the tasks inserted so far) back to its home
+ * rank: the home rank receives it once the tasks that produce it ran, so its
+ * storage holds that version when the taskpool ends. The datum's history is kept:
+ * tasks inserted later still depend on the earlier ones. A datum used by a
+ * single rank, or outside a collection, has nothing to move. rill_taskpool_wait
+ * flushes every datum. Main thread.
  */
 rill_status_t rill_dtd_data_flush(rill_taskpool_t *tp, rill_data_t *data);
 

@@ -21,13 +21,20 @@ typedef struct rill_task rill_task_t;         /**< one task instance (opaque to 
  * already), discover the topology, start one worker per core given to Rill (the
  * calling thread is worker 0 and works while it waits), the comm thread, and warn
  * about unknown parameters. argc/argv may be NULL. On error nothing is left running
- * and *ctx_p is untouched. Main thread, once per process.
+ * and *ctx_p is untouched. One context per process: a second rill_init before
+ * rill_fini is RILL_ERR_BAD_STATE (the first context is unaffected). After rill_fini
+ * Rill can start again only if the application initialised MPI itself (Rill then
+ * leaves it initialised); if Rill initialised MPI, rill_fini finalised it and a new
+ * rill_init fails with RILL_ERR_BAD_STATE. Main thread.
  */
 rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p);
 
 /**
- * Stop Rill: wait for running taskpools, stop the threads, finalise MPI if Rill
- * initialised it, free the context and set *ctx_p to NULL. Main thread.
+ * Stop Rill: run every taskpool that has tasks and was not waited for to the end (as
+ * rill_taskpool_wait would, oldest first, with a warning), free every taskpool not
+ * destroyed yet (their handles become invalid), stop the threads, finalise MPI if Rill
+ * initialised it, free the context and set *ctx_p to NULL. Returns the first error of
+ * those waits, or of stopping the comm engine. Main thread.
  */
 rill_status_t rill_fini(rill_context_t **ctx_p);
 
@@ -49,7 +56,9 @@ const char *rill_version_string(void);
  */
 rill_status_t rill_taskpool_wait(rill_taskpool_t *tp);
 
-/** Free a taskpool that was waited for (or never had a task). *tp_p becomes NULL. */
+/** Free a taskpool that was waited for, or that never had a task inserted (nor a datum
+ * flushed). A taskpool with tasks that was not waited for is RILL_ERR_BAD_STATE (wait
+ * for it first). *tp_p becomes NULL. Main thread. */
 rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p);
 
 /** The worker running the task (0 .. nworkers-1), for per-worker scratch. Task body. */

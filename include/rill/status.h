@@ -21,6 +21,7 @@ typedef enum rill_status {
     RILL_ERR_MISMATCH = -10,     /**< ranks disagree (diverging insertion, grid mismatch) */
     RILL_ERR_NUMERIC = -11,      /**< a numerical failure (matrix not SPD, check failed) */
     RILL_ERR_TASK = -12,         /**< a task body reported an error */
+    RILL_ERR_BUSY = -13,         /**< the object is still in use (by a taskpool not waited for) */
 } rill_status_t;
 
 /** Short, static, human-readable name of a status ("invalid argument"). Any thread. */

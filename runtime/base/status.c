@@ -30,6 +30,8 @@ const char *rill_status_string(rill_status_t status)
         return "numerical failure";
     case RILL_ERR_TASK:
         return "task failed";
+    case RILL_ERR_BUSY:
+        return "still in use";
     }
     return "unknown status";
 }

@@ -14,6 +14,17 @@ _dist(NP 3 TEST test_dtd_private_np3 ARGS private)
 _dist(NP 2 TEST test_dtd_stall_np2 ARGS stall --mca runtime_watchdog_s 1)
 set_tests_properties(test_dtd_stall_np2 PROPERTIES PASS_REGULAR_EXPRESSION
     "rill 0 runtime\\] warning: watchdog.*\n.*\n? *waiting for datum \\(collection 0, key 1\\) version 1 from rank 1.*stall on 2 ranks: correct")
+_dist(NP 2 TEST test_dtd_collstall_np2 ARGS collstall --mca runtime_watchdog_s 1
+    --mca runtime_num_cores 1)
+# a rank that waits in the collectives of closing keeps running the tasks another rank,
+# throttled by its window, waits for (one worker per rank); a hang ends as a failure
+foreach(np 2 3)
+    foreach(sched lfq gpq)
+        _dist(NP ${np} TEST test_dtd_window_${sched}_np${np} TIMEOUT 120 ARGS window 200
+            --mca runtime_num_cores 1 --mca dtd_window_size 16 --mca sched ${sched}
+            --mca runtime_watchdog_s 20 --mca runtime_watchdog_action abort)
+    endforeach()
+endforeach()
 _dist(NP 2 TEST test_dtd_potrf_1x2 ARGS potrf 1 2 96 8)
 _dist(NP 2 TEST test_dtd_potrf_2x1 ARGS potrf 2 1 96 8)
 _dist(NP 4 TEST test_dtd_potrf_2x2 ARGS potrf 2 2 128 8)
@@ -24,4 +35,31 @@ foreach(np 2 3)
         COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "different task sequences"
             ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np ${np} $<TARGET_FILE:test_dtd_dist> diverge)
     set_tests_properties(test_dtd_diverge_np${np} PROPERTIES LABELS "mpi;dsl" TIMEOUT 90)
+endforeach()
+# Random distributed graphs against a sequential run: 2-4 ranks, 1-2 workers per rank,
+# both schedulers, windows from 16 to 8000 drawn per repetition. A hang ends as a
+# failure carrying the watchdog's report. tests/stress/dtd_stress.sh runs it longer.
+rill_add_test(NAME test_dtd_stress SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_stress.c
+    LIBS rill_dsl LABELS "mpi;dsl;stress" NP 2 TEST _stress_build_only ARGS --reps 1 --tasks 10)
+set_tests_properties(_stress_build_only PROPERTIES DISABLED TRUE)
+set(_seed 1)
+# about a minute in all in a release build; sanitizer builds run fewer repetitions
+if(RILL_SANITIZE)
+    set(_reps 3)
+else()
+    set(_reps 20)
+endif()
+foreach(np 2 3 4)
+    foreach(cores 1 2)
+        foreach(sched lfq gpq)
+            add_test(NAME test_dtd_stress_np${np}_${cores}w_${sched}
+                COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np ${np}
+                    $<TARGET_FILE:test_dtd_stress> --reps ${_reps} --tasks 5000 --seed ${_seed}
+                    --mca runtime_num_cores ${cores} --mca sched ${sched}
+                    --mca runtime_watchdog_s 20 --mca runtime_watchdog_action abort)
+            set_tests_properties(test_dtd_stress_np${np}_${cores}w_${sched} PROPERTIES
+                LABELS "mpi;dsl;stress" TIMEOUT 180)
+            math(EXPR _seed "${_seed} + 1")
+        endforeach()
+    endforeach()
 endforeach()

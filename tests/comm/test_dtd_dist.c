@@ -8,6 +8,14 @@
  *                names the datum, its version and rank 1 (run with runtime_watchdog_s 1)
  *   diverge      rank 1 inserts one more task: every rank reports the mismatch and the
  *                job stops (run through tests/expect_fail.sh)
+ *   collstall    rank 1's only worker (its main thread) runs a 2.5 s task inside the
+ *                collectives that close the taskpool, while rank 0 waits in them: with
+ *                runtime_watchdog_s 1, rank 0's watchdog reports the collective it waits
+ *                in, rank 1's the task its main thread runs
+ *   window N     rank 0 writes a tile N times, rank 1 reads each version: with one worker
+ *                per rank and a small dtd_window_size, rank 0 reaches its wait (and the
+ *                collectives of closing) with tasks left that rank 1, throttled by its
+ *                window, waits for; rank 0 must keep running them meanwhile
  */
 #include <math.h>
 #include <stdint.h>
@@ -408,6 +416,92 @@ static int test_stall(rill_context_t *ctx)
     return 0;
 }
 
+/* ------------------------------------------------------------ window */
+
+static rill_status_t slow_bump_body(rill_task_t *task)
+{
+    double *t;
+    rill_dtd_unpack_args(task, &t);
+    usleep(1000); /* rank 0 is slower than rank 1: it reaches its wait with work left */
+    t[0] += 1;
+    return RILL_SUCCESS;
+}
+
+static rill_status_t accumulate_body(rill_task_t *task)
+{
+    double *src, *dst;
+    rill_dtd_unpack_args(task, &src, &dst);
+    dst[0] += src[0];
+    return RILL_SUCCESS;
+}
+
+static int test_window(rill_context_t *ctx, int n)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *bump, *acc;
+    CHECK(rill_dtd_class_create(ctx, "slow_bump", slow_bump_body, &bump) == 0);
+    CHECK(rill_dtd_class_create(ctx, "accumulate", accumulate_body, &acc) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    rill_data_t *a = rill_collection_data_of(dc, 0), *sum = rill_collection_data_of(dc, 1);
+    for (int k = 0; k < n; k++) {
+        CHECK(rill_dtd_insert_task(tp, bump, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY, a,
+                                   RILL_DTD_ARG_END) == 0);
+        CHECK(rill_dtd_insert_task(tp, acc, 0, RILL_DTD_INPUT, a,
+                                   RILL_DTD_INOUT | RILL_DTD_AFFINITY, sum, RILL_DTD_ARG_END) == 0);
+    }
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    rill_taskpool_destroy(&tp);
+    if (me == 1) /* 1 + 2 + ... + n */
+        CHECK_MSG(((double *)rill_data_ptr(sum))[0] == 0.5 * n * (n + 1), "sum %g, expected %g",
+                  ((double *)rill_data_ptr(sum))[0], 0.5 * n * (n + 1));
+    rill_dtd_class_destroy(&bump);
+    rill_dtd_class_destroy(&acc);
+    rill_collection_destroy(&dc);
+    return 0;
+}
+
+/* ------------------------------------------------------------ collstall */
+
+static rill_status_t sleepy_body(rill_task_t *task)
+{
+    (void)task;
+    usleep(2500 * 1000);
+    return RILL_SUCCESS;
+}
+
+static int test_collstall(rill_context_t *ctx)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *sleepy;
+    CHECK(rill_dtd_class_create(ctx, "sleepy", sleepy_body, &sleepy) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    CHECK(rill_dtd_insert_task(tp, sleepy, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                               rill_collection_data_of(dc, 1), RILL_DTD_ARG_END) == 0);
+    test_capture_t cap;
+    test_capture_begin(&cap);
+    rill_status_t s = rill_taskpool_wait(tp);
+    char *out = test_capture_end(&cap);
+    fputs(out, stderr);
+    CHECK(s == RILL_SUCCESS);
+    if (me == 0)
+        CHECK_MSG(strstr(out, "in a collective with every rank"),
+                  "rank 0's watchdog did not report the collective it waits in");
+    else if (me == 1)
+        CHECK_MSG(strstr(out, "worker 0 (the main thread) runs a 'sleepy' task"),
+                  "rank 1's watchdog did not name the task its main thread runs");
+    free(out);
+    rill_taskpool_destroy(&tp);
+    rill_dtd_class_destroy(&sleepy);
+    rill_collection_destroy(&dc);
+    return 0;
+}
+
 /* ------------------------------------------------------------ divergence */
 
 static rill_status_t nop_body(rill_task_t *task)
@@ -444,8 +538,10 @@ int main(int argc, char **argv)
 {
     rill_context_t *ctx;
     CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
-    CHECK_MSG(argc >= 2, "usage: %s chain SIZE | bcast | potrf P Q N NB | private | diverge",
-              argv[0]);
+    CHECK_MSG(
+        argc >= 2,
+        "usage: %s chain SIZE | bcast | potrf P Q N NB | private | diverge | collstall | window N",
+        argv[0]);
     int rc = 1;
     const char *what = argv[1];
     if (!strcmp(what, "chain") && argc >= 3)
@@ -460,6 +556,10 @@ int main(int argc, char **argv)
         rc = test_private(ctx);
     else if (!strcmp(what, "diverge"))
         rc = test_diverge(ctx);
+    else if (!strcmp(what, "collstall"))
+        rc = test_collstall(ctx);
+    else if (!strcmp(what, "window") && argc >= 3)
+        rc = test_window(ctx, atoi(argv[2]));
     if (rc == 0 && rill_context_rank(ctx) == 0)
         printf("%s on %d ranks: correct\n", what, rill_context_nranks(ctx));
     CHECK(rill_fini(&ctx) == RILL_SUCCESS);
