@@ -225,15 +225,18 @@ static rill_data_t *collection_datum(rill_collection_t *dc, uint64_t key, size_t
         }
         memset(ptr, 0, size);
     }
-    if (rill_data_init(data, dc->ctx, dc, key, rank, ptr, size, true) != RILL_SUCCESS ||
-        rill_hmap_put(&dc->data, key, data) != RILL_SUCCESS) {
-        rill_data_fini(data);
-        if (!data->copies[0])
-            free(ptr);
-        free(data);
-        return NULL;
+    if (rill_data_init(data, dc->ctx, dc, key, rank, ptr, size, true) != RILL_SUCCESS) {
+        free(ptr); /* no copy took it */
+        goto err_free_data;
+    }
+    if (rill_hmap_put(&dc->data, key, data) != RILL_SUCCESS) {
+        rill_data_fini(data); /* frees ptr with the copy that owns it */
+        goto err_free_data;
     }
     return data;
+err_free_data:
+    free(data);
+    return NULL;
 }
 
 rill_data_t *rill_collection_data_of(rill_collection_t *dc, uint64_t key)

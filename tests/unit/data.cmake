@@ -1,0 +1,4 @@
+# Data and collections under injected failures (link-time wrapping of internal calls).
+rill_add_test(NAME test_data_alloc_fail SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_data_alloc_fail.c
+    LIBS rill_dsl LABELS unit TIMEOUT 60)
+target_link_options(test_data_alloc_fail PRIVATE -Wl,--wrap=rill_hmap_put)
