@@ -1,5 +1,6 @@
 /* rill_info: print Rill's parameters (value, where it came from, help), its build
  * options and the topology it would use. Uses only the public API. */
+#include <dirent.h>
 #include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -118,23 +119,54 @@ static const char *yes_no(int have)
     return have ? "yes" : "no";
 }
 
+#define NVIDIA_GPUS_DIR "/proc/driver/nvidia/gpus"
+
+/* GPUs the NVIDIA driver lists (one folder each), or -1 when no driver is loaded. */
+static int nvidia_gpu_count(void)
+{
+    DIR *d = opendir(NVIDIA_GPUS_DIR);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e = readdir(d); e; e = readdir(d))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* What was found at configure time is not what this build can use: say both. There is
+ * no CUDA device module yet (device/ has the CPU device only; ARCHITECTURE.md), so no
+ * GPU is used whatever the toolkit or the machine; update this with that module. */
 static void print_build(void)
 {
     printf("Build:\n");
-    printf("  version:    %s\n", RILL_VERSION_STRING);
-    printf("  git hash:   %s\n", RILL_GIT_HASH);
-    printf("  build type: %s\n", RILL_BUILD_TYPE[0] ? RILL_BUILD_TYPE : "(none)");
-    printf("  compiler:   %s\n", RILL_C_COMPILER);
-    printf("  sanitizer:  %s\n", RILL_SANITIZER[0] ? RILL_SANITIZER : "none");
-    printf("  hwloc:      %s\n", RILL_HWLOC_VERSION);
-    printf("  MPI:        %s", yes_no(RILL_HAVE_MPI));
+    printf("  version:      %s\n", RILL_VERSION_STRING);
+    printf("  git hash:     %s\n", RILL_GIT_HASH);
+    printf("  build type:   %s\n", RILL_BUILD_TYPE[0] ? RILL_BUILD_TYPE : "(none)");
+    printf("  compiler:     %s\n", RILL_C_COMPILER);
+    printf("  sanitizer:    %s\n", RILL_SANITIZER[0] ? RILL_SANITIZER : "none");
+    printf("  hwloc:        %s\n", RILL_HWLOC_VERSION);
+    printf("  MPI:          %s", yes_no(RILL_HAVE_MPI));
     if (RILL_HAVE_MPI && RILL_MPI_VERSION[0])
         printf(" (MPI %s)", RILL_MPI_VERSION);
-    printf("\n  CUDA:       %s", yes_no(RILL_HAVE_CUDA));
-    if (RILL_HAVE_CUDA && RILL_CUDA_VERSION[0])
-        printf(" (CUDA %s)", RILL_CUDA_VERSION);
-    printf("\n  ibverbs:    %s\n", yes_no(RILL_HAVE_IBVERBS));
-    printf("  LAPACKE:    %s\n", yes_no(RILL_HAVE_LAPACKE));
+    printf("\n  LAPACKE:      %s\n", yes_no(RILL_HAVE_LAPACKE));
+    if (RILL_HAVE_CUDA)
+        printf("  CUDA toolkit: found at configure (%s); not used by this build\n",
+               RILL_CUDA_VERSION[0] ? RILL_CUDA_VERSION : "version unknown");
+    else
+        printf("  CUDA toolkit: not found at configure (or RILL_WITH_CUDA=OFF)\n");
+    printf("  GPU support:  not built in this version (no CUDA device module)\n");
+    int gpus = nvidia_gpu_count();
+    if (gpus < 0)
+        printf("  GPU devices:  none usable (no CUDA device module); no NVIDIA driver loaded\n");
+    else
+        printf("  GPU devices:  none usable (no CUDA device module); the NVIDIA driver lists %d "
+               "GPU(s) in " NVIDIA_GPUS_DIR "\n",
+               gpus);
+    printf("  ibverbs:      %s\n", RILL_HAVE_IBVERBS
+                                       ? "found at configure; not used (communication is MPI only)"
+                                       : "not found at configure (not used: communication is "
+                                         "MPI only)");
 }
 
 int main(int argc, char **argv)

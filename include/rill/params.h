@@ -52,10 +52,10 @@ typedef struct rill_param rill_param_t; /**< opaque; owned by the registry, live
  * earlier call loaded from files, environment and command line (not the
  * rill_param_set values), then re-resolves every registered parameter.
  * Every source is read even after an error, so `--mca` is always taken out of argv.
- * Errors: RILL_ERR_INVALID_ARG for `--mca` without a name and a value (or a
- * re-resolved value that is not allowed), RILL_ERR_IO for a file named in
- * RILL_MCA_param_files that cannot be read or a file with a malformed line (the
- * message gives file:line). Main thread.
+ * Errors: RILL_ERR_INVALID_ARG for `--mca` without a name and a value, or with an
+ * empty name (or a re-resolved value that is not allowed), RILL_ERR_IO for a file named
+ * in RILL_MCA_param_files that cannot be read or a file with a malformed line (no '=',
+ * an empty or invalid name, a NUL byte; the message gives file:line). Main thread.
  */
 rill_status_t rill_params_load(int *argc, char ***argv);
 
@@ -109,8 +109,10 @@ rill_status_t rill_param_set(const char *name, const char *value);
 
 /**
  * Warn, once per name, about every RILL_MCA_* variable, file entry and --mca name that
- * no registered parameter matches, naming the nearest known name. Returns the number
- * of unknown names. Called by rill_init after every framework registered.
+ * no registered parameter matches, naming the nearest known name when one is close (a
+ * few edits away, or the same name with a `_suffix` more or less); a RILL_MCA_=value
+ * variable (empty name) is reported as such. Returns the number of unknown names.
+ * Called by rill_init after every framework registered.
  */
 int rill_params_warn_unknown(void);
 

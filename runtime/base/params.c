@@ -568,6 +568,82 @@ static char *trim_in_place(char *s)
     return s;
 }
 
+/* One line of a parameter file (NUL-terminated, without its newline), which origin:lineno
+ * names: its `name = value` goes to the file source; a malformed line is reported. */
+static rill_status_t read_line(const char *origin, unsigned long lineno, char *line)
+{
+    strip_comment(line);
+    char *s = trim_in_place(line);
+    if (!*s)
+        return RILL_SUCCESS;
+    char *eq = strchr(s, '=');
+    size_t nlen = eq ? (size_t)(eq - s) : 0;
+    while (nlen > 0 && isspace((unsigned char)s[nlen - 1]))
+        nlen--;
+    if (eq && nlen == 0) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "%s:%lu: malformed line '%s': the parameter name is empty; expected "
+                   "'name = value'",
+                   origin, lineno, s);
+        return RILL_ERR_IO;
+    }
+    if (!eq || !name_is_valid_n(s, nlen)) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "%s:%lu: malformed line '%s': expected 'name = value' (name: lower case "
+                   "letters, digits and '_')",
+                   origin, lineno, s);
+        return RILL_ERR_IO;
+    }
+    s[nlen] = '\0'; /* the value starts after eq, which this may overwrite */
+    size_t dlen = strlen(origin) + 24;
+    char *detail = malloc(dlen);
+    if (!detail)
+        return RILL_ERR_NO_MEMORY;
+    snprintf(detail, dlen, "%s:%lu", origin, lineno);
+    rill_status_t status =
+        src_list_add(&reg.src[RILL_PARAM_SOURCE_FILE], s, trim_in_place(eq + 1), detail, false);
+    free(detail);
+    return status;
+}
+
+rill_status_t rill_params_read_text(const char *origin, const char *text, size_t len)
+{
+    if (!text && len > 0)
+        return RILL_ERR_INVALID_ARG;
+    if (!origin)
+        origin = "(text)";
+    rill_status_t status = RILL_SUCCESS;
+    char *line = NULL;
+    size_t cap = 0, pos = 0;
+    unsigned long lineno = 0;
+    while (pos < len) {
+        const char *start = text + pos;
+        const char *nl = memchr(start, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - start) : len - pos;
+        pos += n + (nl ? 1 : 0);
+        lineno++;
+        if (memchr(start, '\0', n)) {
+            RILL_ERROR(RILL_LOG_PARAMS,
+                       "%s:%lu: malformed line: it holds a NUL byte (is this a text file?)", origin,
+                       lineno);
+            keep_first(&status, RILL_ERR_IO);
+            continue;
+        }
+        if (!grow((void **)&line, &cap, n + 1, 1)) {
+            keep_first(&status, RILL_ERR_NO_MEMORY);
+            break;
+        }
+        memcpy(line, start, n);
+        line[n] = '\0';
+        rill_status_t st = read_line(origin, lineno, line);
+        keep_first(&status, st);
+        if (st == RILL_ERR_NO_MEMORY)
+            break;
+    }
+    free(line);
+    return status;
+}
+
 /* Read `name = value` lines from path. A missing file is fine when optional. */
 static rill_status_t load_file(const char *path, bool optional)
 {
@@ -578,46 +654,29 @@ static rill_status_t load_file(const char *path, bool optional)
         RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
         return RILL_ERR_IO;
     }
-    rill_status_t status = RILL_SUCCESS;
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0;
-    while (getline(&line, &cap, f) >= 0) {
-        lineno++;
-        strip_comment(line);
-        char *s = trim_in_place(line);
-        if (!*s)
-            continue;
-        char *eq = strchr(s, '=');
-        size_t nlen = eq ? (size_t)(eq - s) : 0;
-        while (nlen > 0 && isspace((unsigned char)s[nlen - 1]))
-            nlen--;
-        if (!eq || !name_is_valid_n(s, nlen)) {
-            RILL_ERROR(RILL_LOG_PARAMS,
-                       "%s:%d: malformed line '%s': expected 'name = value' (name: lower case "
-                       "letters, digits and '_')",
-                       path, lineno, s);
-            keep_first(&status, RILL_ERR_IO);
-            continue;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (!grow((void **)&text, &cap, len + 4096, 1)) {
+            free(text);
+            fclose(f);
+            return RILL_ERR_NO_MEMORY;
         }
-        s[nlen] = '\0'; /* the value starts after eq, which this may overwrite */
-        const char *name = s;
-        char detail[4200];
-        snprintf(detail, sizeof(detail), "%s:%d", path, lineno);
-        rill_status_t st = src_list_add(&reg.src[RILL_PARAM_SOURCE_FILE], name,
-                                        trim_in_place(eq + 1), detail, false);
-        if (st != RILL_SUCCESS) {
-            keep_first(&status, st);
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
             break;
-        }
     }
+    rill_status_t status;
     if (ferror(f)) {
         RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
-        keep_first(&status, RILL_ERR_IO);
+        status = RILL_ERR_IO;
+    } else {
+        status = rill_params_read_text(path, text, len);
+        RILL_VERBOSE(RILL_LOG_PARAMS, 2, "read parameter file %s", path);
     }
-    free(line);
+    free(text);
     fclose(f);
-    RILL_VERBOSE(RILL_LOG_PARAMS, 2, "read parameter file %s", path);
     return status;
 }
 
@@ -646,17 +705,21 @@ static rill_status_t load_files(void)
     return status;
 }
 
-static rill_status_t load_env(void)
+/* A RILL_MCA_ variable with an empty name is kept (name "") for rill_params_warn_unknown
+ * to report: no parameter can match it. */
+rill_status_t rill_params_read_env(char *const *envp)
 {
     size_t plen = strlen(ENV_PREFIX);
-    for (char **e = environ; e && *e; e++) {
-        const char *eq = strchr(*e, '=');
-        if (!eq || strncmp(*e, ENV_PREFIX, plen) != 0 || eq == *e + plen)
+    for (; envp && *envp; envp++) {
+        const char *e = *envp;
+        const char *eq = strchr(e, '=');
+        /* the prefix ends with '_', so a match puts eq at or after its end */
+        if (!eq || strncmp(e, ENV_PREFIX, plen) != 0)
             continue;
-        size_t len = (size_t)(eq - *e);
-        if (len == strlen(ENV_PARAM_FILES) && strncmp(*e, ENV_PARAM_FILES, len) == 0)
+        size_t len = (size_t)(eq - e);
+        if (len == strlen(ENV_PARAM_FILES) && strncmp(e, ENV_PARAM_FILES, len) == 0)
             continue;
-        char *var = strndup(*e, len);
+        char *var = strndup(e, len);
         if (!var)
             return RILL_ERR_NO_MEMORY;
         rill_status_t st =
@@ -686,6 +749,15 @@ static rill_status_t load_cmdline(int *argc, char ***argv)
                        i + 1 < n ? av[i + 1] : "", i + 1 < n ? " (no value)" : "(no name)");
             keep_first(&status, RILL_ERR_INVALID_ARG);
             break; /* the dangling --mca [name] is ours: drop it too */
+        }
+        if (!av[i + 1][0]) {
+            RILL_ERROR(RILL_LOG_PARAMS,
+                       "command line: --mca '' '%s': the parameter name is empty; expected "
+                       "--mca <name> <value>",
+                       av[i + 2]);
+            keep_first(&status, RILL_ERR_INVALID_ARG);
+            i += 2; /* ours all the same: taken out of argv */
+            continue;
         }
         rill_status_t st =
             src_list_add(&reg.src[RILL_PARAM_SOURCE_CMDLINE], av[i + 1], av[i + 2], "--mca", false);
@@ -1026,8 +1098,15 @@ rill_status_t rill_params_load(int *argc, char ***argv)
     src_list_clear(&reg.src[RILL_PARAM_SOURCE_CMDLINE]);
     /* every source is read even after an error, so --mca is always taken out of argv */
     keep_first(&status, load_files());
-    keep_first(&status, load_env());
+    keep_first(&status, rill_params_read_env(environ));
     keep_first(&status, load_cmdline(argc, argv));
+    keep_first(&status, rill_params_resolve());
+    return status;
+}
+
+rill_status_t rill_params_resolve(void)
+{
+    rill_status_t status = RILL_SUCCESS;
     for (size_t i = 0; i < reg.nparams; i++)
         keep_first(&status, param_resolve(reg.params[i]));
     return status;
@@ -1054,43 +1133,80 @@ rill_status_t rill_param_set(const char *name, const char *value)
 
 /* ------------------------------------------------------------------ unknown names */
 
+/*
+ * Optimal string alignment distance (Damerau-Levenshtein where no substring is edited
+ * twice), ignoring case: inserting, deleting or replacing a character, or swapping two
+ * neighbours, costs 1 each. SIZE_MAX if out of memory.
+ */
 static size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
-    size_t *row = malloc((lb + 1) * sizeof(*row));
-    if (!row)
+    size_t *rows = malloc(3 * (lb + 1) * sizeof(*rows));
+    if (!rows)
         return SIZE_MAX;
+    /* distances from a's first i-2, i-1 and i characters to each prefix of b */
+    size_t *prev2 = rows, *prev = rows + lb + 1, *cur = rows + 2 * (lb + 1);
     for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
+        prev[j] = j;
     for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0]; /* row[i-1][j-1] */
-        row[0] = i;
+        int ca = tolower((unsigned char)a[i - 1]);
+        cur[0] = i;
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t cost = tolower((unsigned char)a[i - 1]) == b[j - 1] ? 0 : 1;
-            size_t best = diag + cost;
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int cb = tolower((unsigned char)b[j - 1]);
+            size_t best = prev[j - 1] + (ca != cb);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < best)
+                best = prev2[j - 2] + 1;
+            cur[j] = best;
         }
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
     }
-    size_t d = row[lb];
-    free(row);
+    size_t d = prev[lb];
+    free(rows);
     return d;
 }
 
+/* Whether whole, ignoring case, is part followed by '_' and more ("sched_typ" of "sched"). */
+static bool extends(const char *whole, const char *part)
+{
+    size_t n = strlen(part);
+    return n >= 3 && strncasecmp(whole, part, n) == 0 && whole[n] == '_' && whole[n + 1];
+}
+
+/*
+ * The registered name an unknown name most likely meant: the closest within a few
+ * edits (1 for names of up to 4 characters, else max(2, length / 4)), or the name that
+ * the unknown one extends with a `_suffix` ("sched_typ": "sched"), or the only name that
+ * extends the unknown one ("dtd_window": "dtd_window_size"). NULL when none is that
+ * close: a suggestion that is not related helps nobody.
+ */
 static const char *nearest_name(const char *name)
 {
+    size_t len = strlen(name);
+    size_t limit = len < 5 ? 1 : len / 4 > 2 ? len / 4 : 2;
+    size_t extending = 0;
+    for (size_t i = 0; i < reg.nparams; i++)
+        extending += extends(reg.params[i]->name, name);
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
     for (size_t i = 0; i < reg.nparams; i++) {
-        size_t d = edit_distance(name, reg.params[i]->name);
-        if (d < best_d) {
+        const char *known = reg.params[i]->name;
+        size_t klen = strlen(known);
+        bool related = extends(name, known) || (extending == 1 && extends(known, name));
+        /* the distance is at least the difference of the lengths */
+        if (!related && (klen > len ? klen - len : len - klen) > limit)
+            continue;
+        size_t d = edit_distance(name, known);
+        if ((d <= limit || related) && d < best_d) {
             best_d = d;
-            best = reg.params[i]->name;
+            best = known;
         }
     }
     return best;
@@ -1131,8 +1247,13 @@ int rill_params_warn_unknown(void)
                 continue;
             char where[300];
             where_text((rill_param_source_t)s, e->detail, where, sizeof(where));
-            const char *near = nearest_name(e->name);
-            if (near)
+            const char *near = e->name[0] ? nearest_name(e->name) : NULL;
+            if (!e->name[0]) /* only a RILL_MCA_=value variable gives one */
+                RILL_WARN(RILL_LOG_PARAMS,
+                          "environment: the variable %s=%s has an empty parameter name; "
+                          "ignored (expected %s<name>=<value>)",
+                          e->detail ? e->detail : ENV_PREFIX, e->value, ENV_PREFIX);
+            else if (near)
                 RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s); did you mean '%s'?",
                           e->name, where, near);
             else

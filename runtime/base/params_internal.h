@@ -13,4 +13,29 @@
  */
 void rill_params_reset(void);
 
+/*
+ * The readers behind rill_params_load, without I/O, for tests and the fuzz target
+ * (tests/fuzz). Each adds to what is loaded (nothing is cleared) and resolves nothing:
+ * call rill_params_resolve afterwards. Main thread.
+ */
+
+/**
+ * Parse text as the content of a parameter file named origin (used in messages and
+ * source details as "origin:line"): `name = value` lines as rill_params_load reads them;
+ * text may hold any bytes (a line with a NUL byte is malformed). The entries go to the
+ * file source. RILL_ERR_IO if a line is malformed (each one reported with origin:line),
+ * RILL_ERR_NO_MEMORY.
+ */
+rill_status_t rill_params_read_text(const char *origin, const char *text, size_t len);
+
+/**
+ * Take the RILL_MCA_<name>=<value> strings of envp (NULL-terminated, as `environ`; other
+ * strings are skipped) into the environment source. RILL_ERR_NO_MEMORY only.
+ */
+rill_status_t rill_params_read_env(char *const *envp);
+
+/** Re-resolve every registered parameter from what is loaded (the end of
+ * rill_params_load). RILL_ERR_INVALID_ARG if a value is not allowed (reported). */
+rill_status_t rill_params_resolve(void);
+
 #endif

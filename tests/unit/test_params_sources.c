@@ -377,6 +377,129 @@ static void test_unknown(void)
           "no suggestion: %s", err);
 }
 
+/* issue 7: a suggestion only for a name close to a known one */
+static void test_suggestions(void)
+{
+    clean_env_home();
+    setenv("RILL_MCA_foo", "1", 1);
+    setenv("RILL_MCA_dtd_windw_size", "10", 1);
+    setenv("RILL_MCA_dtd_window", "10", 1);     /* only one name extends it */
+    setenv("RILL_MCA_runtime", "1", 1);         /* several names extend it */
+    setenv("RILL_MCA_sched_lfq_steal", "1", 1); /* extends a known name */
+    setenv("RILL_MCA_comm_shrot_limit", "1", 1);
+    setenv("RILL_MCA_xyzzy_plugh_limit", "1", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    static const char *const scheds[] = { "lfq", "gpq", NULL };
+    rill_param_t *p;
+    rill_param_register_enum("sched", "", 1, scheds, "lfq", &p);
+    rill_param_register_int("dtd_window_size", "", 1, 8000, 1, 1 << 30, &p);
+    rill_param_register_size("comm_short_limit", "", 1, 8192, 0, UINT64_MAX, &p);
+    rill_param_register_bool("runtime_bind", "", 1, true, &p);
+    rill_param_register_int("runtime_num_cores", "", 1, 0, 0, 1024, &p);
+    capture_begin();
+    int n = rill_params_warn_unknown();
+    const char *err = capture_end();
+    CHECK(n == 7 && count_lines(err) == 7, "7 unknown names, got %d: %s", n, err);
+    CHECK(strstr(err, "unknown parameter 'foo' (environment RILL_MCA_foo)\n"),
+          "foo: no suggestion: %s", err);
+    CHECK(strstr(err, "'dtd_windw_size' (environment RILL_MCA_dtd_windw_size); did you mean "
+                      "'dtd_window_size'?"),
+          "dtd_windw_size: %s", err);
+    CHECK(strstr(err, "'dtd_window' (environment RILL_MCA_dtd_window); did you mean "
+                      "'dtd_window_size'?"),
+          "dtd_window: %s", err);
+    CHECK(strstr(err, "unknown parameter 'runtime' (environment RILL_MCA_runtime)\n"),
+          "runtime: no single suggestion: %s", err);
+    CHECK(strstr(err, "'sched_lfq_steal' (environment RILL_MCA_sched_lfq_steal); did you mean "
+                      "'sched'?"),
+          "sched_lfq_steal: %s", err);
+    CHECK(strstr(err, "'comm_shrot_limit' (environment RILL_MCA_comm_shrot_limit); did you "
+                      "mean 'comm_short_limit'?"),
+          "a swap of two letters: %s", err);
+    CHECK(strstr(err, "unknown parameter 'xyzzy_plugh_limit' (environment "
+                      "RILL_MCA_xyzzy_plugh_limit)\n"),
+          "xyzzy_plugh_limit: no suggestion: %s", err);
+}
+
+/* issue 7: an empty parameter name is reported, naming its source */
+static void test_empty_names(void)
+{
+    /* RILL_MCA_=x: a warning with the unknown names, once */
+    clean_env_home();
+    setenv("RILL_MCA_", "x", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    rill_param_t *p;
+    rill_param_register_int("dtd_window_size", "", 1, 8000, 1, 1 << 30, &p);
+    capture_begin();
+    int n = rill_params_warn_unknown();
+    const char *err = capture_end();
+    CHECK(n == 1 && count_lines(err) == 1 &&
+              strstr(err, "warning: environment: the variable RILL_MCA_=x has an empty parameter "
+                          "name; ignored (expected RILL_MCA_<name>=<value>)"),
+          "RILL_MCA_=x: %d %s", n, err);
+    CHECK(!strstr(err, "did you mean"), "no suggestion for an empty name: %s", err);
+    capture_begin();
+    n = rill_params_warn_unknown();
+    err = capture_end();
+    CHECK(n == 1 && err[0] == '\0', "warned once: %s", err);
+
+    /* --mca '' value: an error, and the three arguments are taken out */
+    clean_env_home();
+    char *args[] = { "prog", "--mca", "", "3", "keep", "--mca", "c_x", "1", NULL };
+    int argc = 8;
+    char **argv = args;
+    capture_begin();
+    rill_status_t s = rill_params_load(&argc, &argv);
+    err = capture_end();
+    CHECK(s == RILL_ERR_INVALID_ARG, "--mca '' 3: %d", s);
+    CHECK(count_lines(err) == 1 &&
+              strstr(err, "command line: --mca '' '3': the parameter name is empty; expected "
+                          "--mca <name> <value>"),
+          "--mca '' 3: %s", err);
+    CHECK(argc == 2 && strcmp(argv[1], "keep") == 0 && argv[2] == NULL, "argv: %d", argc);
+    rill_param_register_int("c_x", "", 1, 0, 0, 9, &p);
+    CHECK(rill_param_get_int(p) == 1, "the other --mca is loaded");
+
+    /* a file line '= 3' (and ' = 3'): file:line and what is wrong */
+    clean_env_home();
+    char conf[512], want[700];
+    write_file("empty_name.conf", "= 3\nok_a = 1\n   =\n", conf, sizeof(conf));
+    setenv("RILL_MCA_param_files", conf, 1);
+    capture_begin();
+    s = rill_params_load(NULL, NULL);
+    err = capture_end();
+    CHECK(s == RILL_ERR_IO && count_lines(err) == 2, "'= 3': %d %s", s, err);
+    snprintf(want, sizeof(want), "%s:1: malformed line '= 3': the parameter name is empty", conf);
+    CHECK(strstr(err, want), "want %s: %s", want, err);
+    snprintf(want, sizeof(want), "%s:3: malformed line '=': the parameter name is empty", conf);
+    CHECK(strstr(err, want), "want %s: %s", want, err);
+}
+
+/* The reader's parser without a file: any bytes, lines counted from 1. */
+static void test_read_text(void)
+{
+    clean_env_home();
+    static const char text[] = "t_a = 1\r\nt_b = 2\0 = 9\nbad line\nt_c=3"; /* no final \n */
+    capture_begin();
+    rill_status_t s = rill_params_read_text("mem", text, sizeof(text) - 1);
+    const char *err = capture_end();
+    CHECK(s == RILL_ERR_IO, "read_text: %d", s);
+    CHECK(count_lines(err) == 2 && strstr(err, "mem:2: malformed line: it holds a NUL byte") &&
+              strstr(err, "mem:3: malformed line 'bad line'"),
+          "messages: %s", err);
+    CHECK(rill_params_resolve() == RILL_SUCCESS, "resolve");
+    rill_param_t *a, *b, *c;
+    rill_param_register_int("t_a", "", 1, 0, 0, 9, &a);
+    rill_param_register_int("t_b", "", 1, 0, 0, 9, &b);
+    rill_param_register_int("t_c", "", 1, 0, 0, 9, &c);
+    CHECK(rill_param_get_int(a) == 1 && rill_param_get_int(b) == 0 && rill_param_get_int(c) == 3,
+          "values: %" PRId64 " %" PRId64 " %" PRId64, rill_param_get_int(a), rill_param_get_int(b),
+          rill_param_get_int(c));
+    CHECK(strcmp(info_of("t_c").source_detail, "mem:4") == 0, "detail %s",
+          info_of("t_c").source_detail);
+    CHECK(rill_params_read_text("mem", NULL, 0) == RILL_SUCCESS, "empty text");
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -389,6 +512,9 @@ int main(void)
     test_cmdline();
     test_reload();
     test_unknown();
+    test_suggestions();
+    test_empty_names();
+    test_read_text();
     clean_env_home();
     return test_finish();
 }

@@ -26,3 +26,28 @@ if(NOT RILL_SANITIZE)
         ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
     set_tests_properties(test_install PROPERTIES LABELS unit TIMEOUT 300)
 endif()
+# issue 7: --build tells what is built and usable, not only what configure found
+add_test(NAME rill_info_build COMMAND rill_info --build)
+set_tests_properties(rill_info_build PROPERTIES LABELS unit TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "CUDA toolkit: [^\n]*\n *GPU support: +not built[^\n]*\n *GPU devices: +none usable"
+    FAIL_REGULAR_EXPRESSION "CUDA: +yes")
+# issue 7: no suggestion for a name close to none; a typo still gets one; an empty name
+# in RILL_MCA_ is reported
+add_test(NAME rill_info_unknown_far COMMAND rill_info --param sched)
+set_tests_properties(rill_info_unknown_far PROPERTIES LABELS unit TIMEOUT 60
+    ENVIRONMENT "RILL_MCA_foo=1"
+    PASS_REGULAR_EXPRESSION "unknown parameter 'foo' \\(environment RILL_MCA_foo\\)"
+    FAIL_REGULAR_EXPRESSION "did you mean")
+add_test(NAME rill_info_unknown_typo COMMAND rill_info --param sched)
+set_tests_properties(rill_info_unknown_typo PROPERTIES LABELS unit TIMEOUT 60
+    ENVIRONMENT "RILL_MCA_dtd_windw_size=1"
+    PASS_REGULAR_EXPRESSION "unknown parameter 'dtd_windw_size' \\(environment RILL_MCA_dtd_windw_size\\); did you mean 'dtd_window_size'\\?")
+add_test(NAME rill_info_env_empty_name COMMAND rill_info --param sched)
+set_tests_properties(rill_info_env_empty_name PROPERTIES LABELS unit TIMEOUT 60
+    ENVIRONMENT "RILL_MCA_=x"
+    PASS_REGULAR_EXPRESSION "the variable RILL_MCA_=x has an empty parameter name")
+add_test(NAME rill_info_mca_empty_name
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30
+        "command line: --mca '' '3': the parameter name is empty"
+        $<TARGET_FILE:rill_info> --param sched --mca "" 3)
+set_tests_properties(rill_info_mca_empty_name PROPERTIES LABELS unit TIMEOUT 60)
