@@ -126,6 +126,8 @@ static int test_bcast(rill_context_t *ctx)
     CHECK(rill_dtd_class_create(ctx, "read", read_body, &rd) == 0);
     rill_comm_stats_t before, after;
     rill_comm_stats(ctx->comm, &before);
+    /* no rank may send before every rank took its "before" counters */
+    CHECK(rill_comm_barrier(ctx->comm) == RILL_SUCCESS);
     rill_taskpool_t *tp;
     CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
     rill_data_t *src = rill_collection_data_of(srcs, 0);
