@@ -4,6 +4,7 @@
  * (b) tile bandwidth: the same chain with tiles of 1 KiB .. 64 MiB, against an MPI
  *     send/recv ping-pong of the same sizes run before Rill starts.
  * Run: mpirun -np 2 bench_comm [--max-mib 64] */
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,22 +96,82 @@ static double rill_chain(rill_context_t *ctx, rill_dtd_class_t *cls, size_t byte
     return best;
 }
 
+/* The largest tile: MPI counts are int, and two ranks hold one each. */
+#define MAX_MIB 1024
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun -np 2 bench_comm [--max-mib M] [--mca name value]...\n"
+            "  --max-mib M       largest tile in MiB, 0..%d (default 64; 0: the 8-byte tile "
+            "only)\n"
+            "  --mca name value  a runtime parameter, for rill_init\n"
+            "  -h, --help        this text\n",
+            MAX_MIB);
+}
+
+/* The options: 0 to go on, -1 after --help, 2 for a bad one (printed on rank 0). --mca
+ * pairs stay in argv for rill_init. */
+static int parse_options(int argc, char **argv, int rank, size_t *max_bytes)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            if (rank == 0)
+                usage(stdout);
+            return -1;
+        }
+        if (!strcmp(o, "--mca")) {
+            if (i + 2 >= argc) {
+                if (rank == 0)
+                    fprintf(stderr, "bench_comm: error: option --mca needs a name and a value: "
+                                    "--mca name value (see --help)\n");
+                return 2;
+            }
+            i += 2;
+            continue;
+        }
+        if (!strcmp(o, "--max-mib")) {
+            char *end = NULL;
+            errno = 0;
+            long mib = v ? strtol(v, &end, 10) : -1;
+            if (!v || errno || end == v || *end || mib < 0 || mib > MAX_MIB) {
+                if (rank == 0)
+                    fprintf(stderr,
+                            "bench_comm: error: option --max-mib must be an integer in [0, %d], "
+                            "got %s%s%s (see --help)\n",
+                            MAX_MIB, v ? "'" : "nothing", v ? v : "", v ? "'" : "");
+                return 2;
+            }
+            *max_bytes = (size_t)mib << 20;
+            i++;
+            continue;
+        }
+        if (rank == 0)
+            fprintf(stderr, "bench_comm: error: unknown option '%s' (see --help)\n", o);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t max_bytes = 64u << 20;
+    int rc = parse_options(argc, argv, rank, &max_bytes);
+    if (rc) {
+        MPI_Finalize();
+        return rc < 0 ? 0 : rc;
+    }
     if (size != 2) {
         if (rank == 0)
             fprintf(stderr, "bench_comm: run with 2 ranks (mpirun -np 2), not %d\n", size);
         MPI_Finalize();
         return 2;
     }
-    size_t max_bytes = 64u << 20;
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--max-mib"))
-            max_bytes = (size_t)atoi(argv[i + 1]) << 20;
 
     /* raw MPI first, while this thread may still call MPI */
     enum { NS = 17 };

@@ -35,9 +35,10 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# median of the gflops column (8th) of the result rows a tester printed on stdin
+# median of the gflops column (third from the end: testing_dgemm's rows have M N K where the
+# others have N) of the result rows a tester printed on stdin
 median() {
-    awk '$1 ~ /^[0-9]+$/ { print $8 }' | sort -g | awk '{ v[NR] = $1 }
+    awk '$1 ~ /^[0-9]+$/ { print $(NF - 2) }' | sort -g | awk '{ v[NR] = $1 }
         END { if (NR == 0) print "fail"; else if (NR % 2) print v[(NR + 1) / 2];
               else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }

@@ -3,6 +3,7 @@
  * the main thread and run to completion; time per task from the first insertion to the
  * end of the wait. Also a dependency chain (every task INOUT on one tile). Each worker
  * count runs in its own child process; the parent prints the table. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,22 +79,30 @@ static double run(rill_context_t *ctx, rill_dtd_class_t *cls, int ntasks, int F,
     return best / ntasks;
 }
 
-/* Child: one context with `workers` workers; writes one line of per-task microseconds. */
-static int child(int workers, int ntasks, int reps, int out_fd)
+/* Child: one context with `workers` workers; writes one line of per-task microseconds.
+ * rargv holds the runtime options (--mca name value) for rill_init. */
+static int child(int workers, int ntasks, int reps, int out_fd, int rargc, char **rargv)
 {
     char n[16];
     snprintf(n, sizeof(n), "%d", workers);
     rill_param_set("runtime_num_cores", n);
     rill_context_t *ctx;
-    if (rill_init(NULL, NULL, &ctx) != RILL_SUCCESS)
+    if (rill_init(&rargc, &rargv, &ctx) != RILL_SUCCESS)
         return 1;
     rill_dtd_class_t *cls;
     rill_dtd_class_create(ctx, "empty", empty_body, &cls);
     size_t ntiles = (size_t)ntasks * MAXF;
     double *store = calloc(ntiles, sizeof(double));
-    rill_data_t **tiles = malloc(ntiles * sizeof(*tiles));
+    rill_data_t **tiles = calloc(ntiles, sizeof(*tiles));
+    if (!store || !tiles) {
+        fprintf(stderr, "bench_dtd: out of memory for %zu tiles\n", ntiles);
+        return 1;
+    }
     for (size_t i = 0; i < ntiles; i++)
-        rill_data_create(ctx, &store[i], sizeof(double), &tiles[i]);
+        if (rill_data_create(ctx, &store[i], sizeof(double), &tiles[i]) != RILL_SUCCESS) {
+            fprintf(stderr, "bench_dtd: cannot create %zu tiles\n", ntiles);
+            return 1;
+        }
     char line[512];
     int off = snprintf(line, sizeof(line), "%d", rill_context_nworkers(ctx));
     for (int f = 0; f < NFLOWS; f++)
@@ -112,15 +121,77 @@ static int child(int workers, int ntasks, int reps, int out_fd)
     return 0;
 }
 
+#define MAX_TASKS 1000000 /* 15 tiles each: about 5 GB of data descriptors at the top */
+#define MAX_REPS  1000
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_dtd [--tasks N] [--reps R] [--mca name value]...\n"
+            "  --tasks N         independent tasks per run, 1..%d (default 100000)\n"
+            "  --reps R          runs of each case, the best is kept, 1..%d (default 3)\n"
+            "  --mca name value  a runtime parameter, for rill_init\n"
+            "  -h, --help        this text\n",
+            MAX_TASKS, MAX_REPS);
+}
+
+/* An integer in [min, max] (the whole string), else -1. */
+static int parse_int(const char *s, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int ntasks = 100000, reps = 3;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--tasks"))
-            ntasks = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps"))
-            reps = atoi(argv[i + 1]);
+    int rargc = 1;
+    char **rargv = calloc((size_t)argc + 1, sizeof(char *));
+    if (!rargv)
+        return 1;
+    rargv[0] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            usage(stdout);
+            free(rargv);
+            return 0;
+        }
+        if (!strcmp(o, "--mca")) {
+            if (i + 2 >= argc) {
+                fprintf(stderr, "bench_dtd: error: option --mca needs a name and a value: --mca "
+                                "name value (see --help)\n");
+                free(rargv);
+                return 2;
+            }
+            rargv[rargc++] = argv[i++];
+            rargv[rargc++] = argv[i++];
+            rargv[rargc++] = argv[i];
+            continue;
+        }
+        int *p = !strcmp(o, "--tasks") ? &ntasks : !strcmp(o, "--reps") ? &reps : NULL;
+        long max = p == &ntasks ? MAX_TASKS : MAX_REPS;
+        if (!p) {
+            fprintf(stderr, "bench_dtd: error: unknown option '%s' (see --help)\n", o);
+            free(rargv);
+            return 2;
+        }
+        if (!v || parse_int(v, 1, max, p)) {
+            fprintf(stderr,
+                    "bench_dtd: error: option %s must be an integer in [1, %ld], got %s%s%s "
+                    "(see --help)\n",
+                    o, max, v ? "'" : "nothing", v ? v : "", v ? "'" : "");
+            free(rargv);
+            return 2;
+        }
+        i++;
     }
+    rargv[rargc] = NULL;
     printf("# Rill %s: DTD task overhead, %d independent tasks, best of %d\n",
            rill_version_string(), ntasks, reps);
     printf("# per-task time (us) from first insertion to end of wait; F = INOUT tiles per task\n");
@@ -135,7 +206,7 @@ int main(int argc, char **argv)
         pid_t pid = fork();
         if (pid == 0) {
             close(fds[0]);
-            _exit(child(workers, ntasks, reps, fds[1]));
+            _exit(child(workers, ntasks, reps, fds[1], rargc, rargv));
         }
         close(fds[1]);
         char buf[512] = { 0 };
@@ -154,5 +225,6 @@ int main(int argc, char **argv)
         printf("%-8d %8.2f %8.2f %8.2f %8.2f %8.2f %10.2f %12.0f\n", w, v[0], v[1], v[2], v[3],
                v[4], v[5], 1e6 / v[0]);
     }
+    free(rargv);
     return 0;
 }

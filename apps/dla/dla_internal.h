@@ -67,4 +67,37 @@ void dla_ref_end(const cpu_set_t *saved);
 /* Run tp to completion and destroy it; returns the wait's status. */
 rill_status_t dla_wait(rill_taskpool_t **tp_p);
 
+/* ------------------------------------------------------------ check internals
+ * Norms for the checks. NaN propagates: a matrix holding a NaN has a NaN norm (an Inf
+ * and no NaN: an Inf norm). LAPACKE_dlange/dlansy are not used because their NaN check
+ * returns the index of the offending argument as a negative norm (-5), which made a NaN
+ * result look like a tiny residual. Any thread. */
+double dla_norm_inf(int m, int n, const double *a, int lda);
+/* ||A||_inf of the symmetric A held in the lower triangle of a (the upper is not read). */
+double dla_norm_inf_sym_lower(int n, const double *a, int lda);
+/* 1 when every element of the m x n a is finite (no NaN, no Inf), else 0. */
+int dla_all_finite(int m, int n, const double *a, int lda);
+
+/* The checks on dense column-major buffers (lda = number of rows), on the calling thread
+ * with nthreads OpenBLAS threads; the distributed checks gather into them on rank 0, the
+ * testers' --ref mode calls them on the reference result. RILL_ERR_NUMERIC with *resid_p
+ * NaN when the result holds a NaN or an Inf; else RILL_SUCCESS and the scaled residual
+ * (which may still be NaN or Inf, e.g. when the reference overflows: never a pass). */
+/* l: the factor in its lower triangle (its upper triangle is zeroed); a: N x N workspace. */
+rill_status_t dla_check_dpotrf_dense(int N, double *l, double *a, double bump, uint64_t seed,
+                                     int nthreads, double *resid_p);
+/* c: the M x N result; a, b, c0: workspaces of Am x An, Bm x Bn and M x N. */
+rill_status_t dla_check_dgemm_dense(rill_dla_trans_t transA, rill_dla_trans_t transB, double alpha,
+                                    int Am, int An, uint64_t seedA, int Bm, int Bn, uint64_t seedB,
+                                    double beta, uint64_t seedC, int M, int N, const double *c,
+                                    double *a, double *b, double *c0, int nthreads,
+                                    double *resid_p);
+/* x: the N x NRHS solution; a: N x N and b: N x NRHS workspaces. */
+rill_status_t dla_check_dposv_dense(int N, int NRHS, double bump, uint64_t seedA, uint64_t seedB,
+                                    const double *x, double *a, double *b, int nthreads,
+                                    double *resid_p);
+/* Give every rank rank 0's check status s and residual *resid_p (NaN included).
+ * Collective. Main thread. */
+rill_status_t dla_check_share(rill_dla_t *dla, rill_status_t s, double *resid_p);
+
 #endif

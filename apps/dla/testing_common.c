@@ -1,5 +1,8 @@
 /* The DLA testers' shared front: options, runtime start, header, rows, exit status. */
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,27 +27,36 @@ static void usage(const dla_testing_t *t, FILE *f)
 {
     fprintf(f,
             "usage: %s [options] [-- runtime options]\n"
-            "  -N n          order of the problem (default 1000)\n",
-            t->name);
+            "  -N n          order of the problem, 0..%d (default 1000)\n",
+            t->name, DLA_TESTING_MAX_SIZE);
     if (t->features & DLA_TESTING_GEMM)
-        fprintf(f, "  -M m, -K k    rows of C, inner dimension (default: N)\n"
-                   "  --transA T|N, --transB T|N   op(A), op(B) (default N)\n"
-                   "  --alpha a, --beta b          (default 1.0 and 0.5)\n");
+        fprintf(f,
+                "  -M m, -K k    rows of C, inner dimension, 0..%d (default: N)\n"
+                "  --transA T|N, --transB T|N   op(A), op(B) (default N)\n"
+                "  --alpha a, --beta b          any real, inf and nan included (default 1.0 "
+                "and 0.5)\n",
+                DLA_TESTING_MAX_SIZE);
     if (t->features & DLA_TESTING_NRHS)
-        fprintf(f, "  --nrhs r      number of right-hand sides (default 1)\n");
+        fprintf(f, "  --nrhs r      number of right-hand sides, 1..%d (default 1)\n",
+                DLA_TESTING_MAX_SIZE);
     fprintf(f,
-            "  -t nb         tile size NB (default 256)\n"
-            "  -P p, -Q q    process grid (default: P = number of ranks, Q = 1)\n"
-            "  -c cores      cores per process given to Rill (default: all it is given)\n"
+            "  -t nb         tile size NB, 1..%d (default 256)\n"
+            "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
+            "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
+            "given)\n"
             "  -g gpus       GPUs per process (only 0 for now)\n"
-            "  --nruns r     number of timed runs (default 1)\n"
-            "  -x, --check   check the result against LAPACK/BLAS (threshold %.0f)\n"
-            "  --seed s      seed of the generated matrices (default 3872)\n"
+            "  --nruns r     number of timed runs, 1..1000000 (default 1)\n"
+            "  -x, --check   check the result against LAPACK/BLAS (threshold %.0f; NaN/Inf "
+            "fail)\n"
+            "  --seed s      seed of the generated matrices, 0..2^64-1 (default 3872)\n"
             "  --ref         run one LAPACKE/CBLAS call on rank 0 instead (OpenBLAS with -c "
-            "threads)\n"
+            "threads);\n"
+            "                with -x its result is checked the same way\n"
+            "  --no-mem-check  do not refuse a run that needs more memory than is available\n"
+            "  --mca name value  a runtime parameter (anywhere on the line)\n"
             "  runtime options after --: name value pairs (or --mca name value), e.g.\n"
             "      -- sched gpq runtime_watchdog_s 10\n",
-            RILL_DLA_CHECK_THRESHOLD);
+            DLA_TESTING_MAX_SIZE, DLA_TESTING_MAX_SIZE, RILL_DLA_CHECK_THRESHOLD);
 }
 
 static int usage_error(const dla_testing_t *t, const char *fmt, ...)
@@ -60,12 +72,13 @@ static int usage_error(const dla_testing_t *t, const char *fmt, ...)
     return 2;
 }
 
-static int parse_int(const char *s, long min, int *out)
+/* An integer in [min, max] (the whole string), else -1. */
+static int parse_int(const char *s, long min, long max, int *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > 1L << 30)
+    if (errno || end == s || *end || v < min || v > max)
         return -1;
     *out = (int)v;
     return 0;
@@ -129,36 +142,34 @@ void dla_testing_barrier(dla_testing_t *t)
         rill_dla_allreduce_max(t->dla, NULL, 0);
 }
 
-int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, unsigned features)
+/* The options before `--` (and the pairs after it): fills t, and rargv/rargc with the
+ * runtime options for rill_init. Returns 0, -1 after --help, or 2 (error printed). */
+static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, int *rargc)
 {
-    memset(t, 0, sizeof(*t));
-    t->name = name;
-    t->features = features;
-    t->N = 1000;
-    t->M = t->K = -1;
-    t->NB = 256;
-    t->P = t->Q = -1;
-    t->nruns = 1;
-    t->nrhs = 1;
-    t->alpha = 1.0;
-    t->beta = 0.5;
-    t->seed = 3872;
-
-    size_t len = 0;
-    for (int i = 0; i < argc && len < sizeof(t->cmdline) - 1; i++)
-        len += (size_t)snprintf(t->cmdline + len, sizeof(t->cmdline) - len, "%s%s", i ? " " : "",
-                                argv[i]);
-
-    int dashdash = argc;
-    for (int i = 1; i < argc; i++) {
+    const unsigned features = t->features;
+    const struct {
+        const char *name;
+        unsigned feature; /* 0: every tester */
+        int *value;
+        long min, max;
+    } ints[] = {
+        { "-N", 0, &t->N, 0, DLA_TESTING_MAX_SIZE },
+        { "-M", DLA_TESTING_GEMM, &t->M, 0, DLA_TESTING_MAX_SIZE },
+        { "-K", DLA_TESTING_GEMM, &t->K, 0, DLA_TESTING_MAX_SIZE },
+        { "-t", 0, &t->NB, 1, DLA_TESTING_MAX_SIZE },
+        { "-P", 0, &t->P, 1, DLA_TESTING_MAX_SIZE },
+        { "-Q", 0, &t->Q, 1, DLA_TESTING_MAX_SIZE },
+        { "-c", 0, &t->cores, 0, 65536 },
+        { "-g", 0, &t->gpus, 0, 1024 },
+        { "--nruns", 0, &t->nruns, 1, 1000000 },
+        { "--nrhs", DLA_TESTING_NRHS, &t->nrhs, 1, DLA_TESTING_MAX_SIZE },
+    };
+    int i = 1;
+    for (; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int *ip = NULL;
-        long min = 0;
-        if (!strcmp(o, "--")) {
-            dashdash = i;
+        if (!strcmp(o, "--"))
             break;
-        }
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
             if (launcher_rank0())
                 usage(t, stdout);
@@ -172,45 +183,52 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
             t->ref = 1;
             continue;
         }
+        if (!strcmp(o, "--no-mem-check")) {
+            t->no_mem_check = 1;
+            continue;
+        }
         if (!strcmp(o, "--nonspd") && (features & DLA_TESTING_NONSPD)) {
             t->nonspd = 1;
             continue;
         }
-        if (!strcmp(o, "-N"))
-            ip = &t->N;
-        else if (!strcmp(o, "-M") && (features & DLA_TESTING_GEMM))
-            ip = &t->M;
-        else if (!strcmp(o, "-K") && (features & DLA_TESTING_GEMM))
-            ip = &t->K;
-        else if (!strcmp(o, "-t"))
-            ip = &t->NB;
-        else if (!strcmp(o, "-P"))
-            ip = &t->P;
-        else if (!strcmp(o, "-Q"))
-            ip = &t->Q;
-        else if (!strcmp(o, "-c"))
-            ip = &t->cores;
-        else if (!strcmp(o, "-g"))
-            ip = &t->gpus;
-        else if (!strcmp(o, "--nruns"))
-            ip = &t->nruns;
-        else if (!strcmp(o, "--nrhs") && (features & DLA_TESTING_NRHS))
-            ip = &t->nrhs;
-        if (ip) {
-            min = -(1L << 30); /* ranges are checked below, with a message per option */
-            if (!v || parse_int(v, min, ip))
-                return usage_error(t, "option %s needs an integer, got '%s'", o, v ? v : "");
+        if (!strcmp(o, "--mca")) { /* rill_init takes it: the same as after -- */
+            if (i + 2 >= argc)
+                return usage_error(t, "option --mca needs a name and a value: --mca name value");
+            rargv[(*rargc)++] = argv[i];
+            rargv[(*rargc)++] = argv[i + 1];
+            rargv[(*rargc)++] = argv[i + 2];
+            i += 2;
+            continue;
+        }
+        int found = 0;
+        for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]) && !found; k++) {
+            if (strcmp(o, ints[k].name) || (ints[k].feature && !(features & ints[k].feature)))
+                continue;
+            found = 1;
+            if (!v)
+                return usage_error(t, "option %s needs a value: an integer in [%ld, %ld]", o,
+                                   ints[k].min, ints[k].max);
+            if (parse_int(v, ints[k].min, ints[k].max, ints[k].value))
+                return usage_error(t, "option %s must be an integer in [%ld, %ld], got '%s'", o,
+                                   ints[k].min, ints[k].max, v);
+        }
+        if (found) {
             i++;
             continue;
         }
         if (!strcmp(o, "--seed")) {
             char *end;
-            if (!v)
-                return usage_error(t, "option --seed needs a value");
+            const char *p = v;
+            while (p && isspace((unsigned char)*p))
+                p++;
             errno = 0;
-            t->seed = strtoull(v, &end, 0);
-            if (errno || *end || end == v)
-                return usage_error(t, "option --seed needs an unsigned integer, got '%s'", v);
+            /* strtoull takes "-1" as 2^64 - 1: only digits (or 0x...) are accepted */
+            if (p && isdigit((unsigned char)*p))
+                t->seed = strtoull(p, &end, 0);
+            if (!p || !isdigit((unsigned char)*p) || errno || *end)
+                return usage_error(t,
+                                   "option --seed must be an integer in [0, %" PRIu64 "], got '%s'",
+                                   UINT64_MAX, v ? v : "");
             i++;
             continue;
         }
@@ -221,12 +239,13 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
             continue;
         }
         if ((features & DLA_TESTING_GEMM) && (!strcmp(o, "--alpha") || !strcmp(o, "--beta"))) {
-            char *end;
-            if (!v)
-                return usage_error(t, "option %s needs a value", o);
-            double d = strtod(v, &end);
-            if (*end || end == v)
-                return usage_error(t, "option %s needs a number, got '%s'", o, v);
+            char *end = NULL;
+            double d = v ? strtod(v, &end) : 0.0;
+            if (!v || *end || end == v)
+                return usage_error(t,
+                                   "option %s must be a real number (any double, inf and nan "
+                                   "included), got '%s'",
+                                   o, v ? v : "");
             *(o[2] == 'a' ? &t->alpha : &t->beta) = d;
             i++;
             continue;
@@ -234,52 +253,63 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         return usage_error(t, "unknown option '%s'", o);
     }
 
-    if (t->M < 0)
+    /* after --: name value pairs, or --mca name value */
+    for (i++; i < argc;) {
+        if (!strcmp(argv[i], "--mca"))
+            i++;
+        if (i + 1 >= argc)
+            return usage_error(t, "runtime option '%s' after -- needs a value",
+                               i < argc ? argv[i] : "--mca");
+        rargv[(*rargc)++] = "--mca";
+        rargv[(*rargc)++] = argv[i];
+        rargv[(*rargc)++] = argv[i + 1];
+        i += 2;
+    }
+    rargv[*rargc] = NULL;
+
+    if (t->M < 0) /* not given */
         t->M = t->N;
     if (t->K < 0)
         t->K = t->N;
-    if (t->N < 0)
-        return usage_error(t, "matrix size -N must be >= 0, got %d", t->N);
-    if (t->M < 0 || t->K < 0)
-        return usage_error(t, "matrix sizes -M and -K must be >= 0 (M = %d, K = %d)", t->M, t->K);
-    if (t->NB <= 0)
-        return usage_error(t, "tile size -t must be positive, got %d", t->NB);
-    if (t->nruns < 1)
-        return usage_error(t, "--nruns must be at least 1, got %d", t->nruns);
-    if (t->nrhs < 1)
-        return usage_error(t, "--nrhs must be at least 1, got %d", t->nrhs);
-    if (t->cores < 0)
-        return usage_error(t, "-c must be >= 1 (or 0 for every core given), got %d", t->cores);
-    if (t->gpus < 0)
-        return usage_error(t, "-g must be >= 0, got %d", t->gpus);
     if (t->gpus > 0)
         return usage_error(t,
                            "-g %d: GPU support is not built yet in the DLA testers; only -g 0 "
                            "is accepted",
                            t->gpus);
-    if (t->P == 0 || t->Q == 0 || t->P < -1 || t->Q < -1)
-        return usage_error(t, "-P and -Q must be positive (P = %d, Q = %d)", t->P, t->Q);
+    return 0;
+}
 
-    /* runtime options: argv[dashdash+1..] as name value pairs or --mca name value */
+int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, unsigned features)
+{
+    memset(t, 0, sizeof(*t));
+    t->name = name;
+    t->features = features;
+    t->N = 1000;
+    t->M = t->K = -1; /* -1: not given (the options accept only >= 0) */
+    t->NB = 256;
+    t->P = t->Q = -1;
+    t->nruns = 1;
+    t->nrhs = 1;
+    t->alpha = 1.0;
+    t->beta = 0.5;
+    t->seed = 3872;
+
+    size_t len = 0;
+    for (int i = 0; i < argc && len < sizeof(t->cmdline) - 1; i++)
+        len += (size_t)snprintf(t->cmdline + len, sizeof(t->cmdline) - len, "%s%s", i ? " " : "",
+                                argv[i]);
+
+    /* runtime options for rill_init: at most 3 entries for every 2 arguments */
     int rargc = 1;
-    char **rargv = calloc((size_t)(3 * argc + 2), sizeof(char *));
+    char **rargv = calloc((size_t)(2 * argc + 2), sizeof(char *));
     if (!rargv)
         return 1;
     rargv[0] = argv[0];
-    for (int i = dashdash + 1; i < argc;) {
-        if (!strcmp(argv[i], "--mca"))
-            i++;
-        if (i + 1 >= argc) {
-            free(rargv);
-            return usage_error(t, "runtime option '%s' after -- needs a value",
-                               i < argc ? argv[i] : "--mca");
-        }
-        rargv[rargc++] = "--mca";
-        rargv[rargc++] = argv[i];
-        rargv[rargc++] = argv[i + 1];
-        i += 2;
+    int rc = parse_options(t, argc, argv, rargv, &rargc);
+    if (rc) {
+        free(rargv);
+        return rc;
     }
-    rargv[rargc] = NULL;
 
     if (t->cores > 0) {
         char buf[32];
@@ -310,6 +340,15 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     } else if (t->Q < 0) {
         t->Q = t->P <= t->nranks && t->nranks % t->P == 0 ? t->nranks / t->P : 1;
     }
+    /* in 64 bits: 641 x 6700417 is 2^32 + 1, which is 1 in 32-bit arithmetic */
+    if (!t->ref && (int64_t)t->P * t->Q != t->nranks) {
+        dla_testing_error(t, 1,
+                          "process grid P x Q = %d x %d = %" PRId64 " does not match the %d "
+                          "ranks of this run; choose P and Q with P x Q = %d",
+                          t->P, t->Q, (int64_t)t->P * t->Q, t->nranks, t->nranks);
+        rill_fini(&t->ctx);
+        return 1;
+    }
     t->cores = rill_context_nworkers(t->ctx);
 
     s = rill_dla_create(t->ctx, &t->dla);
@@ -338,35 +377,277 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
             printf("# reference: one LAPACKE/CBLAS call on rank 0 with %d OpenBLAS threads\n",
                    t->cores);
         if (t->check)
-            printf("# check: scaled residual < %.0f passes\n", RILL_DLA_CHECK_THRESHOLD);
-        printf("%6s %5s %3s %3s %5s %4s %10s %9s %10s %6s\n", "N", "NB", "P", "Q", "cores", "gpus",
-               "time_s", "gflops", "residual", "status");
+            printf("# check: scaled residual < %.0f passes (NaN or Inf fails)%s\n",
+                   RILL_DLA_CHECK_THRESHOLD, t->ref ? "; the reference's result is checked" : "");
         fflush(stdout);
     }
     return 0;
 }
 
-void dla_testing_row(dla_testing_t *t, double time_s, double gflops, double resid)
+/* ------------------------------------------------------------ memory estimate */
+
+/* *acc += a * b * c, or 1 when a product or the sum does not fit in 64 bits. */
+static int add_product(uint64_t *acc, uint64_t a, uint64_t b, uint64_t c)
 {
-    int checked = resid >= 0 || resid != resid;
-    int pass = checked && resid < RILL_DLA_CHECK_THRESHOLD;
-    if (checked && !pass)
-        t->failed = 1;
-    if (t->rank != 0)
+    uint64_t ab, abc;
+    return __builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) ||
+           __builtin_add_overflow(*acc, abc, acc);
+}
+
+/* Bytes a rank pays per tile besides its storage, whether the tile is local or not (every
+ * rank inserts every task, so every rank holds a descriptor of every tile): the datum,
+ * its hash-map entry and the matrix's pointer. An estimate. */
+#define DLA_TILE_OVERHEAD 256
+
+/* The first unsigned integer in the file (0: none, or "max"). */
+static uint64_t read_u64(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    unsigned long long v = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu", &v) != 1)
+        v = 0;
+    fclose(f);
+    return v;
+}
+
+/* The value of `key N` in a memory.stat file (0 if absent). */
+static uint64_t read_stat(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    char name[64];
+    unsigned long long v, found = 0;
+    if (!f)
+        return 0;
+    while (fscanf(f, "%63s %llu", name, &v) == 2)
+        if (!strcmp(name, key)) {
+            found = v;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+/* Room left under one cgroup's limit (limit - usage + reclaimable page cache), if it has
+ * a limit: lowers *avail and names the source. */
+static void cgroup_room(const char *limit_path, const char *usage_path, const char *stat_path,
+                        const char *stat_key, const char *what, uint64_t *avail,
+                        const char **source)
+{
+    uint64_t limit = read_u64(limit_path);
+    if (limit == 0 || limit >= (UINT64_C(1) << 60)) /* absent, "max", or v1's "no limit" */
         return;
-    char nb[16], r[32];
-    if (t->ref)
-        snprintf(nb, sizeof(nb), "-");
-    else
-        snprintf(nb, sizeof(nb), "%d", t->NB);
-    if (checked)
-        snprintf(r, sizeof(r), "%.3e", resid);
-    else
-        snprintf(r, sizeof(r), "-");
-    printf("%6d %5s %3d %3d %5d %4d %10.4f %9.2f %10s %6s\n", t->N, nb, t->ref ? 1 : t->P,
-           t->ref ? 1 : t->Q, t->cores, t->gpus, time_s, gflops, r,
-           checked ? (pass ? "PASS" : "FAIL") : "-");
-    fflush(stdout);
+    uint64_t usage = read_u64(usage_path), cache = read_stat(stat_path, stat_key);
+    usage = usage > cache ? usage - cache : 0;
+    uint64_t room = limit > usage ? limit - usage : 0;
+    if (room < *avail) {
+        *avail = room;
+        *source = what;
+    }
+}
+
+/* Memory available to this process: MemAvailable, lowered by a cgroup v2 or v1 limit.
+ * UINT64_MAX when nothing could be read. */
+static uint64_t memory_available(const char **source)
+{
+    uint64_t avail = UINT64_MAX;
+    *source = "unknown";
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (fgets(line, sizeof(line), f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+                avail = (uint64_t)kb * 1024;
+                *source = "MemAvailable in /proc/meminfo";
+                break;
+            }
+        fclose(f);
+    }
+    /* this process's cgroups (v2: "0::/path", v1 memory: "N:memory:/path"), then the roots
+     * the container shows */
+    char v2[600] = "", v1[600] = "";
+    f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        char line[600];
+        while (fgets(line, sizeof(line), f)) {
+            line[strcspn(line, "\n")] = '\0';
+            char *p;
+            if (!strncmp(line, "0::", 3))
+                snprintf(v2, sizeof(v2), "%s", line + 3);
+            else if ((p = strstr(line, ":memory:")))
+                snprintf(v1, sizeof(v1), "%s", p + 8);
+        }
+        fclose(f);
+    }
+    const char *v2dirs[] = { v2, "" }, *v1dirs[] = { v1, "" };
+    char a[1200], b[1200], c[1200];
+    for (int k = 0; k < 2; k++) {
+        snprintf(a, sizeof(a), "/sys/fs/cgroup%s/memory.max", v2dirs[k]);
+        snprintf(b, sizeof(b), "/sys/fs/cgroup%s/memory.current", v2dirs[k]);
+        snprintf(c, sizeof(c), "/sys/fs/cgroup%s/memory.stat", v2dirs[k]);
+        cgroup_room(a, b, c, "inactive_file", "the cgroup v2 limit (memory.max - memory.current)",
+                    &avail, source);
+        snprintf(a, sizeof(a), "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", v1dirs[k]);
+        snprintf(b, sizeof(b), "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", v1dirs[k]);
+        snprintf(c, sizeof(c), "/sys/fs/cgroup/memory%s/memory.stat", v1dirs[k]);
+        cgroup_room(a, b, c, "total_inactive_file",
+                    "the cgroup v1 limit (memory.limit_in_bytes - memory.usage_in_bytes)", &avail,
+                    source);
+    }
+    return avail;
+}
+
+/* Ranks of this run on this node, from the launcher (1 if it does not say). */
+static int local_ranks(void)
+{
+    const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE",
+                           "SLURM_NTASKS_PER_NODE" };
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atoi(v) > 0)
+            return atoi(v);
+    }
+    return 1;
+}
+
+static const char *human(uint64_t bytes, char *buf, size_t len)
+{
+    const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
+int dla_testing_memory(dla_testing_t *t, const dla_testing_dims_t *tiled, int ntiled,
+                       const dla_testing_dims_t *dense, int ndense)
+{
+    /* one rank's tiles: rank 0 (grid position (0, 0)) holds the most, ceil(mt / P) x
+     * ceil(nt / Q); the runtime stores every tile at NB x NB, ragged ones included */
+    const uint64_t nb = (uint64_t)t->NB;
+    uint64_t tiles = 0, dense_bytes = 0;
+    int overflow = 0;
+    for (int k = 0; k < ntiled; k++) {
+        uint64_t mt = ((uint64_t)tiled[k].m + nb - 1) / nb,
+                 nt = ((uint64_t)tiled[k].n + nb - 1) / nb;
+        uint64_t lmt = (mt + (uint64_t)t->P - 1) / (uint64_t)t->P;
+        uint64_t lnt = (nt + (uint64_t)t->Q - 1) / (uint64_t)t->Q;
+        overflow |= add_product(&tiles, lmt * lnt, nb * nb, sizeof(double));
+        overflow |= add_product(&tiles, mt, nt, DLA_TILE_OVERHEAD);
+    }
+    for (int k = 0; k < ndense; k++)
+        overflow |=
+            add_product(&dense_bytes, (uint64_t)dense[k].m, (uint64_t)dense[k].n, sizeof(double));
+    const int nlocal = t->nranks > 1 ? local_ranks() : 1;
+    uint64_t need = 0;
+    overflow |= add_product(&need, tiles, (uint64_t)nlocal, 1);
+    if (t->rank == 0) /* the reference and the check's buffers are on rank 0 */
+        overflow |= __builtin_add_overflow(need, dense_bytes, &need);
+
+    const char *source;
+    uint64_t avail = memory_available(&source);
+    int short_of = overflow || (!t->no_mem_check && need > avail);
+
+    /* agree: every rank stops if one does; rank 0 speaks when it is one of them */
+    double v[2] = { t->rank == 0 && short_of, short_of };
+    if (t->nranks > 1 && rill_dla_allreduce_max(t->dla, v, 2) != RILL_SUCCESS)
+        v[1] = 1.0;
+    if (v[1] == 0.0)
+        return 0;
+    if (short_of && (t->rank == 0 || v[0] == 0.0)) {
+        char who[32] = "", b1[32], b2[32], b3[32], b4[32];
+        if (t->nranks > 1)
+            snprintf(who, sizeof(who), "rank %d: ", t->rank);
+        char sizes[96];
+        if (t->features & DLA_TESTING_GEMM)
+            snprintf(sizes, sizeof(sizes), "M %d, N %d, K %d", t->M, t->N, t->K);
+        else
+            snprintf(sizes, sizeof(sizes), "N %d", t->N);
+        if (overflow)
+            dla_testing_error(t, 0,
+                              "%sthe memory this run needs does not fit in 64-bit byte counts "
+                              "(size_t overflow): %s, NB %d; choose smaller sizes",
+                              who, sizes, t->NB);
+        else
+            dla_testing_error(t, 0,
+                              "%snot enough memory: this run needs about %s on this node (%d "
+                              "rank(s) x %s of tiles at NB x NB = %d x %d%s%s%s) but %s are "
+                              "available (%s); use smaller sizes or more nodes, or "
+                              "--no-mem-check to try anyway",
+                              who, human(need, b1, sizeof(b1)), nlocal,
+                              human(tiles, b2, sizeof(b2)), t->NB, t->NB,
+                              t->rank == 0 && dense_bytes ? ", plus " : "",
+                              t->rank == 0 && dense_bytes ? human(dense_bytes, b3, sizeof(b3)) : "",
+                              t->rank == 0 && dense_bytes
+                                  ? " of dense buffers for the reference and the check on rank 0"
+                                  : "",
+                              human(avail, b4, sizeof(b4)), source);
+    }
+    t->failed = 1;
+    return 1;
+}
+
+/* ------------------------------------------------------------ result rows */
+
+int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_t cs, double resid)
+{
+    if (t->check && cs != RILL_SUCCESS && cs != RILL_ERR_NUMERIC) {
+        dla_testing_error(t, 1, "the check failed to run: %s", rill_status_string(cs));
+        return 1;
+    }
+    char why[200] = "";
+    if (t->check) {
+        if (cs == RILL_ERR_NUMERIC)
+            snprintf(why, sizeof(why), "the result contains NaN or Inf");
+        else if (!isfinite(resid))
+            snprintf(why, sizeof(why),
+                     "the scaled residual is %g: the inputs or the reference contain NaN or Inf",
+                     resid);
+        else if (resid < 0.0)
+            snprintf(why, sizeof(why), "the scaled residual %g is negative (a norm failed)", resid);
+        else if (!(resid < RILL_DLA_CHECK_THRESHOLD))
+            snprintf(why, sizeof(why), "the scaled residual %.3e is not below %.0f", resid,
+                     RILL_DLA_CHECK_THRESHOLD);
+        if (why[0])
+            t->failed = 1;
+    }
+    if (t->rank == 0) {
+        if (!t->titled) { /* the column titles come with the first row (not before an error) */
+            if (t->features & DLA_TESTING_GEMM)
+                printf("%6s %6s %6s ", "M", "N", "K");
+            else
+                printf("%6s ", "N");
+            printf("%5s %3s %3s %5s %4s %10s %9s %10s %6s\n", "NB", "P", "Q", "cores", "gpus",
+                   "time_s", "gflops", "residual", "status");
+            t->titled = 1;
+        }
+        char nb[16], r[32];
+        if (t->ref)
+            snprintf(nb, sizeof(nb), "-");
+        else
+            snprintf(nb, sizeof(nb), "%d", t->NB);
+        if (t->check)
+            snprintf(r, sizeof(r), "%.3e", resid);
+        else
+            snprintf(r, sizeof(r), "-");
+        if (t->features & DLA_TESTING_GEMM)
+            printf("%6d %6d %6d ", t->M, t->N, t->K);
+        else
+            printf("%6d ", t->N);
+        printf("%5s %3d %3d %5d %4d %10.4f %9.2f %10s %6s\n", nb, t->ref ? 1 : t->P,
+               t->ref ? 1 : t->Q, t->cores, t->gpus, time_s, gflops, r,
+               t->check ? (why[0] ? "FAIL" : "PASS") : "-");
+        fflush(stdout);
+    }
+    if (why[0])
+        dla_testing_error(t, 1, "check failed: %s", why);
+    return 0;
 }
 
 rill_matrix_t *dla_testing_matrix(dla_testing_t *t, const char *what, int m, int n)

@@ -16,7 +16,7 @@ enum {
 typedef struct dla_testing {
     const char *name;
     unsigned features;
-    int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs;
+    int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs, no_mem_check;
     int transA, transB;
     double alpha, beta;
     uint64_t seed;
@@ -24,18 +24,48 @@ typedef struct dla_testing {
     rill_dla_t *dla;
     int rank, nranks;
     int failed; /* a check failed or a run reported an error */
+    int titled; /* rank 0 printed the column titles */
     char cmdline[2048];
 } dla_testing_t;
 
+/** The largest value of -N, -M, -K, -t, -P, -Q, --nrhs (sizes stay in int arithmetic). */
+#define DLA_TESTING_MAX_SIZE (1 << 30)
+
 /**
- * Parse the options, start Rill (runtime options after `--` become `--mca name value`),
- * create the DLA layer and print the header on rank 0. Returns 0 to go on, -1 after
- * --help (exit 0), or the exit code to return from main (an error was printed).
+ * Parse the options (a bad one: a message naming it and its allowed range, exit code 2),
+ * start Rill (runtime options `--mca name value` anywhere, and `name value` pairs after
+ * `--`, go to rill_init), check the process grid against the ranks, create the DLA layer
+ * and print the header on rank 0. Returns 0 to go on, -1 after --help (exit 0), or the
+ * exit code to return from main (an error was printed, Rill is stopped).
  */
 int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, unsigned features);
 
-/** Print one result row on rank 0: resid < 0 means not checked. Marks a failed check. */
-void dla_testing_row(dla_testing_t *t, double time_s, double gflops, double resid);
+/** The sizes of a matrix or buffer, for dla_testing_memory. */
+typedef struct dla_testing_dims {
+    int m, n;
+} dla_testing_dims_t;
+
+/**
+ * Before any allocation: estimate the memory the run needs on this node (the local tiles
+ * of the ntiled block-cyclic matrices of every rank on the node, each stored at NB x NB,
+ * plus, on rank 0, the ndense dense buffers of the reference and the check) and compare
+ * it with what is available (MemAvailable, the cgroup's limit). Too much, or sizes that
+ * overflow 64-bit byte counts: an error with both figures, the run is marked failed and
+ * 1 is returned on every rank. --no-mem-check skips the comparison. Collective.
+ */
+int dla_testing_memory(dla_testing_t *t, const dla_testing_dims_t *tiled, int ntiled,
+                       const dla_testing_dims_t *dense, int ndense);
+
+/**
+ * Print one result row on rank 0 (gemm: M N K, the others: N) and judge it. Without -x,
+ * cs and resid are ignored and the row says `-`. With -x (cs, resid: what the check
+ * returned, the same on every rank), the row passes only when cs is RILL_SUCCESS and resid
+ * is finite, >= 0 and below the threshold; otherwise it says FAIL, the run is marked
+ * failed and the reason is printed (RILL_ERR_NUMERIC: the result contains NaN or Inf; a
+ * NaN or Inf residual; a residual above the threshold). A check that could not run (any
+ * other cs) prints an error instead of a row and returns 1; else returns 0.
+ */
+int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_t cs, double resid);
 
 /** One-line error from rank 0 (or every rank when rank0_only is 0), prefixed with the
  * tester's name; marks the run failed. */

@@ -12,38 +12,49 @@ static double gflops_of(const dla_testing_t *t, double time_s)
     return 2.0 * t->M * (double)t->N * t->K / time_s * 1e-9;
 }
 
-/* One cblas_dgemm call with every core of the process, on rank 0. */
+/* One cblas_dgemm call with every core of the process, on rank 0; with -x its result is
+ * checked like Rill's (the check regenerates A and B into the same buffers). */
 static void run_reference(dla_testing_t *t, int Am, int An, int Bm, int Bn)
 {
-    for (int r = 0; r < t->nruns; r++) {
-        double time_s = 0.0;
+    for (int r = 0; r < t->nruns && !t->failed; r++) {
+        double time_s = 0.0, resid = 0.0;
+        rill_status_t cs = RILL_SUCCESS;
         if (t->rank == 0) {
             double *a = malloc((size_t)Am * An * sizeof(double) + 1);
             double *b = malloc((size_t)Bm * Bn * sizeof(double) + 1);
             double *c = malloc((size_t)t->M * t->N * sizeof(double) + 1);
-            if (!a || !b || !c) {
-                free(a);
-                free(b);
-                free(c);
+            double *c0 = t->check ? malloc((size_t)t->M * t->N * sizeof(double) + 1) : NULL;
+            if (!a || !b || !c || (t->check && !c0)) {
                 dla_testing_error(t, 1, "out of memory for the reference matrices");
-                return;
+                cs = RILL_ERR_NO_MEMORY;
+            } else {
+                rill_dla_dplrnt_dense(Am, An, a, Am > 0 ? Am : 1, t->seed);
+                rill_dla_dplrnt_dense(Bm, Bn, b, Bm > 0 ? Bm : 1, t->seed + 1);
+                rill_dla_dplrnt_dense(t->M, t->N, c, t->M > 0 ? t->M : 1, t->seed + 2);
+                cpu_set_t saved;
+                dla_ref_begin(t->cores, &saved);
+                double t0 = dla_testing_now();
+                cblas_dgemm(CblasColMajor, t->transA ? CblasTrans : CblasNoTrans,
+                            t->transB ? CblasTrans : CblasNoTrans, t->M, t->N, t->K, t->alpha, a,
+                            Am > 0 ? Am : 1, b, Bm > 0 ? Bm : 1, t->beta, c, t->M > 0 ? t->M : 1);
+                time_s = dla_testing_now() - t0;
+                dla_ref_end(&saved);
+                if (t->check)
+                    cs = dla_check_dgemm_dense(t->transA, t->transB, t->alpha, Am, An, t->seed, Bm,
+                                               Bn, t->seed + 1, t->beta, t->seed + 2, t->M, t->N, c,
+                                               a, b, c0, t->cores, &resid);
             }
-            rill_dla_dplrnt_dense(Am, An, a, Am > 0 ? Am : 1, t->seed);
-            rill_dla_dplrnt_dense(Bm, Bn, b, Bm > 0 ? Bm : 1, t->seed + 1);
-            rill_dla_dplrnt_dense(t->M, t->N, c, t->M > 0 ? t->M : 1, t->seed + 2);
-            cpu_set_t saved;
-            dla_ref_begin(t->cores, &saved);
-            double t0 = dla_testing_now();
-            cblas_dgemm(CblasColMajor, t->transA ? CblasTrans : CblasNoTrans,
-                        t->transB ? CblasTrans : CblasNoTrans, t->M, t->N, t->K, t->alpha, a,
-                        Am > 0 ? Am : 1, b, Bm > 0 ? Bm : 1, t->beta, c, t->M > 0 ? t->M : 1);
-            time_s = dla_testing_now() - t0;
-            dla_ref_end(&saved);
             free(a);
             free(b);
             free(c);
+            free(c0);
         }
-        dla_testing_row(t, time_s, gflops_of(t, time_s), -1.0);
+        if (t->check)
+            cs = dla_check_share(t->dla, cs, &resid);
+        else if (cs != RILL_SUCCESS)
+            return;
+        if (dla_testing_row(t, time_s, gflops_of(t, time_s), cs, resid))
+            return;
     }
 }
 
@@ -56,6 +67,13 @@ int main(int argc, char **argv)
     /* A is M x K (K x M when transposed), B is K x N (N x K) */
     const int Am = t.transA ? t.K : t.M, An = t.transA ? t.M : t.K;
     const int Bm = t.transB ? t.N : t.K, Bn = t.transB ? t.K : t.N;
+    /* what the run allocates: the tiled A, B, C on every rank; on rank 0 the check's
+     * dense C, C0, A, B, or the reference's A, B, C (and C0 with -x) */
+    const dla_testing_dims_t tiled[] = { { Am, An }, { Bm, Bn }, { t.M, t.N } };
+    const dla_testing_dims_t dense[] = { { t.M, t.N }, { t.M, t.N }, { Am, An }, { Bm, Bn } };
+    if (t.ref ? dla_testing_memory(&t, NULL, 0, dense + (t.check ? 0 : 1), t.check ? 4 : 3)
+              : dla_testing_memory(&t, tiled, 3, dense, t.check ? 4 : 0))
+        return dla_testing_fini(&t);
     if (t.ref) {
         run_reference(&t, Am, An, Bm, Bn);
         return dla_testing_fini(&t);
@@ -97,16 +115,13 @@ int main(int argc, char **argv)
             break;
         }
 
-        double resid = -1.0;
-        if (t.check) {
-            s = rill_dla_check_dgemm(t.dla, t.transA, t.transB, t.alpha, Am, An, t.seed, Bm, Bn,
-                                     t.seed + 1, t.beta, t.seed + 2, C, &resid);
-            if (s != RILL_SUCCESS) {
-                dla_testing_error(&t, 1, "the check failed to run: %s", rill_status_string(s));
-                break;
-            }
-        }
-        dla_testing_row(&t, time_s, gflops_of(&t, time_s), resid);
+        double resid = 0.0;
+        rill_status_t cs = RILL_SUCCESS;
+        if (t.check)
+            cs = rill_dla_check_dgemm(t.dla, t.transA, t.transB, t.alpha, Am, An, t.seed, Bm, Bn,
+                                      t.seed + 1, t.beta, t.seed + 2, C, &resid);
+        if (dla_testing_row(&t, time_s, gflops_of(&t, time_s), cs, resid))
+            break;
     }
 out:
     if (C)

@@ -8,30 +8,44 @@
 #include "dla_internal.h"
 #include "testing_common.h"
 
-/* One LAPACKE_dpotrf call with every core of the process, on rank 0. */
+/* One LAPACKE_dpotrf call with every core of the process, on rank 0; with -x its factor
+ * is checked like Rill's. */
 static void run_reference(dla_testing_t *t)
 {
-    for (int r = 0; r < t->nruns; r++) {
-        double *a = t->rank == 0 ? malloc((size_t)t->N * t->N * sizeof(double) + 1) : NULL;
-        double time_s = 0.0;
-        if (t->rank == 0 && !a) {
-            dla_testing_error(t, 1, "out of memory for the %d x %d reference matrix", t->N, t->N);
-            return;
-        }
-        if (a) {
-            rill_dla_dplgsy_dense(t->N, a, t->N > 0 ? t->N : 1, t->N, t->seed);
-            cpu_set_t saved;
-            dla_ref_begin(t->cores, &saved);
-            double t0 = dla_testing_now();
-            int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', t->N, a, t->N > 0 ? t->N : 1);
-            time_s = dla_testing_now() - t0;
-            dla_ref_end(&saved);
+    const double bump = t->N;
+    for (int r = 0; r < t->nruns && !t->failed; r++) {
+        double time_s = 0.0, resid = 0.0;
+        rill_status_t cs = RILL_SUCCESS;
+        if (t->rank == 0) {
+            double *a = malloc((size_t)t->N * t->N * sizeof(double) + 1);
+            double *w = t->check ? malloc((size_t)t->N * t->N * sizeof(double) + 1) : NULL;
+            if (!a || (t->check && !w)) {
+                dla_testing_error(t, 1, "out of memory for the %d x %d reference matrix", t->N,
+                                  t->N);
+                cs = RILL_ERR_NO_MEMORY;
+            } else {
+                rill_dla_dplgsy_dense(t->N, a, t->N > 0 ? t->N : 1, bump, t->seed);
+                cpu_set_t saved;
+                dla_ref_begin(t->cores, &saved);
+                double t0 = dla_testing_now();
+                int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', t->N, a, t->N > 0 ? t->N : 1);
+                time_s = dla_testing_now() - t0;
+                dla_ref_end(&saved);
+                if (info != 0)
+                    dla_testing_error(t, 1, "reference LAPACKE_dpotrf returned info %d", info);
+                if (t->check)
+                    cs = dla_check_dpotrf_dense(t->N, a, w, bump, t->seed, t->cores, &resid);
+            }
             free(a);
-            if (info != 0)
-                dla_testing_error(t, 1, "reference LAPACKE_dpotrf returned info %d", info);
+            free(w);
         }
+        if (t->check)
+            cs = dla_check_share(t->dla, cs, &resid);
+        else if (cs != RILL_SUCCESS)
+            return;
         double n = t->N;
-        dla_testing_row(t, time_s, n * n * n / 3.0 / time_s * 1e-9, -1.0);
+        if (dla_testing_row(t, time_s, n * n * n / 3.0 / time_s * 1e-9, cs, resid))
+            return;
     }
 }
 
@@ -41,6 +55,13 @@ int main(int argc, char **argv)
     int rc = dla_testing_init(&t, argc, argv, "testing_dpotrf", DLA_TESTING_NONSPD);
     if (rc)
         return rc < 0 ? 0 : rc;
+    /* what the run allocates: the tiled A on every rank; on rank 0 the check's dense L and
+     * A, or the reference's A (and the check's A with -x) */
+    const dla_testing_dims_t tiled[] = { { t.N, t.N } };
+    const dla_testing_dims_t dense[] = { { t.N, t.N }, { t.N, t.N } };
+    if (t.ref ? dla_testing_memory(&t, NULL, 0, dense, t.check ? 2 : 1)
+              : dla_testing_memory(&t, tiled, 1, dense, t.check ? 2 : 0))
+        return dla_testing_fini(&t);
     if (t.ref) {
         run_reference(&t);
         return dla_testing_fini(&t);
@@ -75,16 +96,13 @@ int main(int argc, char **argv)
         if (dla_testing_factor_result(&t, "dpotrf", si, sw))
             break;
 
-        double resid = -1.0;
-        if (t.check) {
-            s = rill_dla_check_dpotrf(t.dla, A, bump, t.seed, &resid);
-            if (s != RILL_SUCCESS) {
-                dla_testing_error(&t, 1, "the check failed to run: %s", rill_status_string(s));
-                break;
-            }
-        }
+        double resid = 0.0;
+        rill_status_t cs = RILL_SUCCESS;
+        if (t.check)
+            cs = rill_dla_check_dpotrf(t.dla, A, bump, t.seed, &resid);
         double n = t.N;
-        dla_testing_row(&t, time_s, n * n * n / 3.0 / time_s * 1e-9, resid);
+        if (dla_testing_row(&t, time_s, n * n * n / 3.0 / time_s * 1e-9, cs, resid))
+            break;
     }
     rill_matrix_destroy(&A);
     return dla_testing_fini(&t);

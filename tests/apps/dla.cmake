@@ -38,6 +38,27 @@ function(dla_fail_test name expected)
     set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT 120)
 endfunction()
 
+# dla_usage_test(name "regex of the expected message" COMMAND tester args...): a bad option:
+# must exit 2 at once with the message (tests/apps/expect_exit.sh)
+function(dla_usage_test name expected)
+    cmake_parse_arguments(D "" "" "COMMAND" ${ARGN})
+    list(POP_FRONT D_COMMAND tester)
+    add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh 60 2 "${expected}"
+        $<TARGET_FILE:${tester}> ${D_COMMAND})
+    set_tests_properties(${name} PROPERTIES LABELS apps TIMEOUT 120)
+endfunction()
+
+# dla_row_test(name "regex of a result row" COMMAND tester args...): must exit 0 and print a
+# row matching the regex (and no FAIL, no error)
+function(dla_row_test name row)
+    cmake_parse_arguments(D "" "" "COMMAND" ${ARGN})
+    list(POP_FRONT D_COMMAND tester)
+    add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh 60 0 "${row}"
+        $<TARGET_FILE:${tester}> ${D_COMMAND})
+    set_tests_properties(${name} PROPERTIES LABELS apps TIMEOUT 120
+        FAIL_REGULAR_EXPRESSION " FAIL|error:")
+endfunction()
+
 # ---------------------------------------------------------------- one rank
 dla_test(dla_dpotrf COMMAND testing_dpotrf -N 300 -t 64 -x)
 dla_test(dla_dpotrf_ragged COMMAND testing_dpotrf -N 250 -t 64 -x)
@@ -57,10 +78,70 @@ dla_test(dla_dposv COMMAND testing_dposv -N 300 -t 64 --nrhs 3 -x)
 dla_test(dla_dposv_ragged COMMAND testing_dposv -N 250 -t 64 -x)
 dla_test(dla_dposv_wide COMMAND testing_dposv -N 200 -t 48 --nrhs 100 -x)
 
+# --ref -x checks the reference's result like Rill's (the row says PASS, not -)
+dla_row_test(dla_dpotrf_ref_check "^ +200 +- +1 +1 .* [0-9.e+-]+ +PASS$"
+    COMMAND testing_dpotrf -N 200 --ref -x)
+dla_row_test(dla_dgemm_ref_check "^ +90 +70 +50 +- +1 +1 .* [0-9.e+-]+ +PASS$"
+    COMMAND testing_dgemm -M 90 -N 70 -K 50 --transA T --ref -x)
+dla_row_test(dla_dposv_ref_check "^ +150 +- +1 +1 .* [0-9.e+-]+ +PASS$"
+    COMMAND testing_dposv -N 150 --nrhs 4 --ref -x --no-mem-check)
+# gemm rows say M, N and K
+dla_row_test(dla_dgemm_row_mnk "^ +M +N +K +NB +P +Q .*status$"
+    COMMAND testing_dgemm -M 70 -N 50 -K 30 -t 32 -x)
+dla_row_test(dla_dgemm_row_mnk_values "^ +70 +50 +30 +32 +1 +1 .* PASS$"
+    COMMAND testing_dgemm -M 70 -N 50 -K 30 -t 32 -x)
+# --mca name value before -- goes to rill_init (a bad value is refused by the runtime)
+dla_row_test(dla_dpotrf_mca "^ +100 +32 +1 +1 .* PASS$"
+    COMMAND testing_dpotrf --mca sched gpq -N 100 -t 32 -x)
+dla_fail_test(dla_err_mca_value "bogus.*sched|sched.*bogus"
+    COMMAND testing_dpotrf -N 100 --mca sched bogus)
+dla_usage_test(dla_err_mca_dangling "option --mca needs a name and a value"
+    COMMAND testing_dpotrf -N 100 --mca sched)
+
 # ---------------------------------------------------------------- error paths
 dla_fail_test(dla_err_grid "does not match the 1 ranks" COMMAND testing_dpotrf -N 100 -P 2 -Q 2)
-dla_fail_test(dla_err_tile0 "tile size -t must be positive" COMMAND testing_dpotrf -N 100 -t 0)
-dla_fail_test(dla_err_negative_n "must be >= 0" COMMAND testing_dgemm -N -5)
+# 641 x 6700417 = 2^32 + 1: 1 in 32-bit arithmetic
+dla_fail_test(dla_err_grid_overflow "641 x 6700417 = 4294967297 does not match the 1 ranks"
+    COMMAND testing_dpotrf -N 100 -P 641 -Q 6700417)
+# every numeric option: an error naming the option and its range, exit 2
+dla_usage_test(dla_err_tile0 "option -t must be an integer in \\[1, 1073741824\\], got '0'"
+    COMMAND testing_dpotrf -N 100 -t 0)
+dla_usage_test(dla_err_negative_n "option -N must be an integer in \\[0, 1073741824\\], got '-5'"
+    COMMAND testing_dgemm -N -5)
+dla_usage_test(dla_err_negative_m "option -M must be an integer in \\[0, 1073741824\\], got '-5'"
+    COMMAND testing_dgemm -N 100 -M -5)
+dla_usage_test(dla_err_negative_k "option -K must be an integer in \\[0, 1073741824\\], got '-1'"
+    COMMAND testing_dgemm -N 100 -K -1)
+dla_usage_test(dla_err_n_range
+    "option -N must be an integer in \\[0, 1073741824\\], got '2147483647'"
+    COMMAND testing_dpotrf -N 2147483647)
+dla_usage_test(dla_err_p0 "option -P must be an integer in \\[1, 1073741824\\], got '0'"
+    COMMAND testing_dpotrf -N 100 -P 0)
+dla_usage_test(dla_err_nruns0 "option --nruns must be an integer in \\[1, 1000000\\], got '0'"
+    COMMAND testing_dposv -N 100 --nruns 0)
+dla_usage_test(dla_err_seed_negative "option --seed must be an integer in \\[0, 18446744073709551615\\]"
+    COMMAND testing_dpotrf -N 100 --seed -1)
+dla_usage_test(dla_err_missing_value "option -t needs a value: an integer in \\[1, 1073741824\\]"
+    COMMAND testing_dpotrf -N 100 -t)
+# NaN and Inf results fail the check (the norms of NaN data were negative: "PASS" or "-")
+dla_fail_test(dla_err_gemm_alpha_inf "check failed: the result contains NaN or Inf"
+    COMMAND testing_dgemm -N 100 --alpha inf -x)
+dla_fail_test(dla_err_gemm_alpha_nan " nan +FAIL$" COMMAND testing_dgemm -N 100 -t 32 --alpha nan -x)
+dla_fail_test(dla_err_gemm_beta_nan "check failed: the result contains NaN or Inf"
+    COMMAND testing_dgemm -M 60 -N 50 -K 40 -t 16 --beta nan -x)
+dla_fail_test(dla_err_gemm_ref_inf "check failed: the result contains NaN or Inf"
+    COMMAND testing_dgemm -N 100 --alpha -inf --ref -x)
+# the checks' norms and dense checks without a runtime: NaN and Inf propagate and fail
+rill_add_test(NAME test_dla_check SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dla_check.c
+    LIBS rill_dla LABELS apps TIMEOUT 60)
+# memory: refused at once, before allocating, with the figures (sizes far beyond any node)
+dla_fail_test(dla_err_memory
+    "not enough memory: this run needs about 7\\.3 TiB on this node .* but .* are available"
+    COMMAND testing_dpotrf -N 1000000)
+dla_fail_test(dla_err_memory_tile "needs about 3\\.6 TiB .*tiles at NB x NB = 700000 x 700000"
+    COMMAND testing_dpotrf -N 700000 -t 700000)
+dla_fail_test(dla_err_memory_overflow "does not fit in 64-bit byte counts \\(size_t overflow\\)"
+    COMMAND testing_dgemm -N 1073741824 -t 1073741824)
 dla_fail_test(dla_err_gpu "GPU support is not built yet" COMMAND testing_dposv -N 100 -g 1)
 dla_fail_test(dla_err_option "unknown option" COMMAND testing_dpotrf --bogus)
 dla_fail_test(dla_err_nonspd "matrix is not positive definite \\(leading minor 151\\)"
@@ -85,4 +166,10 @@ if(RILL_HAVE_MPI)
         COMMAND testing_dpotrf -N 100 -P 2 -Q 2 -c 1)
     dla_fail_test(dla_err_nonspd_np2 "matrix is not positive definite \\(leading minor 126\\)" NP 2
         COMMAND testing_dpotrf -N 250 -t 64 -P 2 -Q 1 -c 1 --nonspd)
+    # two ranks on this node: twice one rank's tiles; both stop
+    dla_fail_test(dla_err_memory_np2 "not enough memory: this run needs about .* \\(2 rank\\(s\\) x"
+        NP 2 COMMAND testing_dpotrf -N 1000000 -P 2 -Q 1 -c 1)
+    dla_fail_test(dla_err_gemm_inf_np2 "check failed: the result contains NaN or Inf" NP 2
+        COMMAND testing_dgemm -N 100 -t 32 -P 2 -Q 1 -c 1 --alpha inf -x)
 endif()
+

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Runs a command that must exit with one given code (e.g. 2, a usage error) within
+# TIMEOUT seconds and print output matching REGEX (extended grep).
+# usage: expect_exit.sh TIMEOUT CODE REGEX command [args...]
+limit=$1 code=$2 regex=$3
+shift 3
+out=$(mktemp)
+timeout "$limit" "$@" >"$out" 2>&1
+rc=$?
+cat "$out"
+echo "expect_exit.sh: exit code $rc (expected $code)"
+fail() {
+    echo "FAIL: $1"
+    rm -f "$out"
+    exit 1
+}
+[ "$rc" -eq 124 ] && fail "still running after $limit s (a hang)"
+[ "$rc" -eq "$code" ] || fail "exit code $rc, expected $code"
+grep -Eq "$regex" "$out" || fail "the output does not match /$regex/"
+rm -f "$out"
+echo "PASS"
