@@ -269,11 +269,11 @@ rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int 
                    m, n, mb, nb, P, Q);
         return RILL_ERR_INVALID_ARG;
     }
-    if (P * Q != ctx->nranks) {
+    if ((long long)P * Q != ctx->nranks) { /* in 64 bits: 641 x 6700417 wraps to 1 in int */
         RILL_ERROR(RILL_LOG_DATA,
-                   "rill_matrix_create: the process grid P x Q = %d x %d = %d does not match the "
-                   "%d rank(s) of this run; choose P and Q with P * Q = %d",
-                   P, Q, P * Q, ctx->nranks, ctx->nranks);
+                   "rill_matrix_create: the process grid P x Q = %d x %d = %lld does not match "
+                   "the %d rank(s) of this run; choose P and Q with P * Q = %d",
+                   P, Q, (long long)P * Q, ctx->nranks, ctx->nranks);
         return RILL_ERR_MISMATCH;
     }
     rill_matrix_t *A = calloc(1, sizeof(*A));

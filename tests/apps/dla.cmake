@@ -169,6 +169,14 @@ if(RILL_HAVE_MPI)
     # two ranks on this node: twice one rank's tiles; both stop
     dla_fail_test(dla_err_memory_np2 "not enough memory: this run needs about .* \\(2 rank\\(s\\) x"
         NP 2 COMMAND testing_dpotrf -N 1000000 -P 2 -Q 1 -c 1)
+    # one worker per rank and tiny tiles fill the DTD window: a rank waiting in the
+    # collectives of closing must keep running what the other rank waits for (these hung)
+    dla_test(dla_dpotrf_window_np2 NP 2 COMMAND testing_dpotrf -N 90 -t 1 -c 1 -x
+        -- runtime_watchdog_s 30 runtime_watchdog_action abort)
+    dla_test(dla_dgemm_window_np2 NP 2 COMMAND testing_dgemm -M 100 -N 100 -K 1 -t 1 -c 1 -x
+        -- runtime_watchdog_s 30 runtime_watchdog_action abort)
+    dla_test(dla_dposv_window_np2 NP 2 COMMAND testing_dposv -N 300 -t 6 -c 1 -x
+        -- runtime_watchdog_s 30 runtime_watchdog_action abort)
     dla_fail_test(dla_err_gemm_inf_np2 "check failed: the result contains NaN or Inf" NP 2
         COMMAND testing_dgemm -N 100 -t 32 -P 2 -Q 1 -c 1 --alpha inf -x)
 endif()

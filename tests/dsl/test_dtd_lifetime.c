@@ -57,6 +57,9 @@ int main(int argc, char **argv)
     rill_collection_t *dc;
     CHECK(rill_collection_create(ctx, 64, rank_zero, NULL, &dc) == RILL_SUCCESS);
     rill_matrix_t *A;
+    test_capture_begin(&cap); /* a grid whose product wraps around in 32 bits */
+    s = rill_matrix_create(ctx, 8, 8, 4, 4, 641, 6700417, &A);
+    expect_error("grid overflow", s, RILL_ERR_MISMATCH, test_capture_end(&cap), "= 4294967297");
     CHECK(rill_matrix_create(ctx, 8, 8, 4, 4, 1, 1, &A) == RILL_SUCCESS);
 
     /* a taskpool with no task: destroyed without a wait, nothing leaks */
