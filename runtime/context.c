@@ -338,6 +338,7 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
     stop_workers(ctx, ctx->nworkers);
     tl_worker = NULL;
     ctx->sched->remove(ctx);
+    rill_watchdog_forget_workers(ctx);
     free(ctx->workers[0].steal_order);
     free(ctx->workers);
     rill_topo_destroy(&ctx->topo);

@@ -137,7 +137,8 @@ typedef struct rill_watchdog {
     int nwaits;
     uint64_t last_change; /* last progress or new wait (ns) */
     bool stop, started;
-    int action; /* 0: warn, 1: abort the job */
+    bool no_workers; /* the workers are gone (rill_fini): stop looking at them */
+    int action;      /* 0: warn, 1: abort the job */
     pthread_t thread;
 } rill_watchdog_t;
 
@@ -187,8 +188,11 @@ void rill_context_wait(rill_worker_t *w, bool (*cond)(void *arg), void *arg, con
  * nest. Main thread. */
 void rill_watchdog_enter(rill_context_t *ctx, const char *what, rill_taskpool_t *tp);
 void rill_watchdog_leave(rill_context_t *ctx);
-/** Start the watchdog thread (when runtime_watchdog_s > 0) / stop it. Main thread. */
+/** Start the watchdog thread (when runtime_watchdog_s > 0) / stop it. forget_workers
+ * tells it, before ctx->workers is freed, that they are gone (it keeps watching the
+ * waits that follow, e.g. the final barrier). Main thread. */
 rill_status_t rill_watchdog_start(rill_context_t *ctx, int action);
+void rill_watchdog_forget_workers(rill_context_t *ctx);
 void rill_watchdog_stop(rill_context_t *ctx);
 
 /** Core parameters (scheduler, idle spin, watchdog) and context creation/destruction,

@@ -65,7 +65,7 @@ static void watchdog_report(rill_context_t *ctx, uint64_t now, uint64_t stalled_
     RILL_WARN(RILL_LOG_RUNTIME,
               "watchdog: no task completed for %.0f s; the main thread waits for %s",
               (double)stalled_ns / 1e9, chain);
-    for (int i = 0; i < ctx->nworkers; i++) {
+    for (int i = 0; i < (wd->no_workers ? 0 : ctx->nworkers); i++) {
         rill_worker_t *w = &ctx->workers[i];
         /* acquire pairs with the release store in rill_task_execute: the name it points to
          * is the class's, which outlives its tasks */
@@ -113,7 +113,8 @@ static void *watchdog_main(void *arg)
         if (wd->stop)
             break;
         uint64_t now = rill_time_ns();
-        for (int i = 0; seen && i < ctx->nworkers; i++) {
+        int nworkers = wd->no_workers ? 0 : ctx->nworkers; /* under lock: see forget_workers */
+        for (int i = 0; seen && i < nworkers; i++) {
             unsigned long long n =
                 atomic_load_explicit(&ctx->workers[i].nstarted, memory_order_relaxed);
             if (n != seen[i].nstarted) {
@@ -156,6 +157,7 @@ rill_status_t rill_watchdog_start(rill_context_t *ctx, int action)
     wd->action = action;
     wd->last_change = rill_time_ns();
     wd->started = false;
+    wd->no_workers = false;
     if (!ctx->watchdog_ns)
         return RILL_SUCCESS;
     int rc = pthread_create(&wd->thread, NULL, watchdog_main, ctx);
@@ -165,6 +167,16 @@ rill_status_t rill_watchdog_start(rill_context_t *ctx, int action)
     }
     wd->started = true;
     return RILL_SUCCESS;
+}
+
+void rill_watchdog_forget_workers(rill_context_t *ctx)
+{
+    rill_watchdog_t *wd = &ctx->watchdog;
+    /* the watchdog reads the workers only with the lock held, so after this it never
+     * touches them again */
+    pthread_mutex_lock(&wd->lock);
+    wd->no_workers = true;
+    pthread_mutex_unlock(&wd->lock);
 }
 
 void rill_watchdog_stop(rill_context_t *ctx)
