@@ -1,5 +1,5 @@
 /*
- * Fuzz target of the parameter registry (runtime/base/params.c). One input is used at
+ * Fuzz target of the parameter registry (base/params.c). One input is used at
  * once as
  *   - the content of a parameter file (rill_params_read_text, the file reader's parser);
  *   - lines (split on '\n'), each fed as a value to parameters of every type (int with

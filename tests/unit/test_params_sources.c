@@ -1,4 +1,4 @@
-/* runtime/base/params: the value sources (files, environment, --mca, rill_param_set),
+/* base/params: the value sources (files, environment, --mca, rill_param_set),
  * their precedence, argv editing, file errors, reloads and unknown-name warnings. */
 #include <inttypes.h>
 #include <stdio.h>

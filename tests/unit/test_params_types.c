@@ -1,4 +1,4 @@
-/* runtime/base/params: parsing of each parameter type, every bad-value path and its
+/* base/params: parsing of each parameter type, every bad-value path and its
  * message, registration rules and rill_params_info. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Unit test of runtime/base/topology: core choice (automatic, split between local
+/* Unit test of base/topology: core choice (automatic, split between local
  * processes, runtime_num_cores, runtime_core_list), warnings, binding, steal orders.
  * Passes on a 2-core machine and on bigger ones; adapts when the process is bound. */
 #include <hwloc.h>

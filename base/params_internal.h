@@ -1,4 +1,4 @@
-/* Internal entry points of the parameter registry (runtime/base/params.c). */
+/* Internal entry points of the parameter registry (base/params.c). */
 #ifndef RILL_BASE_PARAMS_INTERNAL_H
 #define RILL_BASE_PARAMS_INTERNAL_H
 
