@@ -1,4 +1,4 @@
-/* Logging: one line per message on stderr, verbosity per framework. */
+/* Logging: one line per message on stderr, verbosity per component. */
 #include "log.h"
 
 #include <stdio.h>
@@ -6,39 +6,31 @@
 
 #include "rill/params.h"
 
-int rill_log_level[RILL_LOG_NB_FW];
 static int log_rank = -1;
 
-static const char *const fw_names[RILL_LOG_NB_FW] = {
-    [RILL_LOG_RUNTIME] = "runtime", [RILL_LOG_PARAMS] = "params", [RILL_LOG_TOPO] = "topo",
-    [RILL_LOG_SCHED] = "sched",     [RILL_LOG_DATA] = "data",     [RILL_LOG_DTD] = "dtd",
-    [RILL_LOG_PTG] = "ptg",         [RILL_LOG_COMM] = "comm",     [RILL_LOG_DEVICE] = "device",
-    [RILL_LOG_GPU] = "gpu",         [RILL_LOG_APP] = "app",
-};
+RILL_LOG_COMPONENT(rill_log_params, "params");
+RILL_LOG_COMPONENT(rill_log_topo, "topo");
 
-const char *rill_log_fw_name(rill_log_fw_t fw)
+rill_status_t rill_log_register(rill_log_comp_t *comp)
 {
-    return (fw >= 0 && fw < RILL_LOG_NB_FW) ? fw_names[fw] : "?";
+    char name[64], help[160];
+    rill_param_t *p;
+    snprintf(name, sizeof(name), "%s_verbose", comp->name);
+    snprintf(help, sizeof(help),
+             "Verbosity of the %s component (0: errors and warnings, 1: choices and bindings, "
+             "2+: debugging)",
+             comp->name);
+    rill_status_t s = rill_param_register_int(name, help, RILL_PARAM_LEVEL_USER, 0, 0, 100, &p);
+    if (s == RILL_SUCCESS || p)
+        comp->level = (int)rill_param_get_int(p);
+    return s;
 }
 
 rill_status_t rill_log_register_params(void)
 {
-    rill_status_t status = RILL_SUCCESS;
-    for (int fw = 0; fw < RILL_LOG_NB_FW; fw++) {
-        char name[64], help[128];
-        rill_param_t *p;
-        snprintf(name, sizeof(name), "%s_verbose", fw_names[fw]);
-        snprintf(help, sizeof(help),
-                 "Verbosity of the %s framework (0: errors and warnings, 1: choices and "
-                 "bindings, 2+: debugging)",
-                 fw_names[fw]);
-        rill_status_t s = rill_param_register_int(name, help, RILL_PARAM_LEVEL_USER, 0, 0, 100, &p);
-        if (s == RILL_SUCCESS || p)
-            rill_log_level[fw] = (int)rill_param_get_int(p);
-        if (s != RILL_SUCCESS)
-            status = s;
-    }
-    return status;
+    rill_status_t s = rill_log_register(&rill_log_params);
+    rill_status_t t = rill_log_register(&rill_log_topo);
+    return s != RILL_SUCCESS ? s : t;
 }
 
 void rill_log_set_rank(int rank)
@@ -46,15 +38,14 @@ void rill_log_set_rank(int rank)
     log_rank = rank;
 }
 
-void rill_log_emit(rill_log_fw_t fw, const char *kind, const char *fmt, ...)
+void rill_log_emit(const rill_log_comp_t *comp, const char *kind, const char *fmt, ...)
 {
     char line[2048];
     int off;
     if (log_rank >= 0)
-        off =
-            snprintf(line, sizeof(line), "[rill %d %s] %s: ", log_rank, rill_log_fw_name(fw), kind);
+        off = snprintf(line, sizeof(line), "[rill %d %s] %s: ", log_rank, comp->name, kind);
     else
-        off = snprintf(line, sizeof(line), "[rill %s] %s: ", rill_log_fw_name(fw), kind);
+        off = snprintf(line, sizeof(line), "[rill %s] %s: ", comp->name, kind);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line + off, sizeof(line) - (size_t)off - 1, fmt, ap);

@@ -1,4 +1,6 @@
-/* Logging with a verbosity level per framework (<framework>_verbose). Internal. */
+/* Logging with a verbosity level per component (<component>_verbose). Each layer
+ * declares its own components (base has params and topo; comm, the runtime core and the
+ * front ends declare theirs), so base names no higher layer. Internal. */
 #ifndef RILL_BASE_LOG_H
 #define RILL_BASE_LOG_H
 
@@ -6,42 +8,41 @@
 
 #include "rill/status.h"
 
-/** The frameworks that log; each has a parameter <name>_verbose. */
-typedef enum rill_log_fw {
-    RILL_LOG_RUNTIME, /* context, taskpools, termination */
-    RILL_LOG_PARAMS,
-    RILL_LOG_TOPO,
-    RILL_LOG_SCHED,
-    RILL_LOG_DATA,
-    RILL_LOG_DTD,
-    RILL_LOG_PTG,
-    RILL_LOG_COMM,
-    RILL_LOG_DEVICE,
-    RILL_LOG_GPU,
-    RILL_LOG_APP,
-    RILL_LOG_NB_FW
-} rill_log_fw_t;
+/** A component that logs: its name and verbosity (0 = errors and warnings only, 1 = what
+ * a user wants to see: bindings, choices; 2.. = debugging). Defined by the layer that
+ * owns it with RILL_LOG_COMPONENT; the level is written at registration (main thread,
+ * before the threads start) and read by any thread. */
+typedef struct rill_log_comp {
+    const char *name;
+    int level;
+} rill_log_comp_t;
 
-/** Verbosity per framework: 0 = errors and warnings only, 1 = what a user wants to
- * see (bindings, choices), 2.. = debugging. Written at init, read by any thread. */
-extern int rill_log_level[RILL_LOG_NB_FW];
+#define RILL_LOG_COMPONENT(var, cname) rill_log_comp_t var = { .name = (cname), .level = 0 }
 
-/** Register <framework>_verbose for every framework and read their values. Main thread. */
+/** Register <comp->name>_verbose and read its value. Registering again re-reads it. Main
+ * thread. */
+rill_status_t rill_log_register(rill_log_comp_t *comp);
+
+/* base's own components */
+extern rill_log_comp_t rill_log_params, rill_log_topo;
+#define RILL_LOG_PARAMS (&rill_log_params)
+#define RILL_LOG_TOPO   (&rill_log_topo)
+
+/** Register base's components (params_verbose, topo_verbose). Main thread. */
 rill_status_t rill_log_register_params(void);
 /** The rank printed in every line (-1: none). Set once by the comm layer. */
 void rill_log_set_rank(int rank);
-const char *rill_log_fw_name(rill_log_fw_t fw);
 
-/** Emit one line "[rill <rank> <fw>] <kind>: message" on stderr. Any thread. */
-void rill_log_emit(rill_log_fw_t fw, const char *kind, const char *fmt, ...)
+/** Emit one line "[rill <rank> <component>] <kind>: message" on stderr. Any thread. */
+void rill_log_emit(const rill_log_comp_t *comp, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define RILL_ERROR(fw, ...) rill_log_emit((fw), "error", __VA_ARGS__)
-#define RILL_WARN(fw, ...)  rill_log_emit((fw), "warning", __VA_ARGS__)
-#define RILL_VERBOSE(fw, lvl, ...)                                                                 \
+#define RILL_ERROR(comp, ...) rill_log_emit((comp), "error", __VA_ARGS__)
+#define RILL_WARN(comp, ...)  rill_log_emit((comp), "warning", __VA_ARGS__)
+#define RILL_VERBOSE(comp, lvl, ...)                                                               \
     do {                                                                                           \
-        if (rill_log_level[(fw)] >= (lvl))                                                         \
-            rill_log_emit((fw), "info", __VA_ARGS__);                                              \
+        if ((comp)->level >= (lvl))                                                                \
+            rill_log_emit((comp), "info", __VA_ARGS__);                                            \
     } while (0)
 
 #endif

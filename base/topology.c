@@ -458,7 +458,7 @@ rill_status_t rill_topo_init(int local_rank, int local_size, rill_topo_t **topo_
                       listed          ? CHOSEN_LIST
                       : whole_machine ? CHOSEN_SPLIT
                                       : CHOSEN_LAUNCHER);
-    if (rill_log_level[RILL_LOG_TOPO] >= 1) {
+    if (rill_log_topo.level >= 1) {
         char *pus = NULL;
         hwloc_bitmap_list_asprintf(&pus, topo->all);
         RILL_VERBOSE(RILL_LOG_TOPO, 1, "local rank %d of %d: %d workers on %d cores (PUs %s)%s",

@@ -14,9 +14,11 @@
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
     *p_yield_max_us, *p_poll_us;
 
+RILL_LOG_COMPONENT(rill_log_comm, "comm");
+
 rill_status_t rill_comm_register_params(void)
 {
-    rill_status_t status = RILL_SUCCESS, s;
+    rill_status_t status = rill_log_register(&rill_log_comm), s;
     s = rill_param_register_size(
         "comm_short_limit",
         "Payloads up to this many bytes travel inside an activation message (eager); larger "
@@ -173,6 +175,24 @@ rill_status_t rill_comm_fini(rill_comm_t **comm_p)
     return RILL_SUCCESS;
 }
 
+void rill_comm_launcher_local(int *rank_p, int *size_p)
+{
+    static const char *const vars[][2] = {
+        { "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE" },
+        { "MPI_LOCALRANKID", "MPI_LOCALNRANKS" },
+    };
+    *rank_p = 0;
+    *size_p = 1;
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *r = getenv(vars[i][0]), *n = getenv(vars[i][1]);
+        if (r && n && atoi(n) > 0 && atoi(r) >= 0 && atoi(r) < atoi(n)) {
+            *rank_p = atoi(r);
+            *size_p = atoi(n);
+            return;
+        }
+    }
+}
+
 int rill_comm_rank(const rill_comm_t *comm)
 {
     return comm->rank;
@@ -247,6 +267,24 @@ rill_status_t rill_comm_am_register(rill_comm_t *comm, int tag, rill_comm_am_fn 
     comm->handlers[tag].arg = arg;
     /* release: the comm thread's acquire load of fn then sees arg */
     atomic_store_explicit(&comm->handlers[tag].fn, fn, memory_order_release);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_comm_am_register_new(rill_comm_t *comm, rill_comm_am_fn fn, void *arg,
+                                        int *tag_p)
+{
+    if (!comm || !fn || !tag_p)
+        return RILL_ERR_INVALID_ARG;
+    int tag = RILL_COMM_AM_MAX - 1 - comm->tags_taken;
+    if (tag < 0 || atomic_load_explicit(&comm->handlers[tag].fn, memory_order_relaxed)) {
+        RILL_ERROR(RILL_LOG_COMM, "rill_comm_am_register_new: no free active-message tag left");
+        return RILL_ERR_NO_MEMORY;
+    }
+    rill_status_t s = rill_comm_am_register(comm, tag, fn, arg);
+    if (s != RILL_SUCCESS)
+        return s;
+    comm->tags_taken++;
+    *tag_p = tag;
     return RILL_SUCCESS;
 }
 

@@ -10,6 +10,12 @@
 
 #include "rill/status.h"
 
+#include "log.h"
+
+/** The comm engine's log component (comm_verbose). */
+extern rill_log_comp_t rill_log_comm;
+#define RILL_LOG_COMM (&rill_log_comm)
+
 typedef struct rill_comm rill_comm_t;
 
 /** Highest active-message tag + 1 available to upper layers. */
@@ -43,6 +49,11 @@ int rill_comm_rank(const rill_comm_t *comm);
 int rill_comm_size(const rill_comm_t *comm);
 int rill_comm_local_rank(const rill_comm_t *comm);
 int rill_comm_local_size(const rill_comm_t *comm);
+/** This process's index and the number of processes on its node as the launcher set
+ * them in the environment (Open MPI's OMPI_COMM_WORLD_LOCAL_*, MPICH's MPI_LOCAL*), for
+ * tools that do not start MPI; 0 and 1 when not launched by one. Any thread. */
+void rill_comm_launcher_local(int *rank_p, int *size_p);
+
 /** Payloads up to this many bytes may travel inside an activation message. */
 size_t rill_comm_short_limit(const rill_comm_t *comm);
 
@@ -56,6 +67,13 @@ typedef void (*rill_comm_am_fn)(rill_comm_t *comm, int src, void *msg, size_t le
  * A message that arrives for a tag with no handler yet is held (with every later one,
  * to keep the order) until its handler is installed, with a warning. */
 rill_status_t rill_comm_am_register(rill_comm_t *comm, int tag, rill_comm_am_fn fn, void *arg);
+
+/** Take a tag of its own for a layer above (from the top of 0 .. RILL_COMM_AM_MAX-1 down,
+ * so fixed small tags do not meet it) and install fn as its handler. Every rank must
+ * make the same calls in the same order: the n-th call gets the same tag everywhere.
+ * RILL_ERR_NO_MEMORY when every tag is taken. Main thread, before traffic. */
+rill_status_t rill_comm_am_register_new(rill_comm_t *comm, rill_comm_am_fn fn, void *arg,
+                                        int *tag_p);
 
 /**
  * Send an active message of len bytes (at most rill_comm_short_limit + 1024) to rank

@@ -204,6 +204,7 @@ struct rill_comm {
     atomic_int idle_workers; /* workers with nothing to run (rill_comm_workers_idle) */
 
     comm_handler_t handlers[COMM_NB_TAGS];
+    int tags_taken; /* tags handed out by rill_comm_am_register_new (main thread) */
     atomic_uint_fast64_t next_handle; /* rill_comm_expose, any thread */
     comm_stats_atomic_t stats;
 

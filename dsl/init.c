@@ -27,11 +27,11 @@ rill_status_t rill_info_register_params(int *argc, char ***argv)
 
 rill_status_t rill_info_print_topology(FILE *out)
 {
-    /* the local rank/size the launcher gives, as the comm engine would find them */
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    /* this process's place on its node, from the launcher, without starting MPI */
+    int local_rank, local_size;
+    rill_comm_launcher_local(&local_rank, &local_size);
     rill_topo_t *topo;
-    rill_status_t s = rill_topo_init(lr ? atoi(lr) : 0, ls ? atoi(ls) : 1, &topo);
+    rill_status_t s = rill_topo_init(local_rank, local_size, &topo);
     if (s != RILL_SUCCESS)
         return s;
     rill_topo_print(topo, out);

@@ -15,6 +15,10 @@ static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sch
 static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s, *param_watchdog_action;
 static _Thread_local rill_worker_t *tl_worker;
 
+RILL_LOG_COMPONENT(rill_log_runtime, "runtime");
+RILL_LOG_COMPONENT(rill_log_sched, "sched");
+RILL_LOG_COMPONENT(rill_log_data, "data");
+
 rill_status_t rill_core_register_params(void)
 {
     const char *names[NB_SCHEDS + 1];
@@ -56,6 +60,10 @@ rill_status_t rill_core_register_params(void)
     rill_status_t st = rill_log_register_params();
     if (st != RILL_SUCCESS)
         status = st;
+    rill_log_comp_t *comps[] = { &rill_log_runtime, &rill_log_sched, &rill_log_data };
+    for (int i = 0; i < 3; i++)
+        if ((st = rill_log_register(comps[i])) != RILL_SUCCESS)
+            status = st;
     st = rill_topo_register_params();
     if (st != RILL_SUCCESS)
         status = st;

@@ -19,6 +19,13 @@
 #include "sync.h"
 #include "topology.h"
 
+/** The runtime core's log components: runtime (context, taskpools, termination, the
+ * watchdog), sched, data. */
+extern rill_log_comp_t rill_log_runtime, rill_log_sched, rill_log_data;
+#define RILL_LOG_RUNTIME (&rill_log_runtime)
+#define RILL_LOG_SCHED   (&rill_log_sched)
+#define RILL_LOG_DATA    (&rill_log_data)
+
 typedef struct rill_worker rill_worker_t;
 typedef struct rill_sched_ops rill_sched_ops_t;
 
@@ -31,11 +38,6 @@ typedef enum rill_hook_status {
     RILL_HOOK_ASYNC = 2, /* the body started work that ends later (a transfer): whoever
                           * finishes it calls rill_task_complete */
 } rill_hook_status_t;
-
-/** Active-message tags of the layers above the comm engine (< RILL_COMM_AM_MAX). */
-enum {
-    RILL_AM_DTD_ACTIVATE = 0, /* DTD: a datum version is ready for a rank */
-};
 
 typedef rill_hook_status_t (*rill_task_hook_fn)(rill_worker_t *w, rill_task_t *task);
 

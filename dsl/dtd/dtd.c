@@ -21,14 +21,20 @@ static struct {
     /* activations in flight, shared by the inserting thread and the comm thread */
     rill_spinlock_t act_lock;
     rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
+    int am_tag;       /* the comm engine's tag of activations */
 } dtd;
 
 static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 
 static rill_param_t *param_window;
 
+RILL_LOG_COMPONENT(rill_log_dtd, "dtd");
+
 rill_status_t rill_dtd_register_params(void)
 {
+    rill_status_t s = rill_log_register(&rill_log_dtd);
+    if (s != RILL_SUCCESS)
+        return s;
     return rill_param_register_int("dtd_window_size",
                                    "Most DTD tasks inserted and not yet completed; beyond it the "
                                    "inserting thread runs tasks until half of them completed",
@@ -48,8 +54,8 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
     dtd.ctx = ctx;
     rill_spinlock_init(&dtd.act_lock);
     rill_hmap_init(&dtd.acts);
-    if (ctx->nranks > 1 && (s = rill_comm_am_register(ctx->comm, RILL_AM_DTD_ACTIVATE,
-                                                      dtd_activate_handler, NULL)) != RILL_SUCCESS)
+    if (ctx->nranks > 1 && (s = rill_comm_am_register_new(ctx->comm, dtd_activate_handler, NULL,
+                                                          &dtd.am_tag)) != RILL_SUCCESS)
         goto err;
     dtd.ready = true;
     return RILL_SUCCESS;
@@ -561,7 +567,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         m.flags = 1;
         memcpy(msg, &m, sizeof(m));
         memcpy(msg + sizeof(m), t->args[0].ptr, data->size);
-        s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, msg, sizeof(m) + data->size,
+        s = rill_comm_am_send(comm, x->peer, dtd.am_tag, msg, sizeof(m) + data->size,
                               task->prio.priority);
         if (msg != buf)
             free(msg);
@@ -571,8 +577,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         rill_comm_expect(comm, 1); /* the peer's GET; send_done takes it back */
         s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, send_done, t, &m.handle);
         if (s == RILL_SUCCESS)
-            s = rill_comm_am_send(comm, x->peer, RILL_AM_DTD_ACTIVATE, &m, sizeof(m),
-                                  task->prio.priority);
+            s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), task->prio.priority);
         if (s == RILL_SUCCESS)
             return RILL_HOOK_ASYNC;
         rill_comm_expect(comm, -1);

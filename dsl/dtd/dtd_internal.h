@@ -12,6 +12,10 @@
 #include "hmap.h"
 #include "mempool.h"
 
+/** The DTD front end's log component (dtd_verbose). */
+extern rill_log_comp_t rill_log_dtd;
+#define RILL_LOG_DTD (&rill_log_dtd)
+
 struct rill_dtd_class {
     rill_task_class_t tc; /* first: the core's view */
     rill_dtd_body_fn cpu_body;
@@ -104,7 +108,7 @@ typedef struct dtd_activation {
     void *payload;    /* arrived: inline bytes (malloc'd), or NULL */
 } dtd_activation_t;
 
-/** Wire format of RILL_AM_DTD_ACTIVATE; inline payload bytes follow when flags & 1. */
+/** Wire format of the DTD activation message; inline payload bytes follow when flags & 1. */
 typedef struct dtd_activate_msg {
     uint32_t tp_id, dc_id, version, flags;
     uint64_t key, size, handle;

@@ -467,13 +467,13 @@ static void test_verbose(void)
 {
     rill_topo_t *topo = NULL;
     capture_t cap;
-    int saved = rill_log_level[RILL_LOG_TOPO];
-    rill_log_level[RILL_LOG_TOPO] = 1;
+    int saved = rill_log_topo.level;
+    rill_log_topo.level = 1;
     set_num_cores(0);
     capture_begin(&cap);
     CHECK_OK(rill_topo_init(0, 1, &topo));
     char *text = capture_end(&cap);
-    rill_log_level[RILL_LOG_TOPO] = saved;
+    rill_log_topo.level = saved;
     CHECK(strstr(text, "worker 0 -> core ") != NULL);
     CHECK(count_lines_with(text, " -> core ") == given_cores);
     free(text);
