@@ -51,3 +51,10 @@ add_test(NAME rill_info_mca_empty_name
         "command line: --mca '' '3': the parameter name is empty"
         $<TARGET_FILE:rill_info> --param sched --mca "" 3)
 set_tests_properties(rill_info_mca_empty_name PROPERTIES LABELS unit TIMEOUT 60)
+# Each layer includes only its own headers and those of the layers below it.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+    add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_layers.py
+        ${CMAKE_SOURCE_DIR})
+    set_tests_properties(layers PROPERTIES LABELS unit TIMEOUT 60)
+endif()
