@@ -10,6 +10,7 @@ static int log_rank = -1;
 
 RILL_LOG_COMPONENT(rill_log_params, "params");
 RILL_LOG_COMPONENT(rill_log_topo, "topo");
+RILL_LOG_COMPONENT(rill_log_profile, "profile");
 
 rill_status_t rill_log_register(rill_log_comp_t *comp)
 {
@@ -30,7 +31,8 @@ rill_status_t rill_log_register_params(void)
 {
     rill_status_t s = rill_log_register(&rill_log_params);
     rill_status_t t = rill_log_register(&rill_log_topo);
-    return s != RILL_SUCCESS ? s : t;
+    rill_status_t u = rill_log_register(&rill_log_profile);
+    return s != RILL_SUCCESS ? s : t != RILL_SUCCESS ? t : u;
 }
 
 void rill_log_set_rank(int rank)

@@ -24,11 +24,13 @@ typedef struct rill_log_comp {
 rill_status_t rill_log_register(rill_log_comp_t *comp);
 
 /* base's own components */
-extern rill_log_comp_t rill_log_params, rill_log_topo;
-#define RILL_LOG_PARAMS (&rill_log_params)
-#define RILL_LOG_TOPO   (&rill_log_topo)
+extern rill_log_comp_t rill_log_params, rill_log_topo, rill_log_profile;
+#define RILL_LOG_PARAMS  (&rill_log_params)
+#define RILL_LOG_TOPO    (&rill_log_topo)
+#define RILL_LOG_PROFILE (&rill_log_profile) /* traces, graph dumps, statistics */
 
-/** Register base's components (params_verbose, topo_verbose). Main thread. */
+/** Register base's components (params_verbose, topo_verbose, profile_verbose). Main
+ * thread. */
 rill_status_t rill_log_register_params(void);
 /** The rank printed in every line (-1: none). Set once by the comm layer. */
 void rill_log_set_rank(int rank);

@@ -165,6 +165,7 @@ rill_status_t rill_comm_fini(rill_comm_t **comm_p)
     rill_heap_fini(&comm->recv_pending);
     rill_heap_fini(&comm->send_pending);
     free(comm->peers);
+    free(comm->pstats);
     while (comm->deferred_head) {
         comm_deferred_t *d = comm->deferred_head;
         comm->deferred_head = d->next;
@@ -236,6 +237,27 @@ void rill_comm_stats(const rill_comm_t *comm, rill_comm_stats_t *stats_p)
     LD(data_bytes_sent);
     LD(data_bytes_recv);
     LD(sleeps);
+    LD(sleep_ns);
+#undef LD
+    uint64_t start = atomic_load_explicit(&comm->thread_start_ns, memory_order_relaxed);
+    stats_p->thread_ns = start ? rill_time_ns() - start : 0;
+}
+
+void rill_comm_peer_stats(const rill_comm_t *comm, int peer, rill_comm_peer_stats_t *stats_p)
+{
+    memset(stats_p, 0, sizeof(*stats_p));
+    if (!comm || !comm->pstats || peer < 0 || peer >= comm->size)
+        return;
+    const comm_peer_stats_t *s = &comm->pstats[peer];
+#define LD(f) stats_p->f = atomic_load_explicit(&s->f, memory_order_relaxed)
+    LD(am_sent);
+    LD(am_bytes_sent);
+    LD(am_recv);
+    LD(am_bytes_recv);
+    LD(rdv_sent);
+    LD(rdv_bytes_sent);
+    LD(rdv_recv);
+    LD(rdv_bytes_recv);
 #undef LD
 }
 

@@ -187,7 +187,19 @@ typedef struct rill_comm_stats {
     uint64_t gets_done;                        /**< our GETs completed (successfully or not) */
     uint64_t data_bytes_sent, data_bytes_recv; /**< rendezvous payload bytes */
     uint64_t sleeps;                           /**< times the idle comm thread slept */
+    uint64_t sleep_ns;                         /**< time the comm thread spent asleep */
+    uint64_t thread_ns; /**< time since the comm thread started (polling = this - sleep_ns) */
 } rill_comm_stats_t;
+
+/** Traffic with one peer, by protocol: active messages (activations, small tiles inside
+ * them: "inline") and rendezvous transfers (GET answered by a PUT). */
+typedef struct rill_comm_peer_stats {
+    uint64_t am_sent, am_bytes_sent, am_recv, am_bytes_recv;
+    uint64_t rdv_sent, rdv_bytes_sent, rdv_recv, rdv_bytes_recv;
+} rill_comm_peer_stats_t;
+
+/** Counters of traffic with peer (zero for self, or with one rank). Any thread. */
+void rill_comm_peer_stats(const rill_comm_t *comm, int peer, rill_comm_peer_stats_t *stats_p);
 
 /** Copy the counters (each read atomically; the set is not one snapshot). Any thread. */
 void rill_comm_stats(const rill_comm_t *comm, rill_comm_stats_t *stats_p);

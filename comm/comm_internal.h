@@ -124,6 +124,7 @@ typedef struct comm_get {
     rill_status_t status; /* set by a GET_ERR reply before the Irecv is cancelled */
     rill_comm_done_fn done;
     void *arg;
+    uint64_t t_posted; /* when its Irecv was posted (traces) */
 } comm_get_t;
 
 /** The exposer's side of a transfer: one accepted GET, waiting for or in its Isend. */
@@ -134,6 +135,7 @@ typedef struct comm_put {
     int dst;
     uint64_t xfer_id;
     size_t size;
+    uint64_t t_posted; /* when its Isend was posted (traces) */
 } comm_put_t;
 
 /** A collective: the caller's stack frame, the caller sleeps on comm->coll_ev. */
@@ -146,6 +148,7 @@ typedef struct comm_coll {
     rill_comm_op_t op;
     atomic_int done; /* 1 once finished: release store, pairs with the caller's acquire */
     rill_status_t status;
+    uint64_t t_posted; /* when the comm thread started it (traces) */
 } comm_coll_t;
 
 /** An MPI message of packed active messages, in flight. */
@@ -186,8 +189,14 @@ typedef struct comm_stats_atomic {
     atomic_uint_fast64_t am_sent, am_recv, am_bytes_sent, am_bytes_recv;
     atomic_uint_fast64_t mpi_msgs_sent, mpi_msgs_recv, mpi_bytes_sent, mpi_bytes_recv;
     atomic_uint_fast64_t am_aggregated, gets_served, gets_done, data_bytes_sent, data_bytes_recv,
-        sleeps;
+        sleeps, sleep_ns;
 } comm_stats_atomic_t;
+
+/** Per-peer counters (rill_comm_peer_stats_t), written by the comm thread. */
+typedef struct comm_peer_stats {
+    atomic_uint_fast64_t am_sent, am_bytes_sent, am_recv, am_bytes_recv;
+    atomic_uint_fast64_t rdv_sent, rdv_bytes_sent, rdv_recv, rdv_bytes_recv;
+} comm_peer_stats_t;
 
 #define COMM_NB_RECV_BUFS 8 /* pre-posted AM receives */
 #define COMM_AM_INFLIGHT  4 /* AM MPI messages in flight per peer before queueing */
@@ -207,6 +216,8 @@ struct rill_comm {
     int tags_taken; /* tags handed out by rill_comm_am_register_new (main thread) */
     atomic_uint_fast64_t next_handle; /* rill_comm_expose, any thread */
     comm_stats_atomic_t stats;
+    comm_peer_stats_t *pstats; /* one per rank (size > 1) */
+    atomic_uint_fast64_t thread_start_ns;
 
     bool threaded; /* a comm thread runs (MPI with size > 1) */
     pthread_t thread;

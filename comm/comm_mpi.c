@@ -2,6 +2,7 @@
  * rill_comm_init returned. It drains the command queue, packs active messages per
  * peer, serves rendezvous transfers in priority order, runs the runtime's
  * collectives as non-blocking MPI calls, and sleeps when idle. */
+#include "trace.h"
 #include "comm_internal.h"
 
 #if RILL_HAVE_MPI
@@ -69,6 +70,52 @@ static _Noreturn void comm_protocol_error(rill_comm_t *comm, int src, const char
 
 /* ------------------------------------------------------------ init / fini (main thread) */
 
+/*
+ * Clock alignment for traces (init, main thread, before the comm thread): each rank r > 0
+ * in turn ping-pongs with rank 0 and keeps the round trip with the smallest duration: if
+ * it sent at t1 and got rank 0's clock t0 back at t2, then rank 0's clock read t0 at
+ * about (t1 + t2) / 2 here, so offset = (t1 + t2) / 2 - t0, good to half that round trip
+ * (about a microsecond on one node). Rank 0 also sends its clock at the start, which every
+ * rank takes as the trace's origin.
+ */
+static void comm_align_clocks(rill_comm_t *c)
+{
+    enum { ROUNDS = 32, TAG = 1 };
+    int64_t offset = 0;
+    uint64_t origin = 0, best_rtt = UINT64_MAX;
+    if (c->rank == 0) {
+        origin = rill_time_ns();
+        for (int r = 1; r < c->size; r++)
+            for (int i = 0; i < ROUNDS; i++) {
+                uint64_t dummy, now;
+                COMM_MPI_CHECK(
+                    c, "MPI_Recv", r,
+                    MPI_Recv(&dummy, 1, MPI_UINT64_T, r, TAG, c->mpi_comm, MPI_STATUS_IGNORE));
+                now = rill_time_ns();
+                uint64_t reply[2] = { now, origin };
+                COMM_MPI_CHECK(c, "MPI_Send", r,
+                               MPI_Send(reply, 2, MPI_UINT64_T, r, TAG, c->mpi_comm));
+            }
+    } else {
+        for (int i = 0; i < ROUNDS; i++) {
+            uint64_t t1 = rill_time_ns(), reply[2];
+            COMM_MPI_CHECK(c, "MPI_Send", 0, MPI_Send(&t1, 1, MPI_UINT64_T, 0, TAG, c->mpi_comm));
+            COMM_MPI_CHECK(
+                c, "MPI_Recv", 0,
+                MPI_Recv(reply, 2, MPI_UINT64_T, 0, TAG, c->mpi_comm, MPI_STATUS_IGNORE));
+            uint64_t t2 = rill_time_ns();
+            if (t2 - t1 < best_rtt) {
+                best_rtt = t2 - t1;
+                offset = (int64_t)((t1 + t2) / 2) - (int64_t)reply[0];
+            }
+            origin = reply[1];
+        }
+    }
+    rill_trace_set_clock(offset, origin);
+    RILL_VERBOSE(RILL_LOG_COMM, 1, "trace clock offset to rank 0: %lld ns (round trip %llu ns)",
+                 (long long)offset, c->rank ? (unsigned long long)best_rtt : 0ull);
+}
+
 rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
 {
     int initialized = 0, finalized = 0, provided = 0;
@@ -133,6 +180,15 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
         COMM_MPI_CHECK(comm, "MPI_Allreduce", -1,
                        MPI_Allreduce(&mine, &biggest, 1, MPI_UINT64_T, MPI_MAX, comm->mpi_comm));
     comm->recv_buf_size = (size_t)biggest;
+    if (comm->size > 1) {
+        comm->pstats = calloc((size_t)comm->size, sizeof(*comm->pstats));
+        if (!comm->pstats) {
+            RILL_ERROR(RILL_LOG_COMM, "out of memory for the per-peer counters");
+            return RILL_ERR_NO_MEMORY;
+        }
+        if (rill_trace_on())
+            comm_align_clocks(comm);
+    }
     return RILL_SUCCESS;
 }
 
@@ -276,7 +332,7 @@ static void comm_am_send_batch(rill_comm_t *c, int peer)
         MPI_Abort(MPI_COMM_WORLD, 1);
         abort();
     }
-    size_t off = 0, n = 0;
+    size_t off = 0, n = 0, payload = 0;
     while ((am = comm_peer_best(p))) {
         size_t rec = comm_am_record_size(am->len);
         if (off + rec > cap)
@@ -295,6 +351,7 @@ static void comm_am_send_batch(rill_comm_t *c, int peer)
         n++;
         stat_add(&c->stats.am_sent, 1);
         stat_add(&c->stats.am_bytes_sent, am->len);
+        payload += am->len;
         free(am);
         if (!c->aggregate)
             break;
@@ -313,6 +370,8 @@ static void comm_am_send_batch(rill_comm_t *c, int peer)
     stat_add(&c->stats.mpi_bytes_sent, off);
     if (n > 1)
         stat_add(&c->stats.am_aggregated, n);
+    stat_add(&c->pstats[peer].am_sent, n);
+    stat_add(&c->pstats[peer].am_bytes_sent, payload);
     RILL_VERBOSE(RILL_LOG_COMM, 4, "sent %zu AMs (%zu bytes) to rank %d", n, off, peer);
 }
 
@@ -426,6 +485,7 @@ static int comm_start_transfers(rill_comm_t *c)
                        MPI_Irecv(g->buf, (int)g->size, MPI_BYTE, g->src,
                                  comm_data_tag(c, g->xfer_id), c->mpi_comm, &req));
         comm_req_add(c, req, &g->owner);
+        g->t_posted = rill_trace_on() ? rill_time_ns() : 0;
         comm_get_t **slot = comm_get_slot(c, g->xfer_id);
         g->hnext = NULL;
         *slot = g;
@@ -443,6 +503,7 @@ static int comm_start_transfers(rill_comm_t *c)
                        MPI_Isend(put->exp->buf, (int)put->size, MPI_BYTE, put->dst,
                                  comm_data_tag(c, put->xfer_id), c->mpi_comm, &req));
         comm_req_add(c, req, &put->owner);
+        put->t_posted = rill_trace_on() ? rill_time_ns() : 0;
         c->send_inflight++;
         progress++;
     }
@@ -512,6 +573,8 @@ static void comm_deliver(rill_comm_t *c, int src, unsigned char *buf, size_t n)
         unsigned char *payload = buf + off + COMM_AM_HDR_BYTES;
         stat_add(&c->stats.am_recv, 1);
         stat_add(&c->stats.am_bytes_recv, hdr.len);
+        stat_add(&c->pstats[src].am_recv, 1);
+        stat_add(&c->pstats[src].am_bytes_recv, hdr.len);
         if (hdr.tag == COMM_TAG_GET) {
             comm_handle_get(c, src, payload, hdr.len);
         } else if (hdr.tag == COMM_TAG_GET_ERR) {
@@ -579,6 +642,13 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         c->send_inflight--;
         stat_add(&c->stats.gets_served, 1);
         stat_add(&c->stats.data_bytes_sent, put->size);
+        stat_add(&c->pstats[put->dst].rdv_sent, 1);
+        stat_add(&c->pstats[put->dst].rdv_bytes_sent, put->size);
+        if (rill_trace_on()) {
+            char name[48];
+            snprintf(name, sizeof(name), "PUT %zu B to %d", put->size, put->dst);
+            rill_trace_slice("comm", name, put->t_posted, rill_time_ns(), 0, 0, NULL);
+        }
         free(put);
         if (++e->completed == e->nb_gets) {
             /* PUT_END: the last GET was served; the buffer goes back to its owner */
@@ -609,9 +679,16 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
                 status = RILL_ERR_COMM;
             } else {
                 stat_add(&c->stats.data_bytes_recv, g->size);
+                stat_add(&c->pstats[g->src].rdv_recv, 1);
+                stat_add(&c->pstats[g->src].rdv_bytes_recv, g->size);
             }
         }
         stat_add(&c->stats.gets_done, 1);
+        if (rill_trace_on()) {
+            char name[48];
+            snprintf(name, sizeof(name), "GET %zu B from %d", g->size, g->src);
+            rill_trace_slice("comm", name, g->t_posted, rill_time_ns(), 0, 0, NULL);
+        }
         if (g->done)
             g->done(g->arg, status);
         free(g);
@@ -620,6 +697,8 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
     case COMM_REQ_COLL: {
         comm_coll_t *coll = container_of(owner, comm_coll_t, owner);
         coll->status = RILL_SUCCESS;
+        rill_trace_slice("comm", coll->cmd.kind == COMM_CMD_BARRIER ? "barrier" : "allreduce",
+                         coll->t_posted, rill_time_ns(), 0, 0, NULL);
         /* release pairs with the caller's acquire load in comm_coll_run; coll lives in the
          * caller's frame and may vanish right after this store: do not touch it again */
         atomic_store_explicit(&coll->done, 1, memory_order_release);
@@ -705,6 +784,7 @@ static int comm_drain(rill_comm_t *c)
                 [RILL_COMM_SUM] = MPI_SUM, [RILL_COMM_MIN] = MPI_MIN, [RILL_COMM_MAX] = MPI_MAX
             };
             MPI_Request req;
+            coll->t_posted = rill_time_ns();
             COMM_MPI_CHECK(c, "MPI_Iallreduce", -1,
                            MPI_Iallreduce(coll->in == coll->out ? MPI_IN_PLACE : coll->in,
                                           coll->out, coll->count, MPI_UINT64_T, ops[coll->op],
@@ -715,6 +795,7 @@ static int comm_drain(rill_comm_t *c)
         case COMM_CMD_BARRIER: {
             comm_coll_t *coll = container_of(cmd, comm_coll_t, cmd);
             MPI_Request req;
+            coll->t_posted = rill_time_ns();
             COMM_MPI_CHECK(c, "MPI_Ibarrier", -1, MPI_Ibarrier(c->mpi_comm, &req));
             comm_req_add(c, req, &coll->owner);
             break;
@@ -756,6 +837,8 @@ static void *comm_thread_main(void *arg)
     rill_comm_t *c = arg;
     /* precise short sleeps: the default 50 us timer slack would stretch every poll */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    rill_trace_thread(RILL_TRACE_TID_COMM, "comm thread");
+    atomic_store_explicit(&c->thread_start_ns, rill_time_ns(), memory_order_relaxed);
     for (int i = 0; i < COMM_NB_RECV_BUFS; i++)
         comm_post_recv(c, i);
 
@@ -790,8 +873,10 @@ static void *comm_thread_main(void *arg)
             rill_evcount_cancel(&c->wake);
             continue;
         }
+        uint64_t slept = rill_time_ns();
         rill_evcount_wait(&c->wake, key, sleep_us);
         stat_add(&c->stats.sleeps, 1);
+        stat_add(&c->stats.sleep_ns, rill_time_ns() - slept);
         /* A large transfer in flight advances only when we poll (shared-memory transports
          * copy fragment by fragment from inside MPI calls): keep the sleeps short then. */
         if (atomic_load_explicit(&c->expected, memory_order_relaxed) > 0 &&

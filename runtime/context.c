@@ -60,6 +60,10 @@ rill_status_t rill_core_register_params(void)
     rill_status_t st = rill_log_register_params();
     if (st != RILL_SUCCESS)
         status = st;
+    if ((st = rill_trace_register_params()) != RILL_SUCCESS)
+        status = st;
+    if ((st = rill_stats_register_params()) != RILL_SUCCESS)
+        status = st;
     rill_log_comp_t *comps[] = { &rill_log_runtime, &rill_log_sched, &rill_log_data };
     for (int i = 0; i < 3; i++)
         if ((st = rill_log_register(comps[i])) != RILL_SUCCESS)
@@ -80,11 +84,50 @@ rill_worker_t *rill_worker_self(void)
 
 /* ------------------------------------------------------------ execution */
 
+/* Trace the execution of task by w from t0: its slice, the flow that ends at it, and the
+ * counters. What is read of the task is read before its body runs: an asynchronous body
+ * may complete (and free) it on another thread before the body returns. */
+typedef struct exec_trace {
+    uint64_t t0, id, flow_in;
+    int32_t priority;
+    char args[80];
+} exec_trace_t;
+
+static void exec_trace_begin(rill_worker_t *w, rill_task_t *task, exec_trace_t *x)
+{
+    x->args[0] = '\0';
+    x->id = task->tc->trace_info ? task->tc->trace_info(task, x->args, sizeof(x->args)) : 0;
+    x->flow_in = task->flow_in;
+    x->priority = task->prio.priority;
+    x->t0 = rill_time_ns();
+    long long running =
+        atomic_fetch_add_explicit(&w->ctx->trace_running, 1, memory_order_relaxed) + 1;
+    rill_trace_counter("tasks in flight", x->t0, running);
+    rill_trace_counter("ready tasks", x->t0,
+                       atomic_fetch_sub_explicit(&w->ctx->trace_ready, 1, memory_order_relaxed) -
+                           1);
+    if (x->flow_in)
+        rill_trace_flow('f', x->flow_in, x->t0);
+}
+
+static void exec_trace_end(const rill_task_class_t *tc, const exec_trace_t *x, uint64_t t1)
+{
+    rill_trace_slice("task", tc->name, x->t0, t1, x->priority, x->id, x->args);
+}
+
 void rill_task_execute(rill_worker_t *w, rill_task_t *task)
 {
     const rill_task_class_t *tc = task->tc;
     rill_hook_status_t st = RILL_HOOK_ERROR;
     task->worker = w->id;
+    exec_trace_t xt;
+    uint64_t t0 = 0;
+    if (rill_trace_on()) {
+        exec_trace_begin(w, task, &xt);
+        t0 = xt.t0;
+    } else if (w->ctx->stats_on) {
+        t0 = rill_time_ns();
+    }
     /* for the watchdog: relaxed count, release name (pairs with its acquire load) */
     atomic_fetch_add_explicit(&w->nstarted, 1, memory_order_relaxed);
     atomic_store_explicit(&w->running, tc->name, memory_order_release);
@@ -95,6 +138,13 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
         break;
     }
     atomic_store_explicit(&w->running, NULL, memory_order_relaxed);
+    if (t0) {
+        uint64_t t1 = rill_time_ns();
+        if (rill_trace_on())
+            exec_trace_end(tc, &xt, t1);
+        if (w->ctx->stats_on)
+            rill_stats_task(w, tc, t1 - t0);
+    }
     if (st != RILL_HOOK_ASYNC)
         rill_task_complete(w, task, st);
 }
@@ -103,6 +153,10 @@ void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t 
 {
     rill_context_t *ctx = task->tp->ctx; /* read before complete frees the task */
     task->tc->complete(w, task, status);
+    if (rill_trace_on())
+        rill_trace_counter("tasks in flight", rill_time_ns(),
+                           atomic_fetch_sub_explicit(&ctx->trace_running, 1, memory_order_relaxed) -
+                               1);
     atomic_fetch_add_explicit(&ctx->progress, 1, memory_order_relaxed);
 }
 
@@ -171,6 +225,9 @@ static void *worker_main(void *arg)
     rill_worker_t *w = arg;
     tl_worker = w;
     rill_topo_bind_worker(w->ctx->topo, w->id);
+    char name[32];
+    snprintf(name, sizeof(name), "worker %d", w->id);
+    rill_trace_thread(w->id, name);
     rill_worker_work_until(w, shutting_down, w->ctx);
     tl_worker = NULL;
     return NULL;
@@ -243,6 +300,8 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     atomic_init(&ctx->nb_taskpools, 0);
     ctx->idle_spin_us = (int)rill_param_get_int(param_idle_spin_us);
     ctx->watchdog_ns = (uint64_t)rill_param_get_int(param_watchdog_s) * 1000000000ull;
+    ctx->stats_on = rill_stats_wanted();
+    ctx->stats_start_ns = rill_time_ns();
     ctx->sched = all_scheds[rill_param_get_enum(param_sched)];
 
     status = rill_comm_init(argc, argv, &ctx->comm);
@@ -281,6 +340,8 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     /* the main thread is worker 0: it works while it waits */
     tl_worker = &ctx->workers[0];
     rill_topo_bind_worker(ctx->topo, 0);
+    rill_trace_start(ctx->rank, ctx->nranks);
+    rill_trace_thread(0, "worker 0 (main thread)");
     int started = 1;
     for (; started < ctx->nworkers; started++) {
         int rc = pthread_create(&ctx->workers[started].thread, NULL, worker_main,
@@ -345,6 +406,7 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
     }
     stop_workers(ctx, ctx->nworkers);
     tl_worker = NULL;
+    rill_stats_report(ctx); /* the workers stopped: their counts are final */
     ctx->sched->remove(ctx);
     rill_watchdog_forget_workers(ctx);
     free(ctx->workers[0].steal_order);
@@ -357,6 +419,9 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
     rill_watchdog_leave(ctx);
     rill_watchdog_stop(ctx);
     if (s != RILL_SUCCESS && status == RILL_SUCCESS)
+        status = s;
+    /* every thread that records has stopped */
+    if ((s = rill_trace_finish()) != RILL_SUCCESS && status == RILL_SUCCESS)
         status = s;
     free(ctx);
     *ctx_p = NULL;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "sync.h"
 #include "topology.h"
+#include "trace.h"
 
 /** The runtime core's log components: runtime (context, taskpools, termination, the
  * watchdog), sched, data. */
@@ -57,6 +58,9 @@ typedef struct rill_task_class {
         rill_task_hook_fn hook;
     } incarnations[RILL_MAX_INCARNATIONS];
     void (*complete)(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
+    /** Optional, for traces: the task's number (returned) and a short summary of its
+     * arguments written into args. Called before the body runs. */
+    uint64_t (*trace_info)(const rill_task_t *task, char *args, size_t len);
 } rill_task_class_t;
 
 /** A task as the core sees it; front ends embed it first in their task structs. */
@@ -66,6 +70,8 @@ struct rill_task {
     rill_taskpool_t *tp;
     rill_heap_item_t prio; /* priority (higher runs first); seq set by the scheduler */
     int32_t worker;        /* set by the core before the body runs */
+    uint64_t flow_in;      /* traces: a flow that ends when this task starts (0: none);
+                            * written before the task is made ready */
 };
 
 /* ------------------------------------------------------------ taskpools */
@@ -113,6 +119,22 @@ void rill_taskpool_fail(rill_taskpool_t *tp, rill_status_t status, const char *f
 
 /* ------------------------------------------------------------ workers and context */
 
+#define RILL_STATS_CLASSES 64 /* task classes counted per worker (stats.c) */
+
+/** A worker's count of one task class (stats.c). */
+typedef struct rill_class_stat {
+    const rill_task_class_t *tc;
+    char name[32];
+    uint64_t count, ns;
+} rill_class_stat_t;
+
+/** What a worker did, for the end-of-run statistics; written by that worker only, read
+ * after it stopped. */
+typedef struct rill_worker_stats {
+    uint64_t ntasks, busy_ns, unclassified;
+    rill_class_stat_t classes[RILL_STATS_CLASSES];
+} rill_worker_stats_t;
+
 struct rill_worker {
     int id;
     rill_context_t *ctx;
@@ -123,6 +145,7 @@ struct rill_worker {
      * many tasks this worker started; written by the worker, read by the watchdog */
     _Atomic(const char *) running;
     atomic_ullong nstarted;
+    rill_worker_stats_t stats;
 };
 
 #define RILL_MAX_WAITS 8 /* nesting depth of the main thread's blocking waits */
@@ -162,6 +185,10 @@ struct rill_context {
     rill_watchdog_t watchdog;
     atomic_int nb_taskpools;
     rill_taskpool_t *taskpools; /* live taskpools, newest first (main thread) */
+    bool stats_on;              /* collect end-of-run statistics (stats.c) */
+    uint64_t stats_start_ns;
+    atomic_llong trace_ready;   /* traces: tasks made ready and not yet picked */
+    atomic_llong trace_running; /* traces: tasks started and not completed */
 };
 
 /** The calling thread's worker (NULL on threads that are not workers). */
@@ -196,6 +223,14 @@ void rill_watchdog_leave(rill_context_t *ctx);
 rill_status_t rill_watchdog_start(rill_context_t *ctx, int action);
 void rill_watchdog_forget_workers(rill_context_t *ctx);
 void rill_watchdog_stop(rill_context_t *ctx);
+
+/** End-of-run statistics (stats.c): the profile_stats parameter; whether they are wanted
+ * (profile_stats, runtime_verbose >= 1, or a trace); one task of class tc that ran ns on
+ * w (that worker); the report at rill_fini (printed, and put in the trace). */
+rill_status_t rill_stats_register_params(void);
+bool rill_stats_wanted(void);
+void rill_stats_task(rill_worker_t *w, const rill_task_class_t *tc, uint64_t ns);
+void rill_stats_report(rill_context_t *ctx);
 
 /** Core parameters (scheduler, idle spin, watchdog) and context creation/destruction,
  * used by rill_init/rill_fini in the DSL layer. */

@@ -172,6 +172,10 @@ void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, i
     if (!list)
         return;
     ctx->sched->push(ctx, w, list, n);
+    if (rill_trace_on())
+        rill_trace_counter("ready tasks", rill_time_ns(),
+                           atomic_fetch_add_explicit(&ctx->trace_ready, n, memory_order_relaxed) +
+                               n);
     /* the push (a release of the queue lock) precedes the signal: see rill_evcount_t */
     rill_evcount_signal(&ctx->idle, n);
 }

@@ -88,6 +88,35 @@ void rill_dtd_fini(void)
 static rill_hook_status_t dtd_hook_cpu(rill_worker_t *w, rill_task_t *task);
 static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
+static const char *kind_name(int kind);
+static rill_dtd_class_t recv_class, send_class; /* the pseudo-tasks that move versions */
+
+/* Traces: the task's insertion number, and its tiles as "MODE collection:key". */
+static uint64_t dtd_trace_info(const rill_task_t *task, char *args, size_t len)
+{
+    const dtd_task_t *t = (const dtd_task_t *)task;
+    size_t off = 0;
+    for (int i = 0; i < t->nargs && off + 1 < len; i++) {
+        const dtd_arg_t *a = &t->args[i];
+        if (a->kind < RILL_DTD_INPUT)
+            continue;
+        int n = a->data->dc ? snprintf(args + off, len - off, "%s%s %u:%llu", off ? " " : "",
+                                       kind_name(a->kind), a->data->dc->id,
+                                       (unsigned long long)a->data->key)
+                            : snprintf(args + off, len - off, "%s%s private", off ? " " : "",
+                                       kind_name(a->kind));
+        off += n > 0 ? (size_t)n : 0;
+    }
+    return atomic_load_explicit(&t->serial, memory_order_relaxed);
+}
+
+/* The flow id of moving version of (tp, datum) to rank dst: the same on both ranks. */
+static uint64_t xfer_flow_id(uint32_t tp_id, const rill_data_t *d, uint32_t version, int dst)
+{
+    uint64_t dc = d->dc ? d->dc->id : UINT32_MAX;
+    return rill_trace_flow_id(tp_id, dc << 32 | version, d->key, (uint64_t)dst);
+}
+
 rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
                                     rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p)
 {
@@ -109,6 +138,7 @@ rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
     cls->tc.incarnations[0].type = RILL_DEVICE_CPU;
     cls->tc.incarnations[0].hook = dtd_hook_cpu;
     cls->tc.complete = dtd_complete;
+    cls->tc.trace_info = dtd_trace_info;
     *cls_p = cls;
     return RILL_SUCCESS;
 }
@@ -199,9 +229,13 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     dtd_succ_t *node = atomic_exchange_explicit(&t->succs, DTD_CLOSED, memory_order_acq_rel);
     rill_task_t *ready = NULL;
     int nready = 0;
+    /* traces: the tasks a receive releases end the local flow its hook started */
+    uint64_t flow = rill_trace_on() && t->cls == &recv_class ? t->super.flow_in ^ 1 : 0;
     while (node) {
         dtd_succ_t *next = node->next;
         dtd_task_t *s = node->task;
+        if (flow) /* s cannot start before our decrement below: no race */
+            s->super.flow_in = flow;
         if (atomic_fetch_sub_explicit(&s->deps, 1, memory_order_acq_rel) == 1) {
             s->super.next = ready;
             ready = &s->super;
@@ -366,6 +400,7 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
     t->super.tp = &tp->super;
     t->super.prio.priority = priority;
     t->super.worker = -1;
+    t->super.flow_in = 0;
     t->cls = cls;
     t->nargs = nargs;
     t->size_class = sc;
@@ -403,8 +438,6 @@ static inline dtd_ref_t ref_of(dtd_task_t *t)
 }
 
 /* ------------------------------------------------------------ moving versions between ranks */
-
-static rill_dtd_class_t recv_class, send_class;
 
 static inline uint64_t act_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, uint32_t version)
 {
@@ -515,6 +548,13 @@ static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
     dtd_activation_t *a = x->act;
     rill_data_t *data = t->args[0].data;
     x->act = NULL;
+    if (rill_trace_on()) { /* the remote flow ends here; a local one starts to the readers */
+        uint64_t now = rill_time_ns(),
+                 id = xfer_flow_id(task->tp->id, data, x->version, task->tp->ctx->rank);
+        rill_trace_flow('f', id, now);
+        rill_trace_flow('s', id ^ 1, now);
+        task->flow_in = id; /* dtd_complete hands id ^ 1 to the readers */
+    }
     if (a->size != data->size) {
         rill_taskpool_fail(task->tp, RILL_ERR_MISMATCH,
                            "rank %d sent %llu bytes for datum (key %llu), this rank expects %zu",
@@ -557,6 +597,8 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         .size = data->size,
     };
     rill_status_t s;
+    if (rill_trace_on())
+        rill_trace_flow('s', xfer_flow_id(task->tp->id, data, x->version, x->peer), rill_time_ns());
     if (data->size <= rill_comm_short_limit(comm)) {
         char buf[sizeof(m) + 65536];
         char *msg = data->size <= 65536 ? buf : malloc(sizeof(m) + data->size);
@@ -600,6 +642,7 @@ static void xfer_classes_init(void)
         c[i]->tc.nb_incarnations = 1;
         c[i]->tc.incarnations[0].type = RILL_DEVICE_CPU;
         c[i]->tc.complete = dtd_complete;
+        c[i]->tc.trace_info = dtd_trace_info;
     }
     recv_class.tc.incarnations[0].hook = recv_hook;
     send_class.tc.incarnations[0].hook = send_hook;
