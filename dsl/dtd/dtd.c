@@ -33,6 +33,8 @@ RILL_LOG_COMPONENT(rill_log_dtd, "dtd");
 rill_status_t rill_dtd_register_params(void)
 {
     rill_status_t s = rill_log_register(&rill_log_dtd);
+    if (s == RILL_SUCCESS)
+        s = dtd_dot_register_params();
     if (s != RILL_SUCCESS)
         return s;
     return rill_param_register_int("dtd_window_size",
@@ -52,6 +54,7 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
         goto err;
     atomic_init(&dtd.next_serial, 1);
     dtd.ctx = ctx;
+    dtd_dot_init(ctx->rank);
     rill_spinlock_init(&dtd.act_lock);
     rill_hmap_init(&dtd.acts);
     if (ctx->nranks > 1 && (s = rill_comm_am_register_new(ctx->comm, dtd_activate_handler, NULL,
@@ -68,6 +71,7 @@ void rill_dtd_fini(void)
 {
     if (!dtd.ready)
         return;
+    dtd_dot_finish();
     RILL_HMAP_FOREACH(&dtd.acts, e)
     {
         for (dtd_activation_t *a = e->val, *n; a; a = n) {
@@ -172,6 +176,8 @@ static inline bool ref_alive(dtd_ref_t r)
 /* Make succ depend on pred unless pred completed already. Main thread. */
 static rill_status_t add_edge(dtd_ref_t pred, dtd_task_t *succ)
 {
+    if (dtd_dot_on && pred.task && pred.task != succ) /* the dependency, done yet or not */
+        dtd_dot_edge(pred.serial, atomic_load_explicit(&succ->serial, memory_order_relaxed));
     if (!ref_alive(pred) || pred.task == succ)
         return RILL_SUCCESS;
     dtd_succ_t *node = rill_mempool_alloc(&dtd.succs);
@@ -421,6 +427,8 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
     }
     rill_taskpool_pending_add(&tp->super, 1);
     atomic_fetch_add_explicit(&tp->inflight, 1, memory_order_relaxed);
+    if (dtd_dot_on)
+        dtd_dot_task(serial, cls->name, tp->super.id);
     return t;
 }
 
@@ -670,6 +678,10 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
     if (!t)
         return RILL_ERR_NO_MEMORY;
     rill_status_t s = tracker_access(tr, ref_of(t), args[0].kind);
+    if (dtd_dot_on)
+        dtd_dot_remote(atomic_load_explicit(&t->serial, memory_order_relaxed),
+                       xfer_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer),
+                       !recv, peer);
     if (recv && s == RILL_SUCCESS) {
         const rill_data_t *d = tr->data;
         uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;

@@ -130,6 +130,16 @@ typedef struct dtd_taskpool {
     int nclasses, cap_classes;
 } dtd_taskpool_t;
 
+/** The executed graph in DOT (dtd_dot.c), recorded by the inserting thread when
+ * profile_dot is set: tasks, local edges, remote edges (flow = the transfer's id). */
+extern bool dtd_dot_on;
+rill_status_t dtd_dot_register_params(void);
+void dtd_dot_init(int rank);
+void dtd_dot_task(uint64_t serial, const char *cls, uint32_t tp_id);
+void dtd_dot_edge(uint64_t pred, uint64_t succ);
+void dtd_dot_remote(uint64_t serial, uint64_t flow, bool out, int peer);
+void dtd_dot_finish(void);
+
 /** Pools and parameters of the DTD layer: set up by rill_init, freed by rill_fini. */
 rill_status_t rill_dtd_register_params(void);
 rill_status_t rill_dtd_init(rill_context_t *ctx);

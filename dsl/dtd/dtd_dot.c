@@ -1,0 +1,141 @@
+/* The executed task graph of each rank in DOT (profile_dot = <prefix>: <prefix>.<rank>.dot
+ * at rill_fini): local tasks, the dependencies between them, and the remote edges of
+ * versions sent and received (dashed, to and from a node named after the transfer, the
+ * same name in both ranks' files). Recorded by the inserting thread only; bounded by
+ * profile_dot_max_tasks. */
+#include "dtd_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool dtd_dot_on;
+
+static struct {
+    rill_param_t *p_prefix, *p_max;
+    char *buf;
+    size_t len, cap;
+    uint64_t ntasks, max_tasks, last_serial; /* last task recorded */
+    bool truncated;
+    int rank;
+} dot;
+
+rill_status_t dtd_dot_register_params(void)
+{
+    rill_status_t s = rill_param_register_string(
+        "profile_dot",
+        "Write the executed DTD task graph of each rank in DOT, <value>.<rank>.dot, at rill_fini "
+        "(empty: none)",
+        RILL_PARAM_LEVEL_USER, "", &dot.p_prefix);
+    if (s != RILL_SUCCESS)
+        return s;
+    return rill_param_register_int("profile_dot_max_tasks",
+                                   "Most tasks per rank the DOT graph records (the rest is left "
+                                   "out, and the file says so)",
+                                   RILL_PARAM_LEVEL_USER, 10000, 1, 1 << 30, &dot.p_max);
+}
+
+void dtd_dot_init(int rank)
+{
+    const char *p = rill_param_get_string(dot.p_prefix);
+    dtd_dot_on = p && p[0];
+    dot.rank = rank;
+    dot.max_tasks = (uint64_t)rill_param_get_int(dot.p_max);
+    dot.ntasks = dot.last_serial = 0;
+    dot.truncated = false;
+    dot.len = 0;
+}
+
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = dot.buf ? vsnprintf(dot.buf + dot.len, dot.cap - dot.len, fmt, ap) : -1;
+        va_end(ap);
+        if (n >= 0 && dot.len + (size_t)n < dot.cap) {
+            dot.len += (size_t)n;
+            return;
+        }
+        size_t cap = dot.cap ? 2 * dot.cap : 1 << 16;
+        char *b = realloc(dot.buf, cap);
+        if (!b) { /* keep what we have; the graph is a debugging aid */
+            dtd_dot_on = false;
+            return;
+        }
+        dot.buf = b;
+        dot.cap = cap;
+    }
+}
+
+void dtd_dot_task(uint64_t serial, const char *cls, uint32_t tp_id)
+{
+    if (dot.ntasks >= dot.max_tasks) {
+        dot.truncated = true;
+        return;
+    }
+    dot.ntasks++;
+    dot.last_serial = serial;
+    char name[64];
+    snprintf(name, sizeof(name), "%s", cls);
+    for (char *c = name; *c; c++)
+        if (*c == '"' || *c == '\\')
+            *c = '_';
+    emit("  t%" PRIu64 " [label=\"%s #%" PRIu64 "\\ntaskpool %u\"];\n", serial, name, serial,
+         tp_id);
+}
+
+static bool recorded(uint64_t serial)
+{
+    return dot.ntasks && serial <= dot.last_serial && !(dot.truncated && serial > dot.last_serial);
+}
+
+void dtd_dot_edge(uint64_t pred, uint64_t succ)
+{
+    if (recorded(pred) && recorded(succ))
+        emit("  t%" PRIu64 " -> t%" PRIu64 ";\n", pred, succ);
+}
+
+void dtd_dot_remote(uint64_t serial, uint64_t flow, bool out, int peer)
+{
+    if (!recorded(serial))
+        return;
+    emit("  x%" PRIx64 " [label=\"%s rank %d\", shape=box, style=dashed];\n", flow,
+         out ? "to" : "from", peer);
+    if (out)
+        emit("  t%" PRIu64 " -> x%" PRIx64 " [style=dashed];\n", serial, flow);
+    else
+        emit("  x%" PRIx64 " -> t%" PRIu64 " [style=dashed];\n", flow, serial);
+}
+
+void dtd_dot_finish(void)
+{
+    if (!dtd_dot_on && !dot.buf)
+        return;
+    if (dtd_dot_on) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s.%d.dot", rill_param_get_string(dot.p_prefix), dot.rank);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            RILL_ERROR(RILL_LOG_DTD, "profile_dot: cannot write %s: %s", path, strerror(errno));
+        } else {
+            fprintf(f, "digraph rank%d {\n  label=\"rank %d: %" PRIu64 " tasks%s\";\n", dot.rank,
+                    dot.rank, dot.ntasks,
+                    dot.truncated ? " (truncated at profile_dot_max_tasks)" : "");
+            if (dot.len)
+                fwrite(dot.buf, 1, dot.len, f);
+            fputs("}\n", f);
+            if (fclose(f) != 0)
+                RILL_ERROR(RILL_LOG_DTD, "profile_dot: writing %s failed: %s", path,
+                           strerror(errno));
+        }
+    }
+    free(dot.buf);
+    dot.buf = NULL;
+    dot.len = dot.cap = 0;
+    dtd_dot_on = false;
+}
