@@ -3,12 +3,14 @@
  *     back (a DTD chain of INOUT tasks on an 8-byte tile alternating between ranks);
  * (b) tile bandwidth: the same chain with tiles of 1 KiB .. 64 MiB, against an MPI
  *     send/recv ping-pong of the same sizes run before Rill starts.
- * Run: mpirun -np 2 bench_comm [--max-mib 64] */
+ * Run: mpirun -np 2 bench_comm [--max-mib 64] [--csv FILE] (the table as CSV too, for
+ * bench/plot.py) */
 #include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include "rill/rill.h"
@@ -102,17 +104,19 @@ static double rill_chain(rill_context_t *ctx, rill_dtd_class_t *cls, size_t byte
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: mpirun -np 2 bench_comm [--max-mib M] [--mca name value]...\n"
+            "usage: mpirun -np 2 bench_comm [--max-mib M] [--csv FILE] [--mca name value]...\n"
             "  --max-mib M       largest tile in MiB, 0..%d (default 64; 0: the 8-byte tile "
             "only)\n"
+            "  --csv FILE        also write the table to FILE as CSV, on rank 0 (for "
+            "bench/plot.py)\n"
             "  --mca name value  a runtime parameter, for rill_init\n"
             "  -h, --help        this text\n",
             MAX_MIB);
 }
 
 /* The options: 0 to go on, -1 after --help, 2 for a bad one (printed on rank 0). --mca
- * pairs stay in argv for rill_init. */
-static int parse_options(int argc, char **argv, int rank, size_t *max_bytes)
+ * pairs stay in argv for rill_init. Every rank parses the same argv, so they agree. */
+static int parse_options(int argc, char **argv, int rank, size_t *max_bytes, const char **csv_path)
 {
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -147,6 +151,19 @@ static int parse_options(int argc, char **argv, int rank, size_t *max_bytes)
             i++;
             continue;
         }
+        if (!strcmp(o, "--csv")) {
+            if (!v || !*v || *v == '-') { /* "--csv --max-mib 4" forgot the name */
+                if (rank == 0)
+                    fprintf(stderr,
+                            "bench_comm: error: option --csv needs a file name, got %s%s%s "
+                            "(see --help)\n",
+                            v ? "'" : "nothing", v ? v : "", v ? "'" : "");
+                return 2;
+            }
+            *csv_path = v;
+            i++;
+            continue;
+        }
         if (rank == 0)
             fprintf(stderr, "bench_comm: error: unknown option '%s' (see --help)\n", o);
         return 2;
@@ -161,7 +178,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t max_bytes = 64u << 20;
-    int rc = parse_options(argc, argv, rank, &max_bytes);
+    const char *csv_path = NULL;
+    int rc = parse_options(argc, argv, rank, &max_bytes, &csv_path);
     if (rc) {
         MPI_Finalize();
         return rc < 0 ? 0 : rc;
@@ -169,6 +187,20 @@ int main(int argc, char **argv)
     if (size != 2) {
         if (rank == 0)
             fprintf(stderr, "bench_comm: run with 2 ranks (mpirun -np 2), not %d\n", size);
+        MPI_Finalize();
+        return 2;
+    }
+    /* rank 0 writes the CSV: open it before measuring, so a bad path is refused at once
+     * (by every rank) */
+    FILE *csv = NULL;
+    int csv_ok = 1;
+    if (csv_path && rank == 0 && !(csv = fopen(csv_path, "w"))) {
+        fprintf(stderr, "bench_comm: error: option --csv: cannot write '%s': %s\n", csv_path,
+                strerror(errno));
+        csv_ok = 0;
+    }
+    MPI_Bcast(&csv_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!csv_ok) {
         MPI_Finalize();
         return 2;
     }
@@ -207,8 +239,28 @@ int main(int argc, char **argv)
                    (double)sizes[i] / rill_t[i] / 1e9, mpi_t[i] * 1e6,
                    (double)sizes[i] / mpi_t[i] / 1e9, mpi_t[i] / rill_t[i]);
     }
+    if (csv) {
+        char date[32];
+        time_t now = time(NULL);
+        struct utsname un;
+        strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", localtime(&now));
+        fprintf(csv, "# bench_comm: Rill %s, %s, %s\n", rill_version_string(), date,
+                uname(&un) == 0 ? un.nodename : "?");
+        fprintf(csv, "# remote dependencies between 2 ranks, best of 3; a hop is task end on "
+                     "one rank -> dependent task start on the other, the tile included; MPI: "
+                     "MPI_Send/MPI_Recv ping-pong, one way\n");
+        fprintf(csv, "bytes,rill_us_per_hop,rill_GBps,mpi_us_per_msg,mpi_GBps,ratio\n");
+        for (int i = 0; i < ns; i++)
+            fprintf(csv, "%zu,%.2f,%.3f,%.2f,%.3f,%.2f\n", sizes[i], rill_t[i] * 1e6,
+                    (double)sizes[i] / rill_t[i] / 1e9, mpi_t[i] * 1e6,
+                    (double)sizes[i] / mpi_t[i] / 1e9, mpi_t[i] / rill_t[i]);
+        if (fclose(csv) != 0) {
+            fprintf(stderr, "bench_comm: error writing '%s': %s\n", csv_path, strerror(errno));
+            rc = 1;
+        }
+    }
     rill_dtd_class_destroy(&cls);
     rill_fini(&ctx);
     MPI_Finalize();
-    return 0;
+    return rc;
 }

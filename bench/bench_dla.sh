@@ -2,11 +2,12 @@
 # Tiled dpotrf and dgemm GFLOP/s (apps/dla testers) at several N and tile sizes, on
 # 1 process x 2 cores and 2 processes x 1 core, next to one LAPACKE_dpotrf / cblas_dgemm
 # call with 2 OpenBLAS threads measured in the same run. Prints one table (median of the
-# runs of each configuration).
+# runs of each configuration) and writes it as CSV too (for bench/plot.py).
 #
 #   bench/bench_dla.sh [build_dir]
 #   env: SIZES="4000 8000" NBS="192 256 384 512" NRUNS=3 OPS="dpotrf dgemm" CORES=2
 #        NP2=1 (0: skip the 2-process rows) MPIEXEC=mpiexec MPIFLAGS="--oversubscribe"
+#        CSV=file (default bench/results/bench_dla-HOST-DATE.csv; CSV= writes none)
 set -u
 build=${1:-build}
 sizes=${SIZES:-"4000 8000"}
@@ -17,6 +18,8 @@ cores=${CORES:-2}
 np2=${NP2:-1}
 mpiexec=${MPIEXEC:-mpiexec}
 mpiflags=${MPIFLAGS:---oversubscribe}
+here=$(cd "$(dirname "$0")" && pwd)
+csv=${CSV-"$here/results/bench_dla-$(uname -n)-$(date '+%Y%m%d-%H%M%S').csv"}
 [ "$(id -u)" = 0 ] && mpiflags="$mpiflags --allow-run-as-root"
 
 bin=$build/apps/dla
@@ -30,6 +33,15 @@ done
 if [ "$np2" = 1 ] && ! command -v "$mpiexec" >/dev/null 2>&1; then
     echo "bench_dla: $mpiexec not found: the 2-process rows are skipped" >&2
     np2=0
+fi
+
+# the CSV file is created before anything runs, so a bad path is refused at once
+if [ -n "$csv" ]; then
+    mkdir -p "$(dirname "$csv")" 2>/dev/null
+    if ! (: >"$csv") 2>/dev/null; then
+        echo "bench_dla: cannot write the CSV file '$csv' (set CSV=file, or CSV= for none)" >&2
+        exit 2
+    fi
 fi
 
 log=$(mktemp)
@@ -58,33 +70,52 @@ run() {
     rm -f "$log.out"
 }
 
-printf '# bench_dla: %s, %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$(uname -n)"
-printf '# %s\n' "$("$bin/testing_dpotrf" -N 0 -t 1 -c "$cores" 2>/dev/null | head -1 | cut -c3-)"
-printf '# median of %s runs; ref = one LAPACKE_dpotrf / cblas_dgemm call, %s OpenBLAS threads\n' \
-    "$nruns" "$cores"
+# the header, on stdout and in the CSV file
+header() {
+    printf '# bench_dla: %s, %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$(uname -n)"
+    printf '# %s\n' "$("$bin/testing_dpotrf" -N 0 -t 1 -c "$cores" 2>/dev/null | head -1 | cut -c3-)"
+    printf '# median of %s runs; ref = one LAPACKE_dpotrf / cblas_dgemm call, %s OpenBLAS threads\n' \
+        "$nruns" "$cores"
+}
+hdr=$(header)
+printf '%s\n' "$hdr"
+[ -n "$csv" ] && printf '%s\nop,N,NB,config,procs,cores_per_proc,gflops,ref_gflops,vs_ref\n' \
+    "$hdr" >>"$csv"
 printf '%-7s %6s %5s %-14s %9s %9s %7s\n' op N NB config GFLOP/s ref_GF/s vs_ref
+
+# row op N NB procs cores_per_proc gflops ref ratio (NB "-": the reference): one table row
+# and one CSV row ("-" becomes an empty field)
+row() {
+    if [ "$3" = - ]; then label="ref ${5}thr"; else label="$4 proc$([ "$4" = 1 ] || echo s) x $5"; fi
+    printf '%-7s %6s %5s %-14s %9s %9s %7s\n' "$1" "$2" "$3" "$label" "$6" "$7" "$8"
+    if [ -n "$csv" ]; then
+        if [ "$3" = - ]; then config=ref; nb=; else config=rill; nb=$3; fi
+        ratio=$8
+        [ "$ratio" = - ] && ratio=
+        echo "$1,$2,$nb,$config,$4,$5,$6,$7,$ratio" >>"$csv"
+    fi
+}
 
 for op in $ops; do
     for n in $sizes; do
         ref=$(run "$bin/testing_$op" -N "$n" -c "$cores" --ref --nruns "$nruns")
-        printf '%-7s %6s %5s %-14s %9s %9s %7s\n' "$op" "$n" - "ref ${cores}thr" "$ref" "$ref" -
+        row "$op" "$n" - 1 "$cores" "$ref" "$ref" -
         for nb in $nbs; do
             gf=$(run "$bin/testing_$op" -N "$n" -t "$nb" -c "$cores" --nruns "$nruns")
             ratio=$(awk -v a="$gf" -v b="$ref" 'BEGIN { if (a + 0 > 0 && b + 0 > 0)
                 printf "%.2f", a / b; else print "-" }')
-            printf '%-7s %6s %5s %-14s %9s %9s %7s\n' "$op" "$n" "$nb" "1 proc x $cores" "$gf" \
-                "$ref" "$ratio"
+            row "$op" "$n" "$nb" 1 "$cores" "$gf" "$ref" "$ratio"
             if [ "$np2" = 1 ]; then
                 gf=$(run "$mpiexec" $mpiflags -np 2 "$bin/testing_$op" -N "$n" -t "$nb" -P 2 -Q 1 \
                     -c 1 --nruns "$nruns")
                 ratio=$(awk -v a="$gf" -v b="$ref" 'BEGIN { if (a + 0 > 0 && b + 0 > 0)
                     printf "%.2f", a / b; else print "-" }')
-                printf '%-7s %6s %5s %-14s %9s %9s %7s\n' "$op" "$n" "$nb" "2 procs x 1" "$gf" \
-                    "$ref" "$ratio"
+                row "$op" "$n" "$nb" 2 1 "$gf" "$ref" "$ratio"
             fi
         done
     done
 done
+[ -n "$csv" ] && echo "# the table as CSV: $csv"
 if grep -q "error" "$log"; then
     echo "# errors were reported; the testers' output:" >&2
     grep -B2 "error" "$log" | head -40 >&2

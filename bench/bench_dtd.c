@@ -2,11 +2,13 @@
  * independent tasks, each with one value and F distinct tiles in INOUT mode, inserted by
  * the main thread and run to completion; time per task from the first insertion to the
  * end of the wait. Also a dependency chain (every task INOUT on one tile). Each worker
- * count runs in its own child process; the parent prints the table. */
+ * count runs in its own child process; the parent prints the table (and writes it as CSV
+ * with --csv FILE, for bench/plot.py). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,9 +129,10 @@ static int child(int workers, int ntasks, int reps, int out_fd, int rargc, char 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: bench_dtd [--tasks N] [--reps R] [--mca name value]...\n"
+            "usage: bench_dtd [--tasks N] [--reps R] [--csv FILE] [--mca name value]...\n"
             "  --tasks N         independent tasks per run, 1..%d (default 100000)\n"
             "  --reps R          runs of each case, the best is kept, 1..%d (default 3)\n"
+            "  --csv FILE        also write the table to FILE as CSV (for bench/plot.py)\n"
             "  --mca name value  a runtime parameter, for rill_init\n"
             "  -h, --help        this text\n",
             MAX_TASKS, MAX_REPS);
@@ -150,6 +153,7 @@ static int parse_int(const char *s, long min, long max, int *out)
 int main(int argc, char **argv)
 {
     int ntasks = 100000, reps = 3;
+    const char *csv_path = NULL;
     int rargc = 1;
     char **rargv = calloc((size_t)argc + 1, sizeof(char *));
     if (!rargv)
@@ -174,6 +178,19 @@ int main(int argc, char **argv)
             rargv[rargc++] = argv[i];
             continue;
         }
+        if (!strcmp(o, "--csv")) {
+            if (!v || !*v || *v == '-') { /* "--csv --tasks 5" forgot the name */
+                fprintf(stderr,
+                        "bench_dtd: error: option --csv needs a file name, got %s%s%s "
+                        "(see --help)\n",
+                        v ? "'" : "nothing", v ? v : "", v ? "'" : "");
+                free(rargv);
+                return 2;
+            }
+            csv_path = v;
+            i++;
+            continue;
+        }
         int *p = !strcmp(o, "--tasks") ? &ntasks : !strcmp(o, "--reps") ? &reps : NULL;
         long max = p == &ntasks ? MAX_TASKS : MAX_REPS;
         if (!p) {
@@ -192,17 +209,39 @@ int main(int argc, char **argv)
         i++;
     }
     rargv[rargc] = NULL;
+    /* open the CSV before running anything, so a bad path is refused at once */
+    FILE *csv = NULL;
+    if (csv_path && !(csv = fopen(csv_path, "w"))) {
+        fprintf(stderr, "bench_dtd: error: option --csv: cannot write '%s': %s\n", csv_path,
+                strerror(errno));
+        free(rargv);
+        return 2;
+    }
+    if (csv) {
+        char date[32];
+        time_t now = time(NULL);
+        struct utsname un;
+        strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", localtime(&now));
+        fprintf(csv, "# bench_dtd: Rill %s, %s, %s\n", rill_version_string(), date,
+                uname(&un) == 0 ? un.nodename : "?");
+        fprintf(csv,
+                "# %d independent tasks, best of %d; per-task microseconds from first "
+                "insertion to end of wait; F = INOUT tiles per task\n",
+                ntasks, reps);
+        fprintf(csv, "workers,F1_us,F2_us,F5_us,F10_us,F15_us,chain_us,tasks_per_s_F1\n");
+    }
     printf("# Rill %s: DTD task overhead, %d independent tasks, best of %d\n",
            rill_version_string(), ntasks, reps);
     printf("# per-task time (us) from first insertion to end of wait; F = INOUT tiles per task\n");
-    printf("# PaRSEC DTD on the same machine (ANCHORS.md): F=1 2.8/2.7, F=2 6.5/7.6, F=5 42/22, "
-           "F=10 94/44, F=15 160/128 us (1/2 workers)\n");
+    printf("# PaRSEC DTD (its own insertion benchmark, 2-core EPYC): F=1 2.8/2.7, F=2 6.5/7.6, "
+           "F=5 42/22, F=10 94/44, F=15 160/128 us (1/2 workers)\n");
     printf("%-8s %8s %8s %8s %8s %8s %10s %12s\n", "workers", "F=1", "F=2", "F=5", "F=10", "F=15",
            "chain", "tasks/s(F=1)");
     for (int workers = 1; workers <= 2; workers++) {
         int fds[2];
         if (pipe(fds) != 0)
             return 1;
+        fflush(NULL); /* the child must not inherit (and flush again) buffered output */
         pid_t pid = fork();
         if (pid == 0) {
             close(fds[0]);
@@ -224,7 +263,14 @@ int main(int argc, char **argv)
         }
         printf("%-8d %8.2f %8.2f %8.2f %8.2f %8.2f %10.2f %12.0f\n", w, v[0], v[1], v[2], v[3],
                v[4], v[5], 1e6 / v[0]);
+        if (csv)
+            fprintf(csv, "%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f\n", w, v[0], v[1], v[2], v[3], v[4],
+                    v[5], 1e6 / v[0]);
     }
     free(rargv);
+    if (csv && fclose(csv) != 0) {
+        fprintf(stderr, "bench_dtd: error writing '%s': %s\n", csv_path, strerror(errno));
+        return 1;
+    }
     return 0;
 }

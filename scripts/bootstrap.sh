@@ -25,7 +25,7 @@ jobs=${RILL_JOBS:-$(nproc)}
 
 # ---------------------------------------------------------------- packages
 pkgs=(build-essential cmake pkg-config git libhwloc-dev hwloc libopenmpi-dev openmpi-bin
-    libopenblas-dev liblapacke-dev flex bison libibverbs-dev)
+    libopenblas-dev liblapacke-dev flex bison libibverbs-dev python3-matplotlib)
 install_missing() {
     local missing=()
     for p in "${pkgs[@]}"; do

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks tools/rill_trace_merge and tools/rill_trace_plot on the traces in this folder
+(run.0.json and run.1.json: 2 ranks, 2 workers and a comm thread each, 2 flows).
+
+usage: check_trace_tools.py merge TOOLS_DIR OUT_DIR
+       check_trace_tools.py plot  TOOLS_DIR OUT_DIR
+Runs each tool with the interpreter that runs this script. Exit 0 when all checks pass.
+"""
+import json
+import os
+import subprocess
+import sys
+
+DATA = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(tool, *args):
+    p = subprocess.run([sys.executable, tool] + list(args), capture_output=True, text=True)
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {os.path.basename(tool)} exited {p.returncode}")
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAIL: {what}")
+    print(f"ok: {what}")
+
+
+def check_merged(path):
+    with open(path) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    check(isinstance(doc, dict) and isinstance(events, list), f"{path} is a trace object")
+    n_in = sum(len(json.load(open(os.path.join(DATA, f"run.{r}.json")))["traceEvents"])
+               for r in (0, 1))
+    check(len(events) == n_in, f"all {n_in} events kept")
+    check({e.get("pid") for e in events} == {0, 1}, "pids 0 and 1")
+    check([o["rill_rank"] for o in doc["otherData"]["rill_ranks"]] == [0, 1],
+          "otherData.rill_ranks in rank order")
+    check(doc["otherData"]["rill_ranks"][1]["rill_stats"]["tasks"] == 6,
+          "each rank's otherData kept")
+    flows = {}
+    for e in events:
+        if e["ph"] in ("s", "f"):
+            flows.setdefault(e["id"], {})[e["ph"]] = e["pid"]
+    check(flows == {"0x10001": {"s": 0, "f": 1}, "0x20001": {"s": 1, "f": 0}},
+          "both flows have their start and end, across ranks")
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    check(names.get((1, 1000)) == "comm thread", "thread names kept")
+
+
+def main():
+    what, tools, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    merge = os.path.join(tools, "rill_trace_merge")
+    if what == "merge":
+        # Files in any order come out by rank; a prefix finds run.<rank>.json only.
+        m1 = os.path.join(out, "merged_files.json")
+        run(merge, "-o", m1, os.path.join(DATA, "run.1.json"), os.path.join(DATA, "run.0.json"))
+        check_merged(m1)
+        m2 = os.path.join(out, "merged_prefix.json")
+        run(merge, "-o", m2, "--prefix", os.path.join(DATA, "run"))
+        check_merged(m2)
+    elif what == "plot":
+        png = os.path.join(out, "trace.png")
+        if os.path.exists(png):
+            os.unlink(png)
+        run(os.path.join(tools, "rill_trace_plot"), "-o", png, "--title", "trace_tools test",
+            os.path.join(DATA, "run.0.json"), os.path.join(DATA, "run.1.json"))
+        with open(png, "rb") as f:
+            head = f.read(8)
+        check(head == b"\x89PNG\r\n\x1a\n", "per-rank files: a PNG image")
+        check(os.path.getsize(png) > 10000, f"per-rank files: PNG of {os.path.getsize(png)} bytes")
+        merged = os.path.join(out, "plot_merged.json")
+        run(merge, "-o", merged, "--quiet", "--prefix", os.path.join(DATA, "run"))
+        zoom = os.path.join(out, "trace_zoom.png")
+        run(os.path.join(tools, "rill_trace_plot"), "-o", zoom, "--start", "400",
+            "--end", "1000", merged)
+        check(os.path.getsize(zoom) > 10000, "merged file, window: a PNG image")
+    else:
+        sys.exit(f"unknown check {what!r}")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

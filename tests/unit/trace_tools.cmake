@@ -1,0 +1,60 @@
+# tools/rill_trace_merge and tools/rill_trace_plot on the small 2-rank traces in
+# trace_data/ (Python 3; the plot tests only where some python3 imports matplotlib).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import json"
+        RESULT_VARIABLE rill_py_json OUTPUT_QUIET ERROR_QUIET)
+endif()
+if(Python3_FOUND AND rill_py_json EQUAL 0)
+    set(rill_trace_tools ${CMAKE_SOURCE_DIR}/tools)
+    set(rill_trace_data ${CMAKE_CURRENT_LIST_DIR}/trace_data)
+    set(rill_trace_check ${rill_trace_data}/check_trace_tools.py)
+    set(rill_trace_out ${CMAKE_CURRENT_BINARY_DIR}/trace_tools)
+    set(rill_expect_fail sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30)
+    set(rill_merge ${Python3_EXECUTABLE} ${rill_trace_tools}/rill_trace_merge
+        -o ${rill_trace_out}/bad.json)
+    add_test(NAME trace_tools_merge COMMAND ${Python3_EXECUTABLE} ${rill_trace_check} merge
+        ${rill_trace_tools} ${rill_trace_out})
+    add_test(NAME trace_tools_merge_dup_rank COMMAND ${rill_expect_fail}
+        "error: .*run\\.0\\.json and .*dup_rank\\.json both claim rank 0"
+        ${rill_merge} ${rill_trace_data}/run.0.json ${rill_trace_data}/dup_rank.json)
+    add_test(NAME trace_tools_merge_bad_json COMMAND ${rill_expect_fail}
+        "error: .*truncated\\.json: invalid JSON: .*line [0-9]+ column [0-9]+"
+        ${rill_merge} ${rill_trace_data}/run.0.json ${rill_trace_data}/truncated.json)
+    add_test(NAME trace_tools_merge_missing COMMAND ${rill_expect_fail}
+        "error: .*no_such\\.json: no such file"
+        ${rill_merge} ${rill_trace_data}/run.0.json ${rill_trace_data}/no_such.json)
+    add_test(NAME trace_tools_merge_no_input COMMAND ${rill_expect_fail} "error: no input files"
+        ${rill_merge})
+    add_test(NAME trace_tools_merge_no_prefix_match COMMAND ${rill_expect_fail}
+        "error: no file matches .*/nothing\\.<rank>\\.json"
+        ${rill_merge} --prefix ${rill_trace_data}/nothing)
+    # The plot checks its inputs before it needs matplotlib.
+    add_test(NAME trace_tools_plot_bad_json COMMAND ${rill_expect_fail}
+        "error: .*truncated\\.json: invalid JSON"
+        ${Python3_EXECUTABLE} ${rill_trace_tools}/rill_trace_plot -o ${rill_trace_out}/bad.png
+        ${rill_trace_data}/truncated.json)
+    set_tests_properties(trace_tools_merge trace_tools_merge_dup_rank trace_tools_merge_bad_json
+        trace_tools_merge_missing trace_tools_merge_no_input trace_tools_merge_no_prefix_match
+        trace_tools_plot_bad_json PROPERTIES LABELS unit TIMEOUT 60)
+
+    # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or
+    # the system's (python3-matplotlib).
+    set(rill_py_mpl "")
+    foreach(py ${Python3_EXECUTABLE} /usr/bin/python3)
+        if(NOT rill_py_mpl AND EXISTS ${py})
+            execute_process(COMMAND ${py} -c "import matplotlib"
+                RESULT_VARIABLE rill_mpl_rc OUTPUT_QUIET ERROR_QUIET)
+            if(rill_mpl_rc EQUAL 0)
+                set(rill_py_mpl ${py})
+            endif()
+        endif()
+    endforeach()
+    if(rill_py_mpl)
+        add_test(NAME trace_tools_plot COMMAND ${rill_py_mpl} ${rill_trace_check} plot
+            ${rill_trace_tools} ${rill_trace_out})
+        set_tests_properties(trace_tools_plot PROPERTIES LABELS unit TIMEOUT 120)
+    else()
+        message(STATUS "trace_tools_plot test skipped: no python3 here imports matplotlib")
+    endif()
+endif()
