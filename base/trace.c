@@ -40,7 +40,13 @@ typedef struct trace_buf {
     size_t nchunks;
     FILE *spill; /* events written out when the memory budget was used up */
     uint64_t spilled;
+    struct {
+        const char *name;
+        uint64_t t;
+    } last_counter[4]; /* counters are sampled: one per name per thread per period */
 } trace_buf_t;
+
+#define TRACE_COUNTER_PERIOD_NS 20000
 
 bool rill_trace_enabled;
 
@@ -220,6 +226,17 @@ void rill_trace_counter(const char *name, uint64_t t, int64_t value)
 {
     if (!rill_trace_on())
         return;
+    trace_buf_t *b = tl_buf;
+    if (b) { /* a sample per TRACE_COUNTER_PERIOD_NS is enough to see a counter's shape */
+        int slot = 0;
+        while (slot < 3 && b->last_counter[slot].name && b->last_counter[slot].name != name)
+            slot++;
+        if (b->last_counter[slot].name == name &&
+            t - b->last_counter[slot].t < TRACE_COUNTER_PERIOD_NS)
+            return;
+        b->last_counter[slot].name = name;
+        b->last_counter[slot].t = t;
+    }
     trace_ev_t *e = ev_next();
     if (!e)
         return;

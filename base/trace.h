@@ -46,7 +46,8 @@ void rill_trace_slice(const char *cat, const char *name, uint64_t t0, uint64_t t
 /** A flow point on the calling thread's track at t: ph 's' (start), 't' (step) or 'f'
  * (end, bound to the enclosing slice). The same id on both ends, across ranks. */
 void rill_trace_flow(char ph, uint64_t id, uint64_t t);
-/** A counter sample (a track per name per rank). name is static storage. */
+/** A counter sample (a track per name per rank), kept at most once per 20 us per name per
+ * thread. name is static storage (compared by address). */
 void rill_trace_counter(const char *name, uint64_t t, int64_t value);
 /** An instant event on the calling thread's track. */
 void rill_trace_instant(const char *cat, const char *name, uint64_t t);

@@ -135,7 +135,7 @@ static int nvidia_gpu_count(void)
 }
 
 /* What was found at configure time is not what this build can use: say both. There is
- * no CUDA device module yet (device/ has the CPU device only; ARCHITECTURE.md), so no
+ * no CUDA device module yet (device/ has the CPU device only; docs/architecture.md), so no
  * GPU is used whatever the toolkit or the machine; update this with that module. */
 static void print_build(void)
 {
