@@ -222,6 +222,14 @@ void rill_trace_flow(char ph, uint64_t id, uint64_t t)
     e->args[0] = '\0';
 }
 
+static void counter_event(const char *name, uint64_t t, int64_t value);
+
+void rill_trace_counter_every(const char *name, uint64_t t, int64_t value)
+{
+    if (rill_trace_on())
+        counter_event(name, t, value);
+}
+
 void rill_trace_counter(const char *name, uint64_t t, int64_t value)
 {
     if (!rill_trace_on())
@@ -237,6 +245,11 @@ void rill_trace_counter(const char *name, uint64_t t, int64_t value)
         b->last_counter[slot].name = name;
         b->last_counter[slot].t = t;
     }
+    counter_event(name, t, value);
+}
+
+static void counter_event(const char *name, uint64_t t, int64_t value)
+{
     trace_ev_t *e = ev_next();
     if (!e)
         return;

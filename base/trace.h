@@ -49,6 +49,8 @@ void rill_trace_flow(char ph, uint64_t id, uint64_t t);
 /** A counter sample (a track per name per rank), kept at most once per 20 us per name per
  * thread. name is static storage (compared by address). */
 void rill_trace_counter(const char *name, uint64_t t, int64_t value);
+/** The same, every sample kept (for counters that change rarely). */
+void rill_trace_counter_every(const char *name, uint64_t t, int64_t value);
 /** An instant event on the calling thread's track. */
 void rill_trace_instant(const char *cat, const char *name, uint64_t t);
 

@@ -253,6 +253,7 @@ struct rill_comm {
     rill_heap_t recv_pending; /* gets waiting for a request slot */
     rill_heap_t send_pending; /* puts waiting for a request slot */
     int recv_inflight, send_inflight;
+    int64_t trace_bytes_inflight; /* traces: rendezvous bytes posted and not completed */
     uint64_t next_seq, next_xfer_id;
     int sends_inflight_am;
     bool stopping, barrier_posted, exit_loop;

@@ -485,7 +485,11 @@ static int comm_start_transfers(rill_comm_t *c)
                        MPI_Irecv(g->buf, (int)g->size, MPI_BYTE, g->src,
                                  comm_data_tag(c, g->xfer_id), c->mpi_comm, &req));
         comm_req_add(c, req, &g->owner);
-        g->t_posted = rill_trace_on() ? rill_time_ns() : 0;
+        if (rill_trace_on()) {
+            g->t_posted = rill_time_ns();
+            c->trace_bytes_inflight += (int64_t)g->size;
+            rill_trace_counter_every("bytes in flight", g->t_posted, c->trace_bytes_inflight);
+        }
         comm_get_t **slot = comm_get_slot(c, g->xfer_id);
         g->hnext = NULL;
         *slot = g;
@@ -503,7 +507,11 @@ static int comm_start_transfers(rill_comm_t *c)
                        MPI_Isend(put->exp->buf, (int)put->size, MPI_BYTE, put->dst,
                                  comm_data_tag(c, put->xfer_id), c->mpi_comm, &req));
         comm_req_add(c, req, &put->owner);
-        put->t_posted = rill_trace_on() ? rill_time_ns() : 0;
+        if (rill_trace_on()) {
+            put->t_posted = rill_time_ns();
+            c->trace_bytes_inflight += (int64_t)put->size;
+            rill_trace_counter_every("bytes in flight", put->t_posted, c->trace_bytes_inflight);
+        }
         c->send_inflight++;
         progress++;
     }
@@ -647,7 +655,10 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         if (rill_trace_on()) {
             char name[48];
             snprintf(name, sizeof(name), "PUT %zu B to %d", put->size, put->dst);
-            rill_trace_slice("comm", name, put->t_posted, rill_time_ns(), 0, 0, NULL);
+            uint64_t now = rill_time_ns();
+            rill_trace_slice("comm", name, put->t_posted, now, 0, 0, NULL);
+            c->trace_bytes_inflight -= (int64_t)put->size;
+            rill_trace_counter_every("bytes in flight", now, c->trace_bytes_inflight);
         }
         free(put);
         if (++e->completed == e->nb_gets) {
@@ -687,7 +698,10 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         if (rill_trace_on()) {
             char name[48];
             snprintf(name, sizeof(name), "GET %zu B from %d", g->size, g->src);
-            rill_trace_slice("comm", name, g->t_posted, rill_time_ns(), 0, 0, NULL);
+            uint64_t now = rill_time_ns();
+            rill_trace_slice("comm", name, g->t_posted, now, 0, 0, NULL);
+            c->trace_bytes_inflight -= (int64_t)g->size;
+            rill_trace_counter_every("bytes in flight", now, c->trace_bytes_inflight);
         }
         if (g->done)
             g->done(g->arg, status);
