@@ -422,15 +422,14 @@ static void where_text(rill_param_source_t source, const char *detail, char *buf
 
 /* ------------------------------------------------------------------ value update */
 
-static void param_retire_string(rill_param_t *p, char *old)
+/* Room in p->retired for one more string; false if out of memory. */
+static bool param_retire_room(rill_param_t *p)
 {
-    if (!old)
-        return;
     char **nr = realloc(p->retired, (p->nretired + 1) * sizeof(*nr));
     if (!nr)
-        return; /* leak it rather than free a string a reader may hold */
+        return false;
     p->retired = nr;
-    p->retired[p->nretired++] = old;
+    return true;
 }
 
 /* Make text (may be NULL) the STRING value of p. */
@@ -442,9 +441,15 @@ static rill_status_t param_store_string(rill_param_t *p, const char *text)
     char *s = dup_or_null(text);
     if (text && !s)
         return RILL_ERR_NO_MEMORY;
+    /* room to retire the old value first: a reader may hold it, so it is never freed here */
+    if (old && !param_retire_room(p)) {
+        free(s);
+        return RILL_ERR_NO_MEMORY;
+    }
     /* pairs with the acquire load in rill_param_get_string */
     __atomic_store_n(&p->str, s, __ATOMIC_RELEASE);
-    param_retire_string(p, old);
+    if (old)
+        p->retired[p->nretired++] = old;
     return RILL_SUCCESS;
 }
 
@@ -930,6 +935,12 @@ static rill_status_t register_insert(rill_param_t *p, rill_param_t **param_p)
     rill_status_t status = param_set_default(p);
     if (status == RILL_SUCCESS)
         status = param_resolve(p);
+    if (status == RILL_ERR_NO_MEMORY) { /* then nothing is registered (rill/params.h) */
+        reg.nparams--;
+        memmove(&reg.params[at], &reg.params[at + 1], (reg.nparams - at) * sizeof(*reg.params));
+        param_free(p);
+        return status;
+    }
     /* the handle is given even for a bad value, so the caller can read the default */
     *param_p = p;
     return status;

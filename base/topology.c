@@ -286,6 +286,8 @@ static rill_status_t topo_compute_steal(rill_topo_t *topo)
     steal_key_t *keys = malloc(sizeof(*keys) * (size_t)(n - 1));
     if (!topo->steal || !keys) {
         free(keys);
+        free(topo->steal); /* rill_topo_init's error path does not free it */
+        topo->steal = NULL;
         return RILL_ERR_NO_MEMORY;
     }
     for (int w = 0; w < n; w++) {

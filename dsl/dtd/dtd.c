@@ -94,6 +94,7 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
 
 static const char *kind_name(int kind);
 static rill_dtd_class_t recv_class, send_class; /* the pseudo-tasks that move versions */
+static rill_dtd_class_t unrun_class; /* a task whose insertion failed: never runs its body */
 
 /* Traces: the task's insertion number, and its tiles as "MODE collection:key". */
 static uint64_t dtd_trace_info(const rill_task_t *task, char *args, size_t len)
@@ -637,6 +638,16 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
     return RILL_HOOK_ERROR;
 }
 
+/* A task whose insertion failed (the taskpool was failed with the error): it completes in
+ * its place in the graph, releasing its successors, without running its body on
+ * arguments that were not all set up. */
+static rill_hook_status_t unrun_hook(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    (void)task;
+    return RILL_HOOK_ERROR;
+}
+
 static void xfer_classes_init(void)
 {
     static bool done;
@@ -644,8 +655,9 @@ static void xfer_classes_init(void)
         return;
     snprintf(recv_class.name, sizeof(recv_class.name), "recv");
     snprintf(send_class.name, sizeof(send_class.name), "send");
-    rill_dtd_class_t *c[2] = { &recv_class, &send_class };
-    for (int i = 0; i < 2; i++) {
+    snprintf(unrun_class.name, sizeof(unrun_class.name), "insertion-failed");
+    rill_dtd_class_t *c[3] = { &recv_class, &send_class, &unrun_class };
+    for (int i = 0; i < 3; i++) {
         c[i]->tc.name = c[i]->name;
         c[i]->tc.nb_incarnations = 1;
         c[i]->tc.incarnations[0].type = RILL_DEVICE_CPU;
@@ -654,6 +666,7 @@ static void xfer_classes_init(void)
     }
     recv_class.tc.incarnations[0].hook = recv_hook;
     send_class.tc.incarnations[0].hook = send_hook;
+    unrun_class.tc.incarnations[0].hook = unrun_hook;
     done = true;
 }
 
@@ -712,6 +725,8 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
         tr->have_local = true;
         tr->local_version = tr->version;
     }
+    if (s != RILL_SUCCESS) /* no activation to wait for, or no place in the graph */
+        t->super.tc = &unrun_class.tc;
     task_release_guard(tp, rill_worker_self(), t);
     return s;
 }
@@ -1089,15 +1104,20 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
             tracker_wrote(tp, tr, exec);
     }
-    if (s != RILL_SUCCESS) /* edges already added keep the graph consistent: the task runs */
+    if (s != RILL_SUCCESS) {
         rill_taskpool_fail(&tp->super, s, "out of memory inserting task '%s'", cls->name);
+        /* edges already added keep the graph consistent: the task completes in order, but
+         * its body would see missing tiles (NULL): it is not run */
+        if (local)
+            t->super.tc = &unrun_class.tc;
+    }
     if (!local)
-        return RILL_SUCCESS;
+        return s;
     task_release_guard(tp, w, t);
     if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window)
         rill_context_wait(w, window_drained, tp,
                           "room in the DTD insertion window (dtd_window_size)", &tp->super);
-    return RILL_SUCCESS;
+    return s;
 }
 
 /* ------------------------------------------------------------ bodies */
