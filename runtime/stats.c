@@ -3,9 +3,9 @@
  * Collected only when asked (profile_stats, runtime_verbose >= 1, or a trace), printed
  * as one table per rank at rill_fini and put in the trace's metadata. */
 #include "core.h"
+#include "strbuf.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,29 +70,6 @@ static int by_time(const void *a, const void *b)
     return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : strcmp(x->name, y->name);
 }
 
-/* Append printf-formatted text to a growing buffer. */
-static void buf_printf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void buf_printf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = *buf ? vsnprintf(*buf + *len, *cap - *len, fmt, ap) : -1;
-        va_end(ap);
-        if (n >= 0 && *len + (size_t)n < *cap) {
-            *len += (size_t)n;
-            return;
-        }
-        size_t ncap = *cap ? 2 * *cap + (n > 0 ? (size_t)n : 0) : 4096;
-        char *nb = realloc(*buf, ncap);
-        if (!nb)
-            return;
-        *buf = nb;
-        *cap = ncap;
-    }
-}
-
 void rill_stats_report(rill_context_t *ctx)
 {
     if (!ctx->stats_on)
@@ -120,79 +97,80 @@ void rill_stats_report(rill_context_t *ctx)
         }
     qsort(classes, (size_t)nclasses, sizeof(classes[0]), by_time);
 
-    char *txt = NULL, *js = NULL;
-    size_t tl = 0, tc = 0, jl = 0, jc = 0;
-    buf_printf(&txt, &tl, &tc, "[rill %d stats] run of %.3f s on rank %d of %d\n", ctx->rank,
-               (double)wall / 1e9, ctx->rank, ctx->nranks);
-    buf_printf(&txt, &tl, &tc, "[rill %d stats]   worker      tasks    busy_s    idle_s  busy%%\n",
-               ctx->rank);
-    buf_printf(&js, &jl, &jc, "{\"wall_s\":%.6f,\"workers\":[", (double)wall / 1e9);
+    rill_strbuf_t txt = RILL_STRBUF_INIT, js = RILL_STRBUF_INIT;
+    rill_strbuf_printf(&txt, "[rill %d stats] run of %.3f s on rank %d of %d\n", ctx->rank,
+                       (double)wall / 1e9, ctx->rank, ctx->nranks);
+    rill_strbuf_printf(&txt, "[rill %d stats]   worker      tasks    busy_s    idle_s  busy%%\n",
+                       ctx->rank);
+    rill_strbuf_printf(&js, "{\"wall_s\":%.6f,\"workers\":[", (double)wall / 1e9);
     for (int i = 0; i < ctx->nworkers; i++) {
         const rill_worker_stats_t *s = &ctx->workers[i].stats;
         double busy = (double)s->busy_ns / 1e9, idle = (double)wall / 1e9 - busy;
-        buf_printf(&txt, &tl, &tc, "[rill %d stats]   %6d %10" PRIu64 " %9.3f %9.3f %5.1f\n",
-                   ctx->rank, i, s->ntasks, busy, idle > 0 ? idle : 0,
-                   wall ? 100.0 * (double)s->busy_ns / (double)wall : 0);
-        buf_printf(&js, &jl, &jc, "%s{\"worker\":%d,\"tasks\":%" PRIu64 ",\"busy_s\":%.6f}",
-                   i ? "," : "", i, s->ntasks, busy);
+        rill_strbuf_printf(&txt, "[rill %d stats]   %6d %10" PRIu64 " %9.3f %9.3f %5.1f\n",
+                           ctx->rank, i, s->ntasks, busy, idle > 0 ? idle : 0,
+                           wall ? 100.0 * (double)s->busy_ns / (double)wall : 0);
+        rill_strbuf_printf(&js, "%s{\"worker\":%d,\"tasks\":%" PRIu64 ",\"busy_s\":%.6f}",
+                           i ? "," : "", i, s->ntasks, busy);
     }
-    buf_printf(&txt, &tl, &tc,
-               "[rill %d stats]   class                         count   mean_us  "
-               "total_s\n",
-               ctx->rank);
-    buf_printf(&js, &jl, &jc, "],\"classes\":[");
+    rill_strbuf_printf(&txt,
+                       "[rill %d stats]   class                         count   mean_us  "
+                       "total_s\n",
+                       ctx->rank);
+    rill_strbuf_printf(&js, "],\"classes\":[");
     for (int j = 0; j < nclasses; j++) {
         double mean = classes[j].count ? (double)classes[j].ns / 1e3 / (double)classes[j].count : 0;
-        buf_printf(&txt, &tl, &tc, "[rill %d stats]   %-28s %7" PRIu64 " %9.1f %8.3f\n", ctx->rank,
-                   classes[j].name, classes[j].count, mean, (double)classes[j].ns / 1e9);
-        buf_printf(&js, &jl, &jc, "%s{\"class\":\"%s\",\"count\":%" PRIu64 ",\"mean_us\":%.3f}",
-                   j ? "," : "", classes[j].name, classes[j].count, mean);
+        rill_strbuf_printf(&txt, "[rill %d stats]   %-28s %7" PRIu64 " %9.1f %8.3f\n", ctx->rank,
+                           classes[j].name, classes[j].count, mean, (double)classes[j].ns / 1e9);
+        rill_strbuf_printf(&js, "%s{\"class\":\"%s\",\"count\":%" PRIu64 ",\"mean_us\":%.3f}",
+                           j ? "," : "", classes[j].name, classes[j].count, mean);
     }
-    buf_printf(&js, &jl, &jc, "],\"peers\":[");
+    rill_strbuf_printf(&js, "],\"peers\":[");
     if (ctx->nranks > 1) {
-        buf_printf(&txt, &tl, &tc,
-                   "[rill %d stats]   peer  msgs_out  inline_B_out  rdv_out     rdv_B_out  "
-                   "msgs_in  inline_B_in  rdv_in     rdv_B_in\n",
-                   ctx->rank);
+        rill_strbuf_printf(&txt,
+                           "[rill %d stats]   peer  msgs_out  inline_B_out  rdv_out     rdv_B_out  "
+                           "msgs_in  inline_B_in  rdv_in     rdv_B_in\n",
+                           ctx->rank);
         int first = 1;
         for (int p = 0; p < ctx->nranks; p++) {
             if (p == ctx->rank)
                 continue;
             rill_comm_peer_stats_t ps;
             rill_comm_peer_stats(ctx->comm, p, &ps);
-            buf_printf(&txt, &tl, &tc,
-                       "[rill %d stats]   %4d %9" PRIu64 " %13" PRIu64 " %8" PRIu64 " %13" PRIu64
-                       " %8" PRIu64 " %12" PRIu64 " %7" PRIu64 " %12" PRIu64 "\n",
-                       ctx->rank, p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent, ps.rdv_bytes_sent,
-                       ps.am_recv, ps.am_bytes_recv, ps.rdv_recv, ps.rdv_bytes_recv);
-            buf_printf(&js, &jl, &jc,
-                       "%s{\"peer\":%d,\"am_sent\":%" PRIu64 ",\"am_bytes_sent\":%" PRIu64
-                       ",\"rdv_sent\":%" PRIu64 ",\"rdv_bytes_sent\":%" PRIu64
-                       ",\"am_recv\":%" PRIu64 ",\"am_bytes_recv\":%" PRIu64
-                       ",\"rdv_recv\":%" PRIu64 ",\"rdv_bytes_recv\":%" PRIu64 "}",
-                       first ? "" : ",", p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent,
-                       ps.rdv_bytes_sent, ps.am_recv, ps.am_bytes_recv, ps.rdv_recv,
-                       ps.rdv_bytes_recv);
+            rill_strbuf_printf(
+                &txt,
+                "[rill %d stats]   %4d %9" PRIu64 " %13" PRIu64 " %8" PRIu64 " %13" PRIu64
+                " %8" PRIu64 " %12" PRIu64 " %7" PRIu64 " %12" PRIu64 "\n",
+                ctx->rank, p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent, ps.rdv_bytes_sent,
+                ps.am_recv, ps.am_bytes_recv, ps.rdv_recv, ps.rdv_bytes_recv);
+            rill_strbuf_printf(&js,
+                               "%s{\"peer\":%d,\"am_sent\":%" PRIu64 ",\"am_bytes_sent\":%" PRIu64
+                               ",\"rdv_sent\":%" PRIu64 ",\"rdv_bytes_sent\":%" PRIu64
+                               ",\"am_recv\":%" PRIu64 ",\"am_bytes_recv\":%" PRIu64
+                               ",\"rdv_recv\":%" PRIu64 ",\"rdv_bytes_recv\":%" PRIu64 "}",
+                               first ? "" : ",", p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent,
+                               ps.rdv_bytes_sent, ps.am_recv, ps.am_bytes_recv, ps.rdv_recv,
+                               ps.rdv_bytes_recv);
             first = 0;
         }
         rill_comm_stats_t cs;
         rill_comm_stats(ctx->comm, &cs);
         double th = (double)cs.thread_ns / 1e9, sl = (double)cs.sleep_ns / 1e9;
-        buf_printf(
-            &txt, &tl, &tc,
+        rill_strbuf_printf(
+            &txt,
             "[rill %d stats]   comm thread: %.3f s, polling %.3f s, sleeping %.3f s (%" PRIu64
             " sleeps)\n",
             ctx->rank, th, th > sl ? th - sl : 0, sl, cs.sleeps);
-        buf_printf(&js, &jl, &jc, "],\"comm_thread\":{\"polling_s\":%.6f,\"sleeping_s\":%.6f",
-                   th > sl ? th - sl : 0, sl);
-        buf_printf(&js, &jl, &jc, "}}");
+        rill_strbuf_printf(&js, "],\"comm_thread\":{\"polling_s\":%.6f,\"sleeping_s\":%.6f",
+                           th > sl ? th - sl : 0, sl);
+        rill_strbuf_printf(&js, "}}");
     } else {
-        buf_printf(&js, &jl, &jc, "]}");
+        rill_strbuf_printf(&js, "]}");
     }
-    if (txt && ((param_stats && rill_param_get_bool(param_stats)) || rill_log_runtime.level >= 1))
-        fputs(txt, stderr);
-    if (js)
-        rill_trace_set_stats(js);
-    free(txt);
-    free(js);
+    if (txt.buf &&
+        ((param_stats && rill_param_get_bool(param_stats)) || rill_log_runtime.level >= 1))
+        fputs(txt.buf, stderr);
+    if (js.buf && !js.failed)
+        rill_trace_set_stats(js.buf);
+    rill_strbuf_fini(&txt);
+    rill_strbuf_fini(&js);
 }

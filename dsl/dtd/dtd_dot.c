@@ -4,10 +4,10 @@
  * same name in both ranks' files). Recorded by the inserting thread only; bounded by
  * profile_dot_max_tasks. */
 #include "dtd_internal.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,7 @@ bool dtd_dot_on;
 
 static struct {
     rill_param_t *p_prefix, *p_max;
-    char *buf;
-    size_t len, cap;
+    rill_strbuf_t text;
     uint64_t ntasks, max_tasks, last_serial; /* last task recorded */
     bool truncated;
     int rank;
@@ -46,31 +45,10 @@ void dtd_dot_init(int rank)
     dot.max_tasks = (uint64_t)rill_param_get_int(dot.p_max);
     dot.ntasks = dot.last_serial = 0;
     dot.truncated = false;
-    dot.len = 0;
+    rill_strbuf_fini(&dot.text);
 }
 
-static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void emit(const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = dot.buf ? vsnprintf(dot.buf + dot.len, dot.cap - dot.len, fmt, ap) : -1;
-        va_end(ap);
-        if (n >= 0 && dot.len + (size_t)n < dot.cap) {
-            dot.len += (size_t)n;
-            return;
-        }
-        size_t cap = dot.cap ? 2 * dot.cap : 1 << 16;
-        char *b = realloc(dot.buf, cap);
-        if (!b) { /* keep what we have; the graph is a debugging aid */
-            dtd_dot_on = false;
-            return;
-        }
-        dot.buf = b;
-        dot.cap = cap;
-    }
-}
+#define emit(...) rill_strbuf_printf(&dot.text, __VA_ARGS__)
 
 void dtd_dot_task(uint64_t serial, const char *cls, uint32_t tp_id)
 {
@@ -114,7 +92,7 @@ void dtd_dot_remote(uint64_t serial, uint64_t flow, bool out, int peer)
 
 void dtd_dot_finish(void)
 {
-    if (!dtd_dot_on && !dot.buf)
+    if (!dtd_dot_on && !dot.text.buf)
         return;
     if (dtd_dot_on) {
         char path[4200];
@@ -125,17 +103,17 @@ void dtd_dot_finish(void)
         } else {
             fprintf(f, "digraph rank%d {\n  label=\"rank %d: %" PRIu64 " tasks%s\";\n", dot.rank,
                     dot.rank, dot.ntasks,
-                    dot.truncated ? " (truncated at profile_dot_max_tasks)" : "");
-            if (dot.len)
-                fwrite(dot.buf, 1, dot.len, f);
+                    dot.truncated     ? " (truncated at profile_dot_max_tasks)"
+                    : dot.text.failed ? " (truncated: out of memory)"
+                                      : "");
+            if (dot.text.len)
+                fwrite(dot.text.buf, 1, dot.text.len, f);
             fputs("}\n", f);
             if (fclose(f) != 0)
                 RILL_ERROR(RILL_LOG_DTD, "profile_dot: writing %s failed: %s", path,
                            strerror(errno));
         }
     }
-    free(dot.buf);
-    dot.buf = NULL;
-    dot.len = dot.cap = 0;
+    rill_strbuf_fini(&dot.text);
     dtd_dot_on = false;
 }
