@@ -57,3 +57,11 @@ if(TARGET bench_comm AND RILL_HAVE_MPI)
     bench_usage_test(bench_comm_help 0 "usage: mpirun -np 2 bench_comm" NP 1
         COMMAND bench_comm --help)
 endif()
+bench_usage_test(bench_dtd_err_csv_missing 2 "option --csv needs a file name"
+    COMMAND bench_dtd --csv)
+bench_usage_test(bench_dtd_err_csv_unwritable 2 "option --csv: cannot write '/proc/x/y.csv'"
+    COMMAND bench_dtd --csv /proc/x/y.csv)
+if(TARGET bench_comm AND RILL_HAVE_MPI)
+    bench_usage_test(bench_comm_err_csv_unwritable 2 "cannot write '/proc/x/y.csv'" NP 2
+        COMMAND bench_comm --csv /proc/x/y.csv)
+endif()
