@@ -4,6 +4,13 @@
 
 #include <string.h>
 
+RILL_LOG_COMPONENT(rill_log_device, "device");
+
+rill_status_t rill_device_register_params(void)
+{
+    return rill_log_register(&rill_log_device);
+}
+
 static const rill_device_ops_t cpu_device_ops = {
     .name = "cpu",
     .type = RILL_DEVICE_CPU,

@@ -5,6 +5,15 @@
 
 #include "rill/status.h"
 
+#include "log.h"
+
+/** The device layer's log component (device_verbose). */
+extern rill_log_comp_t rill_log_device;
+#define RILL_LOG_DEVICE (&rill_log_device)
+
+/** Register the device layer's parameters. Main thread. */
+rill_status_t rill_device_register_params(void);
+
 #define RILL_MAX_DEVICES 9 /* the CPU + up to 8 GPUs */
 
 typedef enum rill_device_type {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include "cuda.h"
 #include "dtd_internal.h"
 
 /* Register the parameters of every framework, from the bottom layer up. */
@@ -36,6 +37,12 @@ rill_status_t rill_info_print_topology(FILE *out)
         return s;
     rill_topo_print(topo, out);
     rill_topo_destroy(&topo);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_info_print_devices(FILE *out)
+{
+    rill_cuda_print_devices(out);
     return RILL_SUCCESS;
 }
 

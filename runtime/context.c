@@ -64,6 +64,8 @@ rill_status_t rill_core_register_params(void)
         status = st;
     if ((st = rill_stats_register_params()) != RILL_SUCCESS)
         status = st;
+    if ((st = rill_device_register_params()) != RILL_SUCCESS)
+        status = st;
     rill_log_comp_t *comps[] = { &rill_log_runtime, &rill_log_sched, &rill_log_data };
     for (int i = 0; i < 3; i++)
         if ((st = rill_log_register(comps[i])) != RILL_SUCCESS)

@@ -32,6 +32,8 @@ static void usage(FILE *out, const char *prog)
             "  --all              parameters of every level (also --all-levels)\n"
             "  --build            version and build options\n"
             "  --topology         the machine and the binding each worker would get\n"
+            "  --devices          the devices: the CPU and the CUDA GPUs, with their nearest "
+            "cores\n"
             "  --mca NAME VALUE   set a parameter, as for any Rill program\n"
             "  --help             this text\n"
             "\n"
@@ -134,9 +136,9 @@ static int nvidia_gpu_count(void)
     return n;
 }
 
-/* What was found at configure time is not what this build can use: say both. There is
- * no CUDA device module yet (device/ has the CPU device only; docs/architecture.md), so no
- * GPU is used whatever the toolkit or the machine; update this with that module. */
+/* What was found at configure time is not what this build can use: say both. The CUDA
+ * device module does discovery only so far (device/cuda.c): no task runs on a GPU whatever
+ * the toolkit or the machine; update this as the module grows. */
 static void print_build(void)
 {
     printf("Build:\n");
@@ -151,16 +153,18 @@ static void print_build(void)
         printf(" (MPI %s)", RILL_MPI_VERSION);
     printf("\n  LAPACKE:      %s\n", yes_no(RILL_HAVE_LAPACKE));
     if (RILL_HAVE_CUDA)
-        printf("  CUDA toolkit: found at configure (%s); not used by this build\n",
+        printf("  CUDA toolkit: found at configure (%s); used to discover GPUs (--devices)\n",
                RILL_CUDA_VERSION[0] ? RILL_CUDA_VERSION : "version unknown");
     else
         printf("  CUDA toolkit: not found at configure (or RILL_WITH_CUDA=OFF)\n");
-    printf("  GPU support:  not built in this version (no CUDA device module)\n");
+    printf("  GPU support:  %s\n", RILL_HAVE_CUDA
+                                       ? "discovery only in this version: no task runs on a GPU yet"
+                                       : "not built (no CUDA toolkit at configure)");
     int gpus = nvidia_gpu_count();
     if (gpus < 0)
-        printf("  GPU devices:  none usable (no CUDA device module); no NVIDIA driver loaded\n");
+        printf("  GPU devices:  none usable for tasks; no NVIDIA driver loaded\n");
     else
-        printf("  GPU devices:  none usable (no CUDA device module); the NVIDIA driver lists %d "
+        printf("  GPU devices:  none usable for tasks yet; the NVIDIA driver lists %d "
                "GPU(s) in " NVIDIA_GPUS_DIR "\n",
                gpus);
     printf("  ibverbs:      %s\n", RILL_HAVE_IBVERBS
@@ -175,7 +179,7 @@ int main(int argc, char **argv)
     /* first, so that --mca is taken out of argv before the options are read */
     rill_status_t reg_status = rill_info_register_params(&argc, &argv);
 
-    bool all_levels = false, build = false, topology = false;
+    bool all_levels = false, build = false, topology = false, devices = false;
     char **patterns = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*patterns));
     int npatterns = 0;
     if (!patterns) {
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
             build = true;
         } else if (strcmp(a, "--topology") == 0) {
             topology = true;
+        } else if (strcmp(a, "--devices") == 0) {
+            devices = true;
         } else if (strcmp(a, "--param") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: --param needs a PATTERN\n", prog);
@@ -206,7 +212,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "%s: unknown option '%s'; allowed: --param PATTERN, --all, --all-levels, "
-                    "--build, --topology, --mca NAME VALUE, --help\n",
+                    "--build, --topology, --devices, --mca NAME VALUE, --help\n",
                     prog, a);
             free(patterns);
             return 2;
@@ -220,7 +226,7 @@ int main(int argc, char **argv)
     rill_params_warn_unknown();
 
     printf("Rill %s\n", rill_version_string());
-    bool params = (!build && !topology) || all_levels || npatterns > 0;
+    bool params = (!build && !topology && !devices) || all_levels || npatterns > 0;
     if (build)
         print_build();
     if (params) {
@@ -240,6 +246,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: topology: %s\n", prog, rill_status_string(s));
             rc = 1;
         }
+    }
+    if (devices) {
+        fflush(stdout);
+        rill_info_print_devices(stdout);
     }
     free(patterns);
     return rc;

@@ -23,6 +23,10 @@ rill_status_t rill_info_register_params(int *argc, char ***argv);
  * and the binding each worker would get. Call after rill_info_register_params. */
 rill_status_t rill_info_print_topology(FILE *out);
 
+/** Discover the devices (the CPU, and the CUDA GPUs the process can see with their
+ * nearest cores) and print them, or why no GPU is usable. Creates no GPU context. */
+rill_status_t rill_info_print_devices(FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

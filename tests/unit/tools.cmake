@@ -29,7 +29,7 @@ endif()
 # issue 7: --build tells what is built and usable, not only what configure found
 add_test(NAME rill_info_build COMMAND rill_info --build)
 set_tests_properties(rill_info_build PROPERTIES LABELS unit TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "CUDA toolkit: [^\n]*\n *GPU support: +not built[^\n]*\n *GPU devices: +none usable"
+    PASS_REGULAR_EXPRESSION "CUDA toolkit: [^\n]*\n *GPU support: +(discovery only|not built)[^\n]*\n *GPU devices: +none usable"
     FAIL_REGULAR_EXPRESSION "CUDA: +yes")
 # issue 7: no suggestion for a name close to none; a typo still gets one; an empty name
 # in RILL_MCA_ is reported
@@ -58,3 +58,7 @@ if(Python3_FOUND)
         ${CMAKE_SOURCE_DIR})
     set_tests_properties(layers PROPERTIES LABELS unit TIMEOUT 60)
 endif()
+# the devices: the CPU always; each GPU with its nearest cores, or why there is none
+add_test(NAME rill_info_devices COMMAND rill_info --devices)
+set_tests_properties(rill_info_devices PROPERTIES LABELS unit TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "devices: cpu .host memory.; no GPU: [a-zA-Z];devices: cpu .host memory., [0-9]+ CUDA GPU")
