@@ -247,6 +247,16 @@ int rill_context_nranks(const rill_context_t *ctx)
     return ctx->nranks;
 }
 
+int rill_context_local_nranks(const rill_context_t *ctx)
+{
+    return rill_comm_local_size(ctx->comm);
+}
+
+int rill_context_local_rank(const rill_context_t *ctx)
+{
+    return rill_comm_local_rank(ctx->comm);
+}
+
 int rill_context_nworkers(const rill_context_t *ctx)
 {
     return ctx->nworkers;

@@ -499,19 +499,6 @@ static uint64_t memory_available(const char **source)
     return avail;
 }
 
-/* Ranks of this run on this node, from the launcher (1 if it does not say). */
-static int local_ranks(void)
-{
-    const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE",
-                           "SLURM_NTASKS_PER_NODE" };
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 0)
-            return atoi(v);
-    }
-    return 1;
-}
-
 static const char *human(uint64_t bytes, char *buf, size_t len)
 {
     const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -544,7 +531,7 @@ int dla_testing_memory(dla_testing_t *t, const dla_testing_dims_t *tiled, int nt
     for (int k = 0; k < ndense; k++)
         overflow |=
             add_product(&dense_bytes, (uint64_t)dense[k].m, (uint64_t)dense[k].n, sizeof(double));
-    const int nlocal = t->nranks > 1 ? local_ranks() : 1;
+    const int nlocal = rill_context_local_nranks(t->ctx);
     uint64_t need = 0;
     overflow |= add_product(&need, tiles, (uint64_t)nlocal, 1);
     if (t->rank == 0) /* the reference and the check's buffers are on rank 0 */

@@ -41,6 +41,10 @@ rill_status_t rill_fini(rill_context_t **ctx_p);
 /** This process's rank and the number of ranks (0 and 1 without MPI). Any thread. */
 int rill_context_rank(const rill_context_t *ctx);
 int rill_context_nranks(const rill_context_t *ctx);
+/** Number of ranks on this process's node (shared memory), and this process's index
+ * among them (1 and 0 without MPI). Any thread. */
+int rill_context_local_nranks(const rill_context_t *ctx);
+int rill_context_local_rank(const rill_context_t *ctx);
 /** Number of workers (cores given to Rill in this process). Any thread. */
 int rill_context_nworkers(const rill_context_t *ctx);
 
