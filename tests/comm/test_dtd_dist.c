@@ -540,6 +540,10 @@ int main(int argc, char **argv)
 {
     rill_context_t *ctx;
     CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
+    /* the tests run every rank on one node */
+    CHECK(rill_context_local_nranks(ctx) == rill_context_nranks(ctx));
+    CHECK(rill_context_local_rank(ctx) >= 0 &&
+          rill_context_local_rank(ctx) < rill_context_local_nranks(ctx));
     CHECK_MSG(
         argc >= 2,
         "usage: %s chain SIZE | bcast | potrf P Q N NB | private | diverge | collstall | window N",
