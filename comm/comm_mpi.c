@@ -588,6 +588,11 @@ static void comm_deliver(rill_comm_t *c, int src, unsigned char *buf, size_t n)
         } else if (hdr.tag == COMM_TAG_GET_ERR) {
             comm_handle_get_err(c, src, payload, hdr.len);
         } else {
+            if (rill_trace_on()) { /* an activation (or another upper-layer message) came */
+                char name[40];
+                snprintf(name, sizeof(name), "message from %d", src);
+                rill_trace_instant("comm", name, rill_time_ns());
+            }
             /* acquire pairs with the release store in rill_comm_am_register */
             rill_comm_am_fn fn =
                 atomic_load_explicit(&c->handlers[hdr.tag].fn, memory_order_acquire);
@@ -663,6 +668,7 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         free(put);
         if (++e->completed == e->nb_gets) {
             /* PUT_END: the last GET was served; the buffer goes back to its owner */
+            rill_trace_instant("comm", "PUT_END", rill_time_ns());
             *comm_expose_slot(c, e->handle) = e->hnext;
             if (e->release)
                 e->release(e->arg, RILL_SUCCESS);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "rill/config.h"
 #include "test_comm_util.h"
 
 static int rank, size;
@@ -121,7 +122,12 @@ int main(int argc, char **argv)
     double load = (c1 - c0) / (w1 - w0);
     printf("rank %d idle: %.1f%% of a core, %llu sleeps\n", rank, 100 * load,
            (unsigned long long)(s1.sleeps - s0.sleeps));
-    CHECK(load < 0.25, "idle comm thread uses %.0f%% of a core", 100 * load);
+    /* a spinning comm thread takes a whole core; sleeping, a quarter at most, and half
+     * under a sanitizer, whose instrumentation makes each of the ~130 wakeups per second
+     * (and MPI's polling inside them) several times dearer (TSan, 4 ranks on 2 cores: 26%) */
+    double limit = RILL_SANITIZER[0] ? 0.5 : 0.25;
+    CHECK(load < limit, "idle comm thread uses %.0f%% of a core (limit %.0f%%)", 100 * load,
+          100 * limit);
     CHECK(s1.sleeps > s0.sleeps, "the comm thread never slept");
     CHECK_OK(rill_comm_barrier(comm));
     CHECK_OK(rill_comm_fini(&comm));
