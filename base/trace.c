@@ -189,45 +189,46 @@ static trace_ev_t *ev_next(void)
     return &b->tail->ev[b->tail->n++];
 }
 
+/* The next event of the calling thread, with what every kind has; NULL when memory ran
+ * out (the event is dropped). name is copied (truncated); args start empty. */
+static trace_ev_t *ev_push(char ph, const char *cat, const char *name, uint64_t t0, uint64_t id)
+{
+    trace_ev_t *e = ev_next();
+    if (!e)
+        return NULL;
+    e->ph = ph;
+    e->cat = cat;
+    e->t0 = t0;
+    e->id = id;
+    snprintf(e->name, sizeof(e->name), "%s", name ? name : "?");
+    e->args[0] = '\0';
+    return e;
+}
+
 void rill_trace_slice(const char *cat, const char *name, uint64_t t0, uint64_t t1, int32_t priority,
                       uint64_t id, const char *args)
 {
     if (!rill_trace_on())
         return;
-    trace_ev_t *e = ev_next();
+    trace_ev_t *e = ev_push('X', cat, name, t0, id);
     if (!e)
         return;
-    e->ph = 'X';
-    e->cat = cat;
-    e->t0 = t0;
     e->t1 = t1;
     e->priority = priority;
-    e->id = id;
-    snprintf(e->name, sizeof(e->name), "%s", name ? name : "?");
-    snprintf(e->args, sizeof(e->args), "%s", args ? args : "");
+    if (args)
+        snprintf(e->args, sizeof(e->args), "%s", args);
 }
 
 void rill_trace_flow(char ph, uint64_t id, uint64_t t)
 {
-    if (!rill_trace_on())
-        return;
-    trace_ev_t *e = ev_next();
-    if (!e)
-        return;
-    e->ph = ph;
-    e->cat = "dep";
-    e->t0 = t;
-    e->id = id;
-    snprintf(e->name, sizeof(e->name), "remote dependency");
-    e->args[0] = '\0';
+    if (rill_trace_on())
+        ev_push(ph, "dep", "remote dependency", t, id);
 }
-
-static void counter_event(const char *name, uint64_t t, int64_t value);
 
 void rill_trace_counter_every(const char *name, uint64_t t, int64_t value)
 {
     if (rill_trace_on())
-        counter_event(name, t, value);
+        ev_push('C', "counter", name, t, (uint64_t)value);
 }
 
 void rill_trace_counter(const char *name, uint64_t t, int64_t value)
@@ -245,35 +246,13 @@ void rill_trace_counter(const char *name, uint64_t t, int64_t value)
         b->last_counter[slot].name = name;
         b->last_counter[slot].t = t;
     }
-    counter_event(name, t, value);
-}
-
-static void counter_event(const char *name, uint64_t t, int64_t value)
-{
-    trace_ev_t *e = ev_next();
-    if (!e)
-        return;
-    e->ph = 'C';
-    e->cat = "counter";
-    e->t0 = t;
-    e->id = (uint64_t)value;
-    snprintf(e->name, sizeof(e->name), "%s", name);
-    e->args[0] = '\0';
+    ev_push('C', "counter", name, t, (uint64_t)value);
 }
 
 void rill_trace_instant(const char *cat, const char *name, uint64_t t)
 {
-    if (!rill_trace_on())
-        return;
-    trace_ev_t *e = ev_next();
-    if (!e)
-        return;
-    e->ph = 'i';
-    e->cat = cat;
-    e->t0 = t;
-    e->id = 0;
-    snprintf(e->name, sizeof(e->name), "%s", name);
-    e->args[0] = '\0';
+    if (rill_trace_on())
+        ev_push('i', cat, name, t, 0);
 }
 
 void rill_trace_set_stats(const char *json)

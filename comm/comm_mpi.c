@@ -472,6 +472,29 @@ static void comm_handle_get_err(rill_comm_t *c, int src, const void *payload, si
  * sends have separate budgets: a send always matches a receive its getter posted before
  * asking, so sends complete whatever the peer does, and receives wait only on sends.
  * One shared budget could fill up with receives on both sides and deadlock. */
+/* Traces: a rendezvous transfer of size bytes was posted / completed ("GET 4096 B from 1",
+ * "PUT 4096 B to 0"); the slice spans the two, the counter follows the bytes in flight. */
+static uint64_t trace_xfer_posted(rill_comm_t *c, size_t size)
+{
+    uint64_t now = rill_time_ns();
+    c->trace_bytes_inflight += (int64_t)size;
+    rill_trace_counter_every("bytes in flight", now, c->trace_bytes_inflight);
+    return now;
+}
+
+static void trace_xfer_done(rill_comm_t *c, const char *fmt, size_t size, int peer,
+                            uint64_t t_posted) __attribute__((format(printf, 2, 0)));
+static void trace_xfer_done(rill_comm_t *c, const char *fmt, size_t size, int peer,
+                            uint64_t t_posted)
+{
+    char name[48];
+    snprintf(name, sizeof(name), fmt, size, peer);
+    uint64_t now = rill_time_ns();
+    rill_trace_slice("comm", name, t_posted, now, 0, 0, NULL);
+    c->trace_bytes_inflight -= (int64_t)size;
+    rill_trace_counter_every("bytes in flight", now, c->trace_bytes_inflight);
+}
+
 static int comm_start_transfers(rill_comm_t *c)
 {
     int progress = 0;
@@ -485,11 +508,8 @@ static int comm_start_transfers(rill_comm_t *c)
                        MPI_Irecv(g->buf, (int)g->size, MPI_BYTE, g->src,
                                  comm_data_tag(c, g->xfer_id), c->mpi_comm, &req));
         comm_req_add(c, req, &g->owner);
-        if (rill_trace_on()) {
-            g->t_posted = rill_time_ns();
-            c->trace_bytes_inflight += (int64_t)g->size;
-            rill_trace_counter_every("bytes in flight", g->t_posted, c->trace_bytes_inflight);
-        }
+        if (rill_trace_on())
+            g->t_posted = trace_xfer_posted(c, g->size);
         comm_get_t **slot = comm_get_slot(c, g->xfer_id);
         g->hnext = NULL;
         *slot = g;
@@ -507,11 +527,8 @@ static int comm_start_transfers(rill_comm_t *c)
                        MPI_Isend(put->exp->buf, (int)put->size, MPI_BYTE, put->dst,
                                  comm_data_tag(c, put->xfer_id), c->mpi_comm, &req));
         comm_req_add(c, req, &put->owner);
-        if (rill_trace_on()) {
-            put->t_posted = rill_time_ns();
-            c->trace_bytes_inflight += (int64_t)put->size;
-            rill_trace_counter_every("bytes in flight", put->t_posted, c->trace_bytes_inflight);
-        }
+        if (rill_trace_on())
+            put->t_posted = trace_xfer_posted(c, put->size);
         c->send_inflight++;
         progress++;
     }
@@ -657,14 +674,8 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         stat_add(&c->stats.data_bytes_sent, put->size);
         stat_add(&c->pstats[put->dst].rdv_sent, 1);
         stat_add(&c->pstats[put->dst].rdv_bytes_sent, put->size);
-        if (rill_trace_on()) {
-            char name[48];
-            snprintf(name, sizeof(name), "PUT %zu B to %d", put->size, put->dst);
-            uint64_t now = rill_time_ns();
-            rill_trace_slice("comm", name, put->t_posted, now, 0, 0, NULL);
-            c->trace_bytes_inflight -= (int64_t)put->size;
-            rill_trace_counter_every("bytes in flight", now, c->trace_bytes_inflight);
-        }
+        if (rill_trace_on())
+            trace_xfer_done(c, "PUT %zu B to %d", put->size, put->dst, put->t_posted);
         free(put);
         if (++e->completed == e->nb_gets) {
             /* PUT_END: the last GET was served; the buffer goes back to its owner */
@@ -701,14 +712,8 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
             }
         }
         stat_add(&c->stats.gets_done, 1);
-        if (rill_trace_on()) {
-            char name[48];
-            snprintf(name, sizeof(name), "GET %zu B from %d", g->size, g->src);
-            uint64_t now = rill_time_ns();
-            rill_trace_slice("comm", name, g->t_posted, now, 0, 0, NULL);
-            c->trace_bytes_inflight -= (int64_t)g->size;
-            rill_trace_counter_every("bytes in flight", now, c->trace_bytes_inflight);
-        }
+        if (rill_trace_on())
+            trace_xfer_done(c, "GET %zu B from %d", g->size, g->src, g->t_posted);
         if (g->done)
             g->done(g->arg, status);
         free(g);
