@@ -130,8 +130,11 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
     } else if (w->ctx->stats_on) {
         t0 = rill_time_ns();
     }
-    /* for the watchdog: relaxed count, release name (pairs with its acquire load) */
-    atomic_fetch_add_explicit(&w->nstarted, 1, memory_order_relaxed);
+    /* for the watchdog: only this worker writes its count, so a plain load and store do
+     * (no locked instruction per task); the name is a release (pairs with its acquire) */
+    atomic_store_explicit(&w->nstarted,
+                          atomic_load_explicit(&w->nstarted, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     atomic_store_explicit(&w->running, tc->name, memory_order_release);
     for (int i = 0; i < tc->nb_incarnations; i++) {
         if (tc->incarnations[i].type != RILL_DEVICE_CPU)
