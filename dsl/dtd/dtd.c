@@ -237,7 +237,9 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     rill_task_t *ready = NULL;
     int nready = 0;
     /* traces: the tasks a receive releases end the local flow its hook started */
-    uint64_t flow = rill_trace_on() && t->cls == &recv_class ? t->super.flow_in ^ 1 : 0;
+    uint64_t flow = rill_trace_on() && t->cls == &recv_class && t->super.flow_in
+                        ? t->super.flow_in ^ 1 /* 0: the hook did not run (insertion failed) */
+                        : 0;
     while (node) {
         dtd_succ_t *next = node->next;
         dtd_task_t *s = node->task;
