@@ -1,27 +1,76 @@
-/* The CUDA device module: discovery. */
+/* The CUDA device module: discovery, selection, and each GPU's resources. */
 #include "cuda.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "rill/config.h"
+#include "rill/params.h"
+
+#include "device.h"
+
+static rill_param_t *p_enabled, *p_mask, *p_mem_pct, *p_mem_bytes, *p_streams, *p_workspace;
+
+rill_status_t rill_cuda_register_params(void)
+{
+    rill_status_t s = RILL_SUCCESS, r;
+#define KEEP(x) ((r = (x)) != RILL_SUCCESS && s == RILL_SUCCESS ? (s = r) : r)
+    KEEP(rill_param_register_bool("device_cuda_enabled",
+                                  "Run tasks on the CUDA GPUs this process can use (false: "
+                                  "CPUs only)",
+                                  RILL_PARAM_LEVEL_USER, true, &p_enabled));
+    KEEP(rill_param_register_int("device_cuda_mask",
+                                 "Bit mask of the CUDA device ordinals this process may use "
+                                 "(bit i: GPU i; -1: all); the allowed GPUs are split between "
+                                 "the processes of a node",
+                                 RILL_PARAM_LEVEL_USER, -1, -1, 255, &p_mask));
+    KEEP(rill_param_register_int("device_cuda_memory_use",
+                                 "Percent of each GPU's free memory taken at start as its "
+                                 "memory zone (tiles, landing buffers, workspaces); nothing is "
+                                 "allocated from the GPU afterwards",
+                                 RILL_PARAM_LEVEL_USER, 90, 1, 99, &p_mem_pct));
+    KEEP(rill_param_register_size("device_cuda_memory_size",
+                                  "Size of each GPU's memory zone in bytes (units k, M, G "
+                                  "allowed); 0: use device_cuda_memory_use instead",
+                                  RILL_PARAM_LEVEL_TUNER, 0, 0, (uint64_t)1 << 50, &p_mem_bytes));
+    KEEP(rill_param_register_int("device_cuda_exec_streams",
+                                 "Streams per GPU that run task bodies (besides one "
+                                 "host-to-device, one device-to-host and one per peer GPU)",
+                                 RILL_PARAM_LEVEL_TUNER, 4, 1, RILL_CUDA_MAX_STREAMS, &p_streams));
+    KEEP(rill_param_register_size("device_cuda_workspace",
+                                  "Device workspace per exec stream for task bodies (cuSOLVER's "
+                                  "work array), carved from the zone",
+                                  RILL_PARAM_LEVEL_TUNER, 64ull << 20, 1ull << 20,
+                                  (uint64_t)1 << 36, &p_workspace));
+#undef KEEP
+    return s;
+}
 
 #if RILL_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include <hwloc.h>
 #include <hwloc/cudart.h>
 
-/* The cores nearest to GPU dev as an hwloc list string, or "?" when hwloc cannot tell. */
-static void nearest_cores(int dev, char *buf, size_t len)
+/* The cores nearest to GPU dev as an hwloc list string ("?" when hwloc cannot tell) and
+ * the OS index of the NUMA node they belong to (-1 when unknown). */
+static void nearest_cores(int dev, char *buf, size_t len, int *numa)
 {
     snprintf(buf, len, "?");
+    *numa = -1;
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) || hwloc_topology_load(topo)) {
         hwloc_topology_destroy(topo);
         return;
     }
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (set && hwloc_cudart_get_device_cpuset(topo, dev, set) == 0 && !hwloc_bitmap_iszero(set))
+    if (set && hwloc_cudart_get_device_cpuset(topo, dev, set) == 0 && !hwloc_bitmap_iszero(set)) {
         hwloc_bitmap_list_snprintf(buf, len, set);
+        hwloc_obj_t node = NULL;
+        while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)))
+            if (node->cpuset && hwloc_bitmap_intersects(node->cpuset, set)) {
+                *numa = (int)node->os_index;
+                break;
+            }
+    }
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(topo);
 }
@@ -57,7 +106,7 @@ rill_status_t rill_cuda_discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, 
         g->cc_minor = p.minor;
         g->total_mem = p.totalGlobalMem;
         g->sm_count = p.multiProcessorCount;
-        nearest_cores(d, g->nearest_cores, sizeof(g->nearest_cores));
+        nearest_cores(d, g->nearest_cores, sizeof(g->nearest_cores), &g->numa_node);
     }
     why[0] = '\0';
     return RILL_SUCCESS;
@@ -92,8 +141,286 @@ void rill_cuda_print_devices(FILE *out)
     for (int i = 0; i < n; i++)
         fprintf(out,
                 "  gpu %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, PCI %s, nearest cores "
-                "%s\n",
+                "%s, NUMA node %d\n",
                 gpus[i].ordinal, gpus[i].name, gpus[i].cc_major, gpus[i].cc_minor, gpus[i].sm_count,
-                (double)gpus[i].total_mem / (1 << 30), gpus[i].pci_bus_id, gpus[i].nearest_cores);
-    fprintf(out, "  (discovery only: tasks do not run on GPUs yet)\n");
+                (double)gpus[i].total_mem / (1 << 30), gpus[i].pci_bus_id, gpus[i].nearest_cores,
+                gpus[i].numa_node);
+    if (p_enabled && !rill_param_get_bool(p_enabled))
+        fprintf(out, "  device_cuda_enabled is false: tasks run on the CPUs only\n");
 }
+
+rill_status_t rill_cuda_select(int local_rank, int local_size, rill_cuda_gpu_info_t *gpus, int max,
+                               int *n_p, char *why, size_t len)
+{
+    *n_p = 0;
+    if (p_enabled && !rill_param_get_bool(p_enabled)) {
+        snprintf(why, len, "device_cuda_enabled is false");
+        return RILL_SUCCESS;
+    }
+    rill_cuda_gpu_info_t all[RILL_CUDA_MAX_GPUS];
+    int n = 0;
+    rill_status_t s = rill_cuda_discover(all, RILL_CUDA_MAX_GPUS, &n, why, len);
+    if (s != RILL_SUCCESS || n == 0)
+        return s;
+    int64_t mask = p_mask ? rill_param_get_int(p_mask) : -1;
+    int allowed = 0;
+    for (int i = 0; i < n; i++)
+        if (mask < 0 || (mask >> all[i].ordinal) & 1)
+            all[allowed++] = all[i];
+    if (allowed == 0) {
+        snprintf(why, len, "device_cuda_mask = 0x%llx allows none of the %d GPU(s) found",
+                 (unsigned long long)mask, n);
+        return RILL_SUCCESS;
+    }
+    if (local_size < 1 || local_rank < 0 || local_rank >= local_size) {
+        local_rank = 0;
+        local_size = 1;
+    }
+    int first, count;
+    if (allowed >= local_size) { /* contiguous blocks, sizes differ by at most one */
+        int base = allowed / local_size, extra = allowed % local_size;
+        first = local_rank * base + (local_rank < extra ? local_rank : extra);
+        count = base + (local_rank < extra);
+    } else { /* more processes than GPUs: they share */
+        first = local_rank % allowed;
+        count = 1;
+    }
+    for (int i = 0; i < count && *n_p < max; i++)
+        gpus[(*n_p)++] = all[first + i];
+    why[0] = '\0';
+    return RILL_SUCCESS;
+}
+
+#if RILL_HAVE_CUDA
+
+#define CU_TRY(call)                                                                               \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            snprintf(err, len, "%s failed on GPU %d: %s (%s)", #call, info->ordinal,               \
+                     cudaGetErrorString(e_), cudaGetErrorName(e_));                                \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+#define LIB_TRY(call, okv)                                                                         \
+    do {                                                                                           \
+        int e_ = (int)(call);                                                                      \
+        if (e_ != (int)(okv)) {                                                                    \
+            snprintf(err, len, "%s failed on GPU %d: status %d", #call, info->ordinal, e_);        \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static rill_status_t carve(rill_cuda_gpu_t *g, size_t size, void **p, char *err, size_t len,
+                           const char *what)
+{
+    uintptr_t a;
+    if (rill_zone_alloc(g->zone, size, &a) != RILL_SUCCESS) {
+        snprintf(err, len,
+                 "GPU %d: its memory zone of %zu bytes cannot hold the %s (%zu bytes); raise "
+                 "device_cuda_memory_use or device_cuda_memory_size, or lower "
+                 "device_cuda_workspace / device_cuda_exec_streams",
+                 g->info.ordinal, g->zone_bytes, what, size);
+        return RILL_ERR_NO_MEMORY;
+    }
+    *p = (void *)a;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
+                                 const rill_cuda_gpu_config_t *cfg, rill_cuda_gpu_t **gpu_p,
+                                 char *err, size_t len)
+{
+    rill_status_t st = RILL_ERR_DEVICE;
+    rill_cuda_gpu_t *g = calloc(1, sizeof(*g));
+    if (!g) {
+        snprintf(err, len, "out of host memory");
+        return RILL_ERR_NO_MEMORY;
+    }
+    g->info = *info;
+    CU_TRY(cudaSetDevice(info->ordinal));
+    /* bodies and the manager poll events: no blocking synchronisation anywhere */
+    size_t free_b = 0, total_b = 0;
+    CU_TRY(cudaMemGetInfo(&free_b, &total_b));
+    size_t want = cfg->memory_bytes ? cfg->memory_bytes
+                                    : (size_t)((double)free_b * cfg->memory_use_pct / 100.0);
+    want &= ~(size_t)((1 << 20) - 1); /* whole MiB */
+    if (want < (8u << 20) || want > free_b) {
+        snprintf(err, len,
+                 "GPU %d: a memory zone of %zu bytes is asked (device_cuda_memory_size / "
+                 "device_cuda_memory_use) with %zu bytes free; allowed: 8 MiB up to the free "
+                 "memory",
+                 info->ordinal, want, free_b);
+        st = RILL_ERR_INVALID_ARG;
+        goto fail;
+    }
+    CU_TRY(cudaMalloc(&g->zone_base, want));
+    g->zone_bytes = want;
+    if (rill_zone_create((uintptr_t)g->zone_base, want, 256, &g->zone) != RILL_SUCCESS) {
+        snprintf(err, len, "GPU %d: cannot set up the zone allocator", info->ordinal);
+        goto fail;
+    }
+    int lo, hi; /* greatest priority = lowest number */
+    CU_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CU_TRY(cudaStreamCreateWithPriority(&g->h2d, cudaStreamNonBlocking, hi));
+    CU_TRY(cudaStreamCreateWithPriority(&g->d2h, cudaStreamNonBlocking, hi));
+    for (int i = 0; i < cfg->npeers; i++) {
+        int p = cfg->peers[i];
+        if (p < 0 || p >= RILL_CUDA_MAX_GPUS || p == info->ordinal)
+            continue;
+        int can = 0;
+        CU_TRY(cudaDeviceCanAccessPeer(&can, info->ordinal, p));
+        if (can) {
+            cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled)
+                (void)cudaGetLastError();
+            else
+                CU_TRY(e);
+        }
+        CU_TRY(cudaStreamCreateWithPriority(&g->peer[p], cudaStreamNonBlocking, hi));
+    }
+    g->nexec = cfg->exec_streams;
+    for (int i = 0; i < g->nexec; i++) {
+        rill_cuda_exec_t *x = &g->exec[i];
+        x->index = i;
+        CU_TRY(cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));
+        LIB_TRY(cublasCreate(&x->cublas), CUBLAS_STATUS_SUCCESS);
+        LIB_TRY(cublasSetStream(x->cublas, x->stream), CUBLAS_STATUS_SUCCESS);
+        /* cuBLAS would otherwise allocate its workspace from the device on first use */
+        void *cws;
+        if ((st = carve(g, 32u << 20, &cws, err, len, "cuBLAS workspace")) != RILL_SUCCESS)
+            goto fail;
+        LIB_TRY(cublasSetWorkspace(x->cublas, cws, 32u << 20), CUBLAS_STATUS_SUCCESS);
+        LIB_TRY(cusolverDnCreate(&x->cusolver), CUSOLVER_STATUS_SUCCESS);
+        LIB_TRY(cusolverDnSetStream(x->cusolver, x->stream), CUSOLVER_STATUS_SUCCESS);
+        if ((st = carve(g, cfg->workspace, &x->workspace, err, len, "exec stream workspace")) !=
+            RILL_SUCCESS)
+            goto fail;
+        x->workspace_size = cfg->workspace;
+        st = RILL_ERR_DEVICE;
+    }
+    g->nstatus = cfg->nstatus > 0 ? cfg->nstatus : 1;
+    CU_TRY(cudaHostAlloc((void **)&g->status_host, sizeof(int) * (size_t)g->nstatus,
+                         cudaHostAllocMapped | cudaHostAllocPortable));
+    memset(g->status_host, 0, sizeof(int) * (size_t)g->nstatus);
+    CU_TRY(cudaHostGetDevicePointer((void **)&g->status_dev, g->status_host, 0));
+    g->cap_events = 256;
+    g->events = malloc(sizeof(cudaEvent_t) * (size_t)g->cap_events);
+    if (!g->events) {
+        snprintf(err, len, "out of host memory");
+        st = RILL_ERR_NO_MEMORY;
+        goto fail;
+    }
+    for (; g->nevents < g->cap_events; g->nevents++)
+        CU_TRY(cudaEventCreateWithFlags(&g->events[g->nevents], cudaEventDisableTiming));
+    *gpu_p = g;
+    return RILL_SUCCESS;
+fail:
+    rill_cuda_gpu_close(&g);
+    return st;
+}
+
+void rill_cuda_gpu_close(rill_cuda_gpu_t **gpu_p)
+{
+    rill_cuda_gpu_t *g = *gpu_p;
+    if (!g)
+        return;
+    for (int i = 0; i < g->nexec; i++) {
+        rill_cuda_exec_t *x = &g->exec[i];
+        if (x->cusolver)
+            cusolverDnDestroy(x->cusolver);
+        if (x->cublas)
+            cublasDestroy(x->cublas);
+        if (x->stream)
+            cudaStreamDestroy(x->stream);
+    }
+    for (int p = 0; p < RILL_CUDA_MAX_GPUS; p++)
+        if (g->peer[p])
+            cudaStreamDestroy(g->peer[p]);
+    if (g->h2d)
+        cudaStreamDestroy(g->h2d);
+    if (g->d2h)
+        cudaStreamDestroy(g->d2h);
+    for (int i = 0; i < g->nevents; i++)
+        cudaEventDestroy(g->events[i]);
+    free(g->events);
+    if (g->status_host)
+        cudaFreeHost(g->status_host);
+    rill_zone_destroy(&g->zone);
+    if (g->zone_base)
+        cudaFree(g->zone_base);
+    (void)cudaGetLastError();
+    free(g);
+    *gpu_p = NULL;
+}
+
+cudaEvent_t rill_cuda_event_get(rill_cuda_gpu_t *gpu, bool timing)
+{
+    cudaEvent_t ev = NULL;
+    if (timing) {
+        if (cudaEventCreate(&ev) != cudaSuccess)
+            return NULL;
+        return ev;
+    }
+    if (gpu->nevents > 0)
+        return gpu->events[--gpu->nevents];
+    if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess)
+        return NULL;
+    return ev;
+}
+
+void rill_cuda_event_put(rill_cuda_gpu_t *gpu, cudaEvent_t ev)
+{
+    if (!ev)
+        return;
+    if (gpu->nevents == gpu->cap_events) {
+        int cap = gpu->cap_events * 2;
+        cudaEvent_t *e = realloc(gpu->events, sizeof(*e) * (size_t)cap);
+        if (!e) {
+            cudaEventDestroy(ev);
+            return;
+        }
+        gpu->events = e;
+        gpu->cap_events = cap;
+    }
+    gpu->events[gpu->nevents++] = ev;
+}
+
+bool rill_cuda_host_register(void *ptr, size_t size)
+{
+    if (!ptr || !size)
+        return false;
+    cudaError_t e = cudaHostRegister(ptr, size, cudaHostRegisterPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        RILL_VERBOSE(RILL_LOG_DEVICE, 2,
+                     "cudaHostRegister(%p, %zu): %s: that tile is copied "
+                     "from pageable memory",
+                     ptr, size, cudaGetErrorString(e));
+        return false;
+    }
+    return true;
+}
+
+void rill_cuda_host_unregister(void *ptr)
+{
+    if (ptr && cudaHostUnregister(ptr) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+#else
+
+bool rill_cuda_host_register(void *ptr, size_t size)
+{
+    (void)ptr;
+    (void)size;
+    return false;
+}
+
+void rill_cuda_host_unregister(void *ptr)
+{
+    (void)ptr;
+}
+
+#endif

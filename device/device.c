@@ -1,23 +1,37 @@
-/* The device registry: device 0 is the CPU (host memory); accelerator modules add
- * theirs at init. */
+/* The device registry: device 0 is the CPU (host memory); the GPU managers add theirs at
+ * init. */
 #include "device.h"
 
 #include <string.h>
 
+#include "cuda.h"
+#include "rill/params.h"
+
 RILL_LOG_COMPONENT(rill_log_device, "device");
+
+static rill_param_t *param_cpu_gflops;
 
 rill_status_t rill_device_register_params(void)
 {
-    return rill_log_register(&rill_log_device);
+    rill_status_t s = rill_log_register(&rill_log_device);
+    rill_status_t r = rill_param_register_int(
+        "device_cpu_gflops",
+        "Speed of one CPU core in GFLOP/s, as the device choice assumes it when it weighs a "
+        "task's flop estimate on the CPU against a GPU",
+        RILL_PARAM_LEVEL_TUNER, 30, 1, 1000000, &param_cpu_gflops);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_cuda_register_params();
+    return s != RILL_SUCCESS ? s : r;
 }
 
-static const rill_device_ops_t cpu_device_ops = {
-    .name = "cpu",
-    .type = RILL_DEVICE_CPU,
-};
+double rill_device_cpu_gflops(void)
+{
+    return param_cpu_gflops ? (double)rill_param_get_int(param_cpu_gflops) : 30.0;
+}
 
 static rill_device_t devices[RILL_MAX_DEVICES] = {
-    [0] = { .index = 0, .ops = &cpu_device_ops },
+    [0] = { .index = 0, .type = RILL_DEVICE_CPU, .name = "cpu" },
 };
 static int nb_devices = 1;
 
@@ -29,6 +43,39 @@ int rill_device_count(void)
 rill_device_t *rill_device_get(int index)
 {
     return (index >= 0 && index < nb_devices) ? &devices[index] : NULL;
+}
+
+rill_status_t rill_device_add(rill_device_type_t type, const char *name,
+                              const rill_device_ops_t *ops, void *priv, double gflops,
+                              rill_device_t **dev_p)
+{
+    if (nb_devices == RILL_MAX_DEVICES) {
+        RILL_ERROR(RILL_LOG_DEVICE,
+                   "cannot add device '%s': at most %d devices (the CPU and %d "
+                   "GPUs) per process",
+                   name, RILL_MAX_DEVICES, RILL_MAX_DEVICES - 1);
+        return RILL_ERR_NO_MEMORY;
+    }
+    rill_device_t *d = &devices[nb_devices];
+    memset(d, 0, sizeof(*d));
+    d->index = nb_devices;
+    d->type = type;
+    snprintf(d->name, sizeof(d->name), "%s", name);
+    d->ops = ops;
+    d->priv = priv;
+    d->gflops = gflops;
+    atomic_init(&d->queued_ns, 0);
+    atomic_init(&d->queued_tasks, 0);
+    nb_devices++;
+    *dev_p = d;
+    return RILL_SUCCESS;
+}
+
+void rill_device_remove_all(void)
+{
+    for (int i = 1; i < nb_devices; i++)
+        memset(&devices[i], 0, sizeof(devices[i]));
+    nb_devices = 1;
 }
 
 const char *rill_device_type_name(rill_device_type_t type)

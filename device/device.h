@@ -1,7 +1,11 @@
-/* The device abstraction: each device (the CPU, each GPU) is an index and an ops
- * table. Internal. */
+/* The device abstraction: each device (the CPU, each GPU) is an index and an ops table.
+ * Index 0 is the CPU (host memory); the GPU managers add one device per GPU they run at
+ * rill_init and remove them at rill_fini. Internal. */
 #ifndef RILL_DEVICE_H
 #define RILL_DEVICE_H
+
+#include <stdatomic.h>
+#include <stdio.h>
 
 #include "rill/status.h"
 
@@ -11,7 +15,7 @@
 extern rill_log_comp_t rill_log_device;
 #define RILL_LOG_DEVICE (&rill_log_device)
 
-/** Register the device layer's parameters. Main thread. */
+/** Register the device layer's parameters (device_*, device_cuda_*). Main thread. */
 rill_status_t rill_device_register_params(void);
 
 #define RILL_MAX_DEVICES 9 /* the CPU + up to 8 GPUs */
@@ -21,19 +25,49 @@ typedef enum rill_device_type {
     RILL_DEVICE_CUDA = 1,
 } rill_device_type_t;
 
+typedef struct rill_device rill_device_t;
+
+/**
+ * What the layer that runs a device's tasks (a GPU manager) offers the runtime. Tasks are
+ * passed as void * because this layer sits below the runtime core, which defines them.
+ */
 typedef struct rill_device_ops {
-    const char *name;
-    rill_device_type_t type;
+    /** Take a task whose chosen incarnation runs on this device; returns at once (the
+     * device completes the task later). Any thread. */
+    void (*submit)(rill_device_t *dev, void *task);
+    /** Bring the newest copies this device holds of the task's data home (host memory),
+     * then hand the task back to the runtime's scheduler. Any thread. */
+    void (*stage_home)(rill_device_t *dev, void *task);
+    /** For the watchdog: one or more lines on what the device is doing. */
+    void (*describe)(rill_device_t *dev, FILE *out);
 } rill_device_ops_t;
 
-typedef struct rill_device {
+struct rill_device {
     int index; /* 0 is the CPU; data copies are indexed by it */
-    const rill_device_ops_t *ops;
-} rill_device_t;
+    rill_device_type_t type;
+    char name[48];
+    const rill_device_ops_t *ops; /* NULL for the CPU */
+    void *priv;                   /* the owner's state (a GPU manager) */
+    double gflops;                /* speed estimate (device choice): per core for the CPU */
+    atomic_llong queued_ns;       /* estimated work handed to it and not completed */
+    atomic_llong queued_tasks;    /* tasks handed to it and not completed */
+};
 
-/** Number of devices (1: the CPU only) and device i. Any thread. */
+/** Number of devices (1: the CPU only) and device i. Any thread (the set changes only in
+ * rill_init / rill_fini, when no task runs). */
 int rill_device_count(void);
 rill_device_t *rill_device_get(int index);
 const char *rill_device_type_name(rill_device_type_t type);
+
+/** Add a device (at most RILL_MAX_DEVICES in all): *dev_p gets its index. Main thread,
+ * before tasks run. RILL_ERR_NO_MEMORY when the table is full. */
+rill_status_t rill_device_add(rill_device_type_t type, const char *name,
+                              const rill_device_ops_t *ops, void *priv, double gflops,
+                              rill_device_t **dev_p);
+/** Remove every device but the CPU. Main thread, when no task runs. */
+void rill_device_remove_all(void);
+
+/** The CPU's speed estimate per core (device_cpu_gflops). */
+double rill_device_cpu_gflops(void);
 
 #endif

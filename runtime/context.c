@@ -1,6 +1,7 @@
 /* The context: workers (one per core given to Rill, worker 0 being the main thread),
  * the scheduler, the comm engine; the worker loop and task execution. */
 #include "core.h"
+#include "data_internal.h"
 #include "scheduler.h"
 
 #include <errno.h>
@@ -12,7 +13,8 @@
 static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sched_gpq };
 #define NB_SCHEDS ((int)(sizeof(all_scheds) / sizeof(all_scheds[0])))
 
-static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s, *param_watchdog_action;
+static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s, *param_watchdog_action,
+    *param_device;
 static _Thread_local rill_worker_t *tl_worker;
 
 RILL_LOG_COMPONENT(rill_log_runtime, "runtime");
@@ -55,6 +57,14 @@ rill_status_t rill_core_register_params(void)
                                  "report again after each quiet period) or abort (end the job "
                                  "with exit code 3, e.g. in tests, so a hang becomes a failure)",
                                  RILL_PARAM_LEVEL_USER, actions, "warn", &param_watchdog_action);
+    if (s != RILL_SUCCESS)
+        status = s;
+    static const char *const devs[] = { "auto", "cpu", "gpu", NULL };
+    s = rill_param_register_enum("runtime_device",
+                                 "Where tasks with several incarnations run: auto (the GPU that "
+                                 "holds the data they write, else the least loaded device), cpu "
+                                 "(CPU bodies only), gpu (GPU bodies whenever a class has one)",
+                                 RILL_PARAM_LEVEL_USER, devs, "auto", &param_device);
     if (s != RILL_SUCCESS)
         status = s;
     rill_status_t st = rill_log_register_params();
@@ -117,7 +127,114 @@ static void exec_trace_end(const rill_task_class_t *tc, const exec_trace_t *x, u
     rill_trace_slice("task", tc->name, x->t0, t1, x->priority, x->id, x->args);
 }
 
+/* ------------------------------------------------------------ device choice */
+
+static void run_cpu(rill_worker_t *w, rill_task_t *task);
+
+static inline bool has_incarnation(const rill_task_class_t *tc, rill_device_type_t type)
+{
+    for (int i = 0; i < tc->nb_incarnations; i++)
+        if (tc->incarnations[i].type == type)
+            return true;
+    return false;
+}
+
+int rill_task_choose_device(rill_context_t *ctx, rill_task_t *task)
+{
+    int ndev = rill_device_count();
+    const rill_task_class_t *tc = task->tc;
+    if (ndev == 1 || !has_incarnation(tc, RILL_DEVICE_CUDA))
+        return 0;
+    bool cpu = has_incarnation(tc, RILL_DEVICE_CPU);
+    if (cpu && ctx->device_choice == 1)
+        return 0;
+    rill_task_flow_t flows[RILL_MAX_FLOWS];
+    int n = tc->flows ? tc->flows(task, flows, RILL_MAX_FLOWS) : 0;
+    /* the datum it writes: its advised GPU, else the GPU that holds its newest copy */
+    for (int i = 0; i < n; i++) {
+        if (!(flows[i].mode & RILL_FLOW_WRITE))
+            continue;
+        rill_data_t *d = flows[i].data;
+        if (d->advised > 0 && d->advised < ndev)
+            return d->advised;
+        for (int g = 1; g < ndev; g++)
+            if (rill_data_copy_current(d, rill_data_copy(d, g)))
+                return g;
+        break;
+    }
+    /* else the least loaded: queued work + the task's time there */
+    double flops = tc->flops ? tc->flops(task) : -1;
+    int best = 1;
+    double best_ns = 0;
+    for (int g = 1; g < ndev; g++) {
+        rill_device_t *d = rill_device_get(g);
+        double ns = flops >= 0
+                        ? (double)atomic_load_explicit(&d->queued_ns, memory_order_relaxed) +
+                              flops / d->gflops
+                        : (double)atomic_load_explicit(&d->queued_tasks, memory_order_relaxed);
+        if (g == 1 || ns < best_ns) {
+            best = g;
+            best_ns = ns;
+        }
+    }
+    /* the CPU only when it would finish the task before that GPU gets to it */
+    if (cpu && ctx->device_choice == 0 && flops >= 0 && flops / rill_device_cpu_gflops() < best_ns)
+        return 0;
+    return best;
+}
+
+void rill_task_enqueued(rill_task_t *task, int dev)
+{
+    rill_device_t *d = rill_device_get(dev);
+    double flops = task->tc->flops ? task->tc->flops(task) : -1;
+    task->device = (int16_t)dev;
+    task->est_ns = flops > 0 ? (int64_t)(flops / d->gflops) : 0;
+    atomic_fetch_add_explicit(&d->queued_ns, task->est_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&d->queued_tasks, 1, memory_order_relaxed);
+}
+
+/* Before a CPU body: the host copies of its data must hold the newest bytes. When a GPU
+ * holds them instead, that GPU's manager brings them home and hands the task back (false).
+ * A datum written only (no read) is brought home too: a write-back of an older version
+ * still in flight would otherwise land after the body's writes. */
+static bool host_copies_ready(rill_task_t *task)
+{
+    rill_task_flow_t flows[RILL_MAX_FLOWS];
+    int n = task->tc->flows ? task->tc->flows(task, flows, RILL_MAX_FLOWS) : 0;
+    int ndev = rill_device_count();
+    for (int i = 0; i < n; i++) {
+        rill_data_t *d = flows[i].data;
+        if (rill_data_copy_current(d, rill_data_host_copy(d)))
+            continue;
+        for (int g = 1; g < ndev; g++)
+            if (rill_data_copy_current(d, rill_data_copy(d, g))) {
+                rill_device_t *dev = rill_device_get(g);
+                dev->ops->stage_home(dev, task);
+                return false;
+            }
+    }
+    return true;
+}
+
 void rill_task_execute(rill_worker_t *w, rill_task_t *task)
+{
+    if (rill_device_count() > 1) {
+        int dev = task->device >= 0 ? task->device : rill_task_choose_device(w->ctx, task);
+        if (dev > 0) {
+            rill_device_t *d = rill_device_get(dev);
+            rill_task_enqueued(task, dev);
+            d->ops->submit(d, task);
+            return;
+        }
+        task->device = 0;
+        if (!host_copies_ready(task))
+            return;
+    }
+    task->device = 0;
+    run_cpu(w, task);
+}
+
+static void run_cpu(rill_worker_t *w, rill_task_t *task)
 {
     const rill_task_class_t *tc = task->tc;
     rill_hook_status_t st = RILL_HOOK_ERROR;
@@ -136,12 +253,16 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
                           atomic_load_explicit(&w->nstarted, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     atomic_store_explicit(&w->running, tc->name, memory_order_release);
-    for (int i = 0; i < tc->nb_incarnations; i++) {
-        if (tc->incarnations[i].type != RILL_DEVICE_CPU)
-            continue; /* other devices' incarnations arrive with their managers */
-        st = tc->incarnations[i].hook(w, task);
-        break;
-    }
+    int inc = 0;
+    while (inc < tc->nb_incarnations && tc->incarnations[inc].type != RILL_DEVICE_CPU)
+        inc++;
+    if (inc < tc->nb_incarnations)
+        st = tc->incarnations[inc].hook(w, task);
+    else
+        rill_taskpool_fail(task->tp, RILL_ERR_NOT_SUPPORTED,
+                           "task '%s' has no CPU body and no GPU runs it (this process uses %d "
+                           "GPU(s); see rill_info --devices and device_cuda_enabled)",
+                           tc->name, rill_device_count() - 1);
     atomic_store_explicit(&w->running, NULL, memory_order_relaxed);
     if (t0) {
         uint64_t t1 = rill_time_ns();
@@ -318,6 +439,7 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     ctx->stats_on = rill_stats_wanted();
     ctx->stats_start_ns = rill_time_ns();
     ctx->sched = all_scheds[rill_param_get_enum(param_sched)];
+    ctx->device_choice = rill_param_get_enum(param_device);
 
     status = rill_comm_init(argc, argv, &ctx->comm);
     if (status != RILL_SUCCESS)

@@ -43,6 +43,17 @@ typedef enum rill_hook_status {
 typedef rill_hook_status_t (*rill_task_hook_fn)(rill_worker_t *w, rill_task_t *task);
 
 #define RILL_MAX_INCARNATIONS 4
+#define RILL_MAX_FLOWS        32
+
+/** A task's access to one datum, as the devices see it (rill_task_class_t.flows). */
+typedef struct rill_task_flow {
+    rill_data_t *data;
+    void **ptr;   /* where the body finds the datum's address: the device that runs the task
+                   * sets it to its copy (the host copy for the CPU) */
+    uint8_t mode; /* RILL_FLOW_READ | RILL_FLOW_WRITE */
+} rill_task_flow_t;
+#define RILL_FLOW_READ  1
+#define RILL_FLOW_WRITE 2
 
 /**
  * A task class as the core sees it. A front end embeds it in its own class and fills
@@ -61,6 +72,11 @@ typedef struct rill_task_class {
     /** Optional, for traces: the task's number (returned) and a short summary of its
      * arguments written into args. Called before the body runs. */
     uint64_t (*trace_info)(const rill_task_t *task, char *args, size_t len);
+    /** The data the task accesses (at most max, returned), for the devices: where copies
+     * must be current before the body runs. NULL: the task touches no datum. */
+    int (*flows)(rill_task_t *task, rill_task_flow_t *flows, int max);
+    /** Optional: the task's flop count, for the device choice (< 0: unknown). */
+    double (*flops)(const rill_task_t *task);
 } rill_task_class_t;
 
 /** A task as the core sees it; front ends embed it first in their task structs. */
@@ -72,6 +88,9 @@ struct rill_task {
     int32_t worker;        /* set by the core before the body runs */
     uint64_t flow_in;      /* traces: a flow that ends when this task starts (0: none);
                             * written before the task is made ready */
+    int16_t device;        /* the device chosen to run it (index), -1 until chosen */
+    int64_t est_ns;        /* its estimated time there, counted in the device's queue */
+    void *dev_exec;        /* a GPU run: the exec stream and handles its body enqueues on */
 };
 
 /* ------------------------------------------------------------ taskpools */
@@ -189,13 +208,29 @@ struct rill_context {
     uint64_t stats_start_ns;
     atomic_llong trace_ready;   /* traces: tasks made ready and not yet picked */
     atomic_llong trace_running; /* traces: tasks started and not completed */
+    int device_choice;          /* runtime_device: 0 auto, 1 cpu, 2 gpu */
 };
 
 /** The calling thread's worker (NULL on threads that are not workers). */
 rill_worker_t *rill_worker_self(void);
 
-/** Run one task: choose its incarnation, run the body, complete it. Worker threads. */
+/** Run one task: choose its device; on a GPU hand it to that GPU's manager; on the CPU,
+ * have the host copies of its data brought up to date first (by the GPU that holds them),
+ * then run the body and complete it. Worker threads. */
 void rill_task_execute(rill_worker_t *w, rill_task_t *task);
+/** The device that should run task (device choice, docs/architecture.md): a forced choice
+ * (runtime_device), else the GPU the datum it writes is advised to, else the device
+ * that holds the newest copy of the datum it writes, else the least loaded by queued work
+ * plus the task's estimated time there. 0 (the CPU) when no GPU is used. Any thread. */
+int rill_task_choose_device(rill_context_t *ctx, rill_task_t *task);
+/** Account task, chosen for device dev, in dev's queue (the manager takes it out). */
+void rill_task_enqueued(rill_task_t *task, int dev);
+
+/** A thread that runs tasks itself (a GPU manager) installs a sink: tasks it makes ready
+ * (rill_sched_push on that thread) that choose its device go straight to take(), the
+ * others to the scheduler. NULL removes it. The calling thread only. */
+void rill_sched_set_sink(int device, void (*take)(void *arg, rill_task_t *task), void *arg);
+
 /** Complete a task whose hook returned RILL_HOOK_ASYNC. w is NULL off the workers (the
  * comm thread). Any thread. */
 void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);

@@ -3,11 +3,64 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "cuda.h"
 
 /* ------------------------------------------------------------ data */
 
+void (*rill_data_copy_release_hook)(rill_data_copy_t *c);
+
+void *rill_host_tile_alloc(size_t size, bool *pinned)
+{
+    void *ptr = NULL;
+    *pinned = false;
+    if (rill_device_count() > 1) { /* GPUs: whole pages, so each tile registers on its own */
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t bytes = (size ? size + page - 1 : page) / page * page;
+        if (posix_memalign(&ptr, page, bytes))
+            return NULL;
+        *pinned = rill_cuda_host_register(ptr, bytes);
+        return ptr;
+    }
+    if (posix_memalign(&ptr, 64, size ? size : 1))
+        return NULL;
+    return ptr;
+}
+
+void rill_host_tile_free(void *ptr, bool pinned)
+{
+    if (pinned)
+        rill_cuda_host_unregister(ptr);
+    free(ptr);
+}
+
+static rill_data_copy_t *copy_new(rill_data_t *data, int dev, void *ptr, bool owns, bool pinned,
+                                  rill_coherency_t coh)
+{
+    rill_data_copy_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->data = data;
+    c->ptr = ptr;
+    c->device = dev;
+    atomic_init(&c->version, atomic_load_explicit(&data->version, memory_order_relaxed));
+    atomic_init(&c->coherency, (int)coh);
+    atomic_init(&c->readers, 0);
+    c->owns_ptr = owns;
+    c->pinned = pinned;
+    return c;
+}
+
 rill_status_t rill_data_init(rill_data_t *data, rill_context_t *ctx, rill_collection_t *dc,
                              uint64_t key, int home_rank, void *ptr, size_t size, bool owns)
+{
+    return rill_data_init_pinned(data, ctx, dc, key, home_rank, ptr, size, owns, false);
+}
+
+rill_status_t rill_data_init_pinned(rill_data_t *data, rill_context_t *ctx, rill_collection_t *dc,
+                                    uint64_t key, int home_rank, void *ptr, size_t size, bool owns,
+                                    bool pinned)
 {
     memset(data, 0, sizeof(*data));
     data->ctx = ctx;
@@ -16,32 +69,61 @@ rill_status_t rill_data_init(rill_data_t *data, rill_context_t *ctx, rill_collec
     data->home_rank = home_rank;
     data->size = size;
     atomic_init(&data->version, 0);
+    for (int i = 0; i < RILL_MAX_DEVICES; i++)
+        atomic_init(&data->copies[i], NULL);
     if (ptr) {
-        rill_data_copy_t *c = calloc(1, sizeof(*c));
+        rill_data_copy_t *c = copy_new(data, 0, ptr, owns, pinned, RILL_COHERENCY_OWNED);
         if (!c)
             return RILL_ERR_NO_MEMORY;
-        c->data = data;
-        c->ptr = ptr;
-        c->device = 0;
-        atomic_init(&c->version, 0);
-        c->coherency = RILL_COHERENCY_OWNED;
-        atomic_init(&c->readers, 0);
-        c->owns_ptr = owns;
-        data->copies[0] = c;
+        atomic_store_explicit(&data->copies[0], c, memory_order_release);
     }
     return RILL_SUCCESS;
+}
+
+rill_data_copy_t *rill_data_host_ensure(rill_data_t *data)
+{
+    rill_data_copy_t *c = rill_data_host_copy(data);
+    if (c)
+        return c;
+    bool pinned;
+    void *ptr = rill_host_tile_alloc(data->size, &pinned);
+    if (!ptr)
+        return NULL;
+    /* no bytes yet: a receive or a write fills it */
+    c = copy_new(data, 0, ptr, true, pinned, RILL_COHERENCY_INVALID);
+    if (!c) {
+        rill_host_tile_free(ptr, pinned);
+        return NULL;
+    }
+    atomic_store_explicit(&data->copies[0], c, memory_order_release);
+    return c;
+}
+
+uint64_t rill_data_wrote(rill_data_t *data, int dev)
+{
+    uint64_t v = atomic_fetch_add_explicit(&data->version, 1, memory_order_acq_rel) + 1;
+    rill_data_copy_t *c = rill_data_copy(data, dev);
+    if (c) {
+        atomic_store_explicit(&c->version, v, memory_order_release);
+        atomic_store_explicit(&c->coherency, RILL_COHERENCY_OWNED, memory_order_release);
+    }
+    return v;
 }
 
 void rill_data_fini(rill_data_t *data)
 {
     for (int i = 0; i < RILL_MAX_DEVICES; i++) {
-        rill_data_copy_t *c = data->copies[i];
+        rill_data_copy_t *c = atomic_load_explicit(&data->copies[i], memory_order_acquire);
         if (!c)
             continue;
+        atomic_store_explicit(&data->copies[i], NULL, memory_order_relaxed);
+        if (i > 0 && rill_data_copy_release_hook) {
+            rill_data_copy_release_hook(c); /* its GPU manager frees it */
+            continue;
+        }
         if (c->owns_ptr)
-            free(c->ptr);
+            rill_host_tile_free(c->ptr, c->pinned);
         free(c);
-        data->copies[i] = NULL;
     }
 }
 
@@ -87,6 +169,15 @@ void rill_data_unuse(rill_data_t *data)
     data->users--;
     if (data->dc)
         data->dc->users--;
+    /* a remote datum's host buffer lives while taskpools use it: the next one receives the
+     * version it needs again */
+    rill_data_copy_t *c = rill_data_host_copy(data);
+    if (data->users == 0 && c && data->home_rank != data->ctx->rank) {
+        atomic_store_explicit(&data->copies[0], NULL, memory_order_release);
+        if (c->owns_ptr)
+            rill_host_tile_free(c->ptr, c->pinned);
+        free(c);
+    }
 }
 
 rill_status_t rill_data_destroy(rill_data_t **data_p)
@@ -113,7 +204,9 @@ rill_status_t rill_data_destroy(rill_data_t **data_p)
 
 void *rill_data_ptr(const rill_data_t *data)
 {
-    return data && data->copies[0] ? data->copies[0]->ptr : NULL;
+    rill_data_copy_t *c = data ? rill_data_host_copy(data) : NULL;
+    /* a remote datum's buffer (rill_data_host_ensure) is not the user's to see */
+    return c && data->home_rank == data->ctx->rank ? c->ptr : NULL;
 }
 
 size_t rill_data_size(const rill_data_t *data)
@@ -218,15 +311,17 @@ static rill_data_t *collection_datum(rill_collection_t *dc, uint64_t key, size_t
     if (!data)
         return NULL;
     void *ptr = NULL;
+    bool pinned = false;
     if (rank == dc->ctx->rank) {
-        if (posix_memalign(&ptr, 64, size ? size : 1)) {
+        if (!(ptr = rill_host_tile_alloc(size, &pinned))) {
             free(data);
             return NULL;
         }
         memset(ptr, 0, size);
     }
-    if (rill_data_init(data, dc->ctx, dc, key, rank, ptr, size, true) != RILL_SUCCESS) {
-        free(ptr); /* no copy took it */
+    if (rill_data_init_pinned(data, dc->ctx, dc, key, rank, ptr, size, true, pinned) !=
+        RILL_SUCCESS) {
+        rill_host_tile_free(ptr, pinned); /* no copy took it */
         goto err_free_data;
     }
     if (rill_hmap_put(&dc->data, key, data) != RILL_SUCCESS) {

@@ -10,21 +10,36 @@
 #include "hmap.h"
 
 typedef enum rill_coherency {
-    RILL_COHERENCY_INVALID = 0, /* the copy's bytes are stale */
-    RILL_COHERENCY_SHARED,      /* valid, other valid copies may exist */
-    RILL_COHERENCY_OWNED,       /* valid, the copy others are refreshed from */
-    RILL_COHERENCY_EXCLUSIVE,   /* the only valid copy, being written */
+    RILL_COHERENCY_INVALID = 0, /* no bytes, or stale ones: never read from it */
+    RILL_COHERENCY_SHARED,      /* loaded from another copy; valid while its version is current */
+    RILL_COHERENCY_OWNED,       /* written here last: the copy others are refreshed from */
+    RILL_COHERENCY_EXCLUSIVE,   /* a task is writing it right now: the other copies are stale */
 } rill_coherency_t;
 
-/** One device's copy of a datum. */
+/**
+ * One device's copy of a datum: the single truth every layer reads and updates (DTD, the
+ * comm engine, the GPU managers). A copy holds the newest bytes when its coherency is not
+ * INVALID and its version equals the datum's version; the datum's version is bumped by
+ * each completed write (rill_data_wrote), which sets the writer's copy to it. Transfers set
+ * the destination's version only once the bytes have landed.
+ *
+ * Who writes what: the host copy's fields by whoever completes a CPU write or lands a
+ * transfer into host memory; a GPU copy's fields only by that GPU's manager. Other threads
+ * read versions and coherency (atomics) and, to read a GPU copy's bytes from another GPU,
+ * take a reader: readers counts the tasks and transfers using the copy; its manager evicts
+ * a copy only by moving readers from 0 to -1 (so a reader that got in first keeps it, and a
+ * reader that comes later sees -1 or INVALID and looks elsewhere).
+ */
 typedef struct rill_data_copy {
     rill_data_t *data;
-    void *ptr;
+    void *ptr;             /* host or device address; NULL while a GPU copy has no block */
     int device;            /* index in rill_device_get(); 0 = host */
-    atomic_ullong version; /* matches data->version when valid */
-    rill_coherency_t coherency;
-    atomic_int readers; /* tasks reading it right now */
-    bool owns_ptr;      /* ptr is freed with the copy */
+    atomic_ullong version; /* the datum's version its bytes are */
+    atomic_int coherency;  /* rill_coherency_t */
+    atomic_int readers;    /* tasks and transfers reading it; -1 while being evicted */
+    bool owns_ptr;         /* ptr is freed with the copy (host copies) */
+    bool pinned;           /* host copy page-locked for the GPUs (rill_cuda_host_register) */
+    void *dev_priv;        /* the device owner's bookkeeping (a GPU manager's LRU entry) */
 } rill_data_copy_t;
 
 struct rill_data {
@@ -33,12 +48,15 @@ struct rill_data {
     uint64_t key;          /* key in dc (a local serial number for standalone data) */
     int home_rank;
     size_t size;
-    atomic_ullong version; /* bumped by each completed write */
-    rill_data_copy_t *copies[RILL_MAX_DEVICES];
+    atomic_ullong version; /* bumped by each completed write on this rank */
+    /* per device; a copy, once made, lives as long as the datum (its block may come and
+     * go): set with release by its owner, read with acquire by the others */
+    _Atomic(rill_data_copy_t *) copies[RILL_MAX_DEVICES];
     /* taskpools that use the datum and have not ended (main thread): while > 0 the datum
      * may not be destroyed; user_tp names the last one, for the error */
     int users;
     uint32_t user_tp;
+    int advised; /* the GPU (device index) the datum's writers should run on, 0: none */
 };
 
 struct rill_collection {
@@ -61,12 +79,50 @@ void rill_data_unuse(rill_data_t *data);
  * owns is true). */
 rill_status_t rill_data_init(rill_data_t *data, rill_context_t *ctx, rill_collection_t *dc,
                              uint64_t key, int home_rank, void *ptr, size_t size, bool owns);
+/** The same with a host copy that rill_host_tile_alloc page-locked (pinned). */
+rill_status_t rill_data_init_pinned(rill_data_t *data, rill_context_t *ctx, rill_collection_t *dc,
+                                    uint64_t key, int home_rank, void *ptr, size_t size, bool owns,
+                                    bool pinned);
 void rill_data_fini(rill_data_t *data);
+
+/** Device dev's copy (NULL when it never had one). Any thread. */
+static inline rill_data_copy_t *rill_data_copy(const rill_data_t *data, int dev)
+{
+    return atomic_load_explicit(&data->copies[dev], memory_order_acquire);
+}
 
 /** The host copy (NULL when this rank has none). */
 static inline rill_data_copy_t *rill_data_host_copy(const rill_data_t *data)
 {
-    return data->copies[0];
+    return rill_data_copy(data, 0);
 }
+
+/** Whether copy c holds the datum's newest bytes. Any thread; stable while a task that
+ * accesses the datum is ready or running (no write can complete meanwhile). */
+static inline bool rill_data_copy_current(const rill_data_t *data, const rill_data_copy_t *c)
+{
+    return c &&
+           atomic_load_explicit(&c->coherency, memory_order_acquire) != RILL_COHERENCY_INVALID &&
+           atomic_load_explicit(&c->version, memory_order_acquire) ==
+               atomic_load_explicit(&data->version, memory_order_acquire);
+}
+
+/** A write of the datum completed on device dev: bump the version and make dev's copy the
+ * one that holds it (OWNED). Called by the task's completion, before its successors are
+ * released (their acquire of the dependency sees it). Returns the new version. */
+uint64_t rill_data_wrote(rill_data_t *data, int dev);
+
+/** This rank's host copy, allocated (owned, page-locked when GPUs are used) when the datum
+ * has none yet: a remote datum's buffer. NULL when out of memory. Main thread. */
+rill_data_copy_t *rill_data_host_ensure(rill_data_t *data);
+
+/** Allocate / free host memory for tiles: 64-byte aligned, or page-aligned and page-locked
+ * when GPUs are used (*pinned says which). */
+void *rill_host_tile_alloc(size_t size, bool *pinned);
+void rill_host_tile_free(void *ptr, bool pinned);
+
+/** A GPU copy's bookkeeping is freed with the datum through this hook of its owner (the GPU
+ * managers set it; NULL: nothing to free). */
+extern void (*rill_data_copy_release_hook)(rill_data_copy_t *c);
 
 #endif

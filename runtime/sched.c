@@ -167,10 +167,46 @@ const rill_sched_ops_t rill_sched_gpq = {
 
 /* ------------------------------------------------------------ common */
 
+/* A GPU manager's sink (rill_sched_set_sink): tasks it releases that choose its GPU stay
+ * with it, with no round trip through a worker. */
+static _Thread_local struct {
+    int device;
+    void (*take)(void *arg, rill_task_t *task);
+    void *arg;
+} tl_sink;
+
+void rill_sched_set_sink(int device, void (*take)(void *arg, rill_task_t *task), void *arg)
+{
+    tl_sink.device = device;
+    tl_sink.take = take;
+    tl_sink.arg = arg;
+}
+
 void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, int n)
 {
     if (!list)
         return;
+    if (tl_sink.take) {
+        rill_task_t *keep = NULL;
+        int nkeep = 0;
+        while (list) {
+            rill_task_t *t = list, *next = t->next;
+            list = next;
+            int dev = t->device >= 0 ? t->device : rill_task_choose_device(ctx, t);
+            if (dev == tl_sink.device) {
+                rill_task_enqueued(t, dev);
+                tl_sink.take(tl_sink.arg, t);
+            } else {
+                t->next = keep;
+                keep = t;
+                nkeep++;
+            }
+        }
+        if (!keep)
+            return;
+        list = keep;
+        n = nkeep;
+    }
     ctx->sched->push(ctx, w, list, n);
     if (rill_trace_on())
         rill_trace_counter("ready tasks", rill_time_ns(),

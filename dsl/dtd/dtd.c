@@ -90,11 +90,14 @@ void rill_dtd_fini(void)
 /* ------------------------------------------------------------ classes */
 
 static rill_hook_status_t dtd_hook_cpu(rill_worker_t *w, rill_task_t *task);
+static rill_hook_status_t dtd_hook_cuda(rill_worker_t *w, rill_task_t *task);
+static int dtd_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
 static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
 static const char *kind_name(int kind);
 static rill_dtd_class_t recv_class, send_class; /* the pseudo-tasks that move versions */
 static rill_dtd_class_t unrun_class; /* a task whose insertion failed: never runs its body */
+static rill_dtd_class_t home_class;  /* at the end of a taskpool with GPUs: bring a datum home */
 
 /* Traces: the task's insertion number, and its tiles as "MODE collection:key". */
 static uint64_t dtd_trace_info(const rill_task_t *task, char *args, size_t len)
@@ -125,9 +128,8 @@ static uint64_t xfer_flow_id(uint32_t tp_id, const rill_data_t *d, uint32_t vers
 rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
                                     rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p)
 {
-    if (!ctx || !name || !cpu_body || !cls_p) {
-        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_create: ctx, name, cpu_body and cls_p must all "
-                                 "be given");
+    if (!ctx || !name || !cls_p) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_create: ctx, name and cls_p must all be given");
         return RILL_ERR_INVALID_ARG;
     }
     rill_dtd_class_t *cls = calloc(1, sizeof(*cls));
@@ -139,12 +141,64 @@ rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
         cls->name_hash = (cls->name_hash ^ (uint8_t)*c) * 1099511628211ull;
     cls->cpu_body = cpu_body;
     cls->tc.name = cls->name;
-    cls->tc.nb_incarnations = 1;
-    cls->tc.incarnations[0].type = RILL_DEVICE_CPU;
-    cls->tc.incarnations[0].hook = dtd_hook_cpu;
+    if (cpu_body) {
+        cls->tc.nb_incarnations = 1;
+        cls->tc.incarnations[0].type = RILL_DEVICE_CPU;
+        cls->tc.incarnations[0].hook = dtd_hook_cpu;
+    }
     cls->tc.complete = dtd_complete;
     cls->tc.trace_info = dtd_trace_info;
+    cls->tc.flows = dtd_flows;
     *cls_p = cls;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_dtd_class_add_body(rill_dtd_class_t *cls, rill_body_type_t type,
+                                      rill_dtd_body_fn body)
+{
+    if (!cls || !body || (type != RILL_BODY_CPU && type != RILL_BODY_CUDA)) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_add_body: needs a class, a body and a type "
+                                 "(RILL_BODY_CPU or RILL_BODY_CUDA)");
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_device_type_t dt = type == RILL_BODY_CPU ? RILL_DEVICE_CPU : RILL_DEVICE_CUDA;
+    for (int i = 0; i < cls->tc.nb_incarnations; i++)
+        if (cls->tc.incarnations[i].type == dt) {
+            RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_add_body: class '%s' already has a %s body",
+                       cls->name, rill_device_type_name(dt));
+            return RILL_ERR_INVALID_ARG;
+        }
+    if (cls->users) {
+        RILL_ERROR(RILL_LOG_DTD,
+                   "rill_dtd_class_add_body: class '%s' has tasks in taskpool %u; "
+                   "add bodies before inserting tasks",
+                   cls->name, cls->user_tp - 1);
+        return RILL_ERR_BUSY;
+    }
+    int i = cls->tc.nb_incarnations++;
+    cls->tc.incarnations[i].type = dt;
+    cls->tc.incarnations[i].hook = type == RILL_BODY_CPU ? dtd_hook_cpu : dtd_hook_cuda;
+    if (type == RILL_BODY_CPU)
+        cls->cpu_body = body;
+    else
+        cls->cuda_body = body;
+    return RILL_SUCCESS;
+}
+
+static double dtd_flops(const rill_task_t *task)
+{
+    const dtd_task_t *t = (const dtd_task_t *)task;
+    return t->cls->flops((rill_task_t *)task);
+}
+
+rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn flops)
+{
+    if (!cls) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_set_flops: no class given");
+        return RILL_ERR_INVALID_ARG;
+    }
+    cls->flops = flops;
+    cls->tc.flops = flops ? dtd_flops : NULL;
     return RILL_SUCCESS;
 }
 
@@ -210,16 +264,49 @@ static void task_free(dtd_task_t *t)
     rill_mempool_free(&dtd.tasks[t->size_class], t);
 }
 
+static rill_hook_status_t run_body(rill_task_t *task, rill_dtd_body_fn body, const char *where)
+{
+    dtd_task_t *t = (dtd_task_t *)task;
+    rill_status_t s = body(task);
+    if (s == RILL_SUCCESS)
+        return RILL_HOOK_DONE;
+    rill_taskpool_fail(task->tp, RILL_ERR_TASK, "task '%s' (#%llu)%s failed: %s (%d)", t->cls->name,
+                       (unsigned long long)atomic_load(&t->serial), where, rill_status_string(s),
+                       s);
+    return RILL_HOOK_ERROR;
+}
+
 static rill_hook_status_t dtd_hook_cpu(rill_worker_t *w, rill_task_t *task)
 {
     (void)w;
+    return run_body(task, ((dtd_task_t *)task)->cls->cpu_body, "");
+}
+
+/* The GPU manager calls it with the tiles' device addresses in place: the body enqueues */
+static rill_hook_status_t dtd_hook_cuda(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    char where[80];
+    snprintf(where, sizeof(where), " on device %d (%s)", task->device,
+             rill_device_get(task->device) ? rill_device_get(task->device)->name : "?");
+    return run_body(task, ((dtd_task_t *)task)->cls->cuda_body, where);
+}
+
+static int dtd_flows(rill_task_t *task, rill_task_flow_t *flows, int max)
+{
     dtd_task_t *t = (dtd_task_t *)task;
-    rill_status_t s = t->cls->cpu_body(task);
-    if (s == RILL_SUCCESS)
-        return RILL_HOOK_DONE;
-    rill_taskpool_fail(task->tp, RILL_ERR_TASK, "task '%s' (#%llu) failed: %s (%d)", t->cls->name,
-                       (unsigned long long)atomic_load(&t->serial), rill_status_string(s), s);
-    return RILL_HOOK_ERROR;
+    int n = 0;
+    for (int i = 0; i < t->nargs && n < max; i++) {
+        int k = t->args[i].kind;
+        if (k < RILL_DTD_INPUT)
+            continue;
+        flows[n].data = t->args[i].data;
+        flows[n].ptr = &t->args[i].ptr;
+        flows[n].mode = (uint8_t)((k != RILL_DTD_OUTPUT ? RILL_FLOW_READ : 0) |
+                                  (k != RILL_DTD_INPUT ? RILL_FLOW_WRITE : 0));
+        n++;
+    }
+    return n;
 }
 
 static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
@@ -227,9 +314,12 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     (void)status; /* a failed task still releases its successors: the run ends, no hang */
     dtd_task_t *t = (dtd_task_t *)task;
     dtd_taskpool_t *tp = (dtd_taskpool_t *)task->tp;
+    /* the copy on the device that ran it now holds the new versions (a task that did not
+     * run its body still counts as a write: its successors are ordered after it) */
+    int dev = task->device > 0 ? task->device : 0;
     for (int i = 0; i < t->nargs; i++)
         if (t->args[i].kind == RILL_DTD_OUTPUT || t->args[i].kind == RILL_DTD_INOUT)
-            atomic_fetch_add_explicit(&t->args[i].data->version, 1, memory_order_relaxed);
+            rill_data_wrote(t->args[i].data, dev);
 
     /* close the list: acq_rel pairs with the release CAS of add_edge (we see every node)
      * and orders this task's writes before its successors' reads */
@@ -271,8 +361,7 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
         return NULL;
     tr->data = data;
     tr->owner = data->home_rank;
-    tr->local_ptr = rill_data_ptr(data);
-    tr->have_local = tr->local_ptr != NULL; /* the home rank holds version 0 */
+    tr->have_local = data->home_rank == tp->rank; /* the home rank holds version 0 */
     if (tp->distributed) {
         tr->sent = calloc((size_t)(tp->nranks + 63) / 64, sizeof(uint64_t));
         if (!tr->sent)
@@ -297,23 +386,16 @@ err_free:
     return NULL;
 }
 
-/* This rank's buffer for the datum: home storage, or one allocated on first use. */
+/* This rank's buffer for the datum: the host copy (home storage, or one the core allocates
+ * on first use and frees when no taskpool uses the datum any more). */
 static void *tracker_local_ptr(dtd_tracker_t *tr)
 {
-    if (!tr->local_ptr) {
-        if (posix_memalign(&tr->local_ptr, 64, tr->data->size ? tr->data->size : 1)) {
-            tr->local_ptr = NULL;
-            return NULL;
-        }
-        tr->local_owned = true;
-    }
-    return tr->local_ptr;
+    rill_data_copy_t *c = rill_data_host_ensure(tr->data);
+    return c ? c->ptr : NULL;
 }
 
 static void tracker_free(dtd_tracker_t *tr)
 {
-    if (tr->local_owned)
-        free(tr->local_ptr);
     free(tr->readers);
     free(tr->sent);
     free(tr);
@@ -410,6 +492,9 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
     t->super.prio.priority = priority;
     t->super.worker = -1;
     t->super.flow_in = 0;
+    t->super.device = -1;
+    t->super.est_ns = 0;
+    t->super.dev_exec = NULL;
     t->cls = cls;
     t->nargs = nargs;
     t->size_class = sc;
@@ -650,6 +735,37 @@ static rill_hook_status_t unrun_hook(rill_worker_t *w, rill_task_t *task)
     return RILL_HOOK_ERROR;
 }
 
+/* The datum's host copy is current once this CPU task may run (the GPU holding the newest
+ * version brought it home first): nothing left to do. */
+static rill_hook_status_t home_hook(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    (void)task;
+    return RILL_HOOK_DONE;
+}
+
+/* With GPUs: a reader on the host after the datum's last access, so the taskpool ends with
+ * the newest version in home memory. It runs as soon as the last writer completed: the
+ * transfer overlaps the rest of the taskpool (PaRSEC's "pushout"). */
+static rill_status_t home_create(dtd_taskpool_t *tp, dtd_tracker_t *tr)
+{
+    if (!tracker_local_ptr(tr))
+        return RILL_ERR_NO_MEMORY;
+    dtd_arg_t arg = { .kind = RILL_DTD_INPUT,
+                      .size = (uint32_t)tr->data->size,
+                      .ptr = tracker_local_ptr(tr),
+                      .data = tr->data };
+    const void *values[1] = { NULL };
+    dtd_task_t *t = task_create(tp, &home_class, 0, &arg, values, 1);
+    if (!t)
+        return RILL_ERR_NO_MEMORY;
+    rill_status_t s = tracker_access(tr, ref_of(t), RILL_DTD_INPUT);
+    if (s != RILL_SUCCESS)
+        t->super.tc = &unrun_class.tc;
+    task_release_guard(tp, rill_worker_self(), t);
+    return s;
+}
+
 static void xfer_classes_init(void)
 {
     static bool done;
@@ -658,17 +774,20 @@ static void xfer_classes_init(void)
     snprintf(recv_class.name, sizeof(recv_class.name), "recv");
     snprintf(send_class.name, sizeof(send_class.name), "send");
     snprintf(unrun_class.name, sizeof(unrun_class.name), "insertion-failed");
-    rill_dtd_class_t *c[3] = { &recv_class, &send_class, &unrun_class };
-    for (int i = 0; i < 3; i++) {
+    snprintf(home_class.name, sizeof(home_class.name), "bring-home");
+    rill_dtd_class_t *c[4] = { &recv_class, &send_class, &unrun_class, &home_class };
+    for (int i = 0; i < 4; i++) {
         c[i]->tc.name = c[i]->name;
         c[i]->tc.nb_incarnations = 1;
         c[i]->tc.incarnations[0].type = RILL_DEVICE_CPU;
         c[i]->tc.complete = dtd_complete;
         c[i]->tc.trace_info = dtd_trace_info;
+        c[i]->tc.flows = dtd_flows;
     }
     recv_class.tc.incarnations[0].hook = recv_hook;
     send_class.tc.incarnations[0].hook = send_hook;
     unrun_class.tc.incarnations[0].hook = unrun_hook;
+    home_class.tc.incarnations[0].hook = home_hook;
     done = true;
 }
 
@@ -802,6 +921,10 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
             rill_comm_abort(super->ctx->comm, 1);
         }
     }
+    if (rill_device_count() > 1) /* GPUs may hold newest versions: bring them home */
+        for (size_t i = 0; i < tp->norder && status == RILL_SUCCESS; i++)
+            if (tp->order[i]->data->home_rank == tp->rank)
+                status = home_create(tp, tp->order[i]);
     rill_taskpool_pending_sub(super, 1); /* the insertion hold */
     return status;
 }

@@ -18,7 +18,8 @@ extern rill_log_comp_t rill_log_dtd;
 
 struct rill_dtd_class {
     rill_task_class_t tc; /* first: the core's view */
-    rill_dtd_body_fn cpu_body;
+    rill_dtd_body_fn cpu_body, cuda_body;
+    rill_dtd_flops_fn flops;
     char name[64];
     uint64_t name_hash; /* for the insertion-sequence check between ranks */
     /* taskpools that inserted tasks of this class and have not ended (main thread): while
@@ -31,7 +32,8 @@ typedef struct dtd_arg {
     uint16_t kind;     /* RILL_DTD_VALUE, _SCRATCH, _INPUT, _OUTPUT, _INOUT */
     uint16_t affinity; /* RILL_DTD_AFFINITY was given */
     uint32_t size;     /* bytes of a value or scratch; the datum's size for tiles */
-    void *ptr;         /* value storage, scratch buffer, or the tile's host pointer */
+    void *ptr;         /* value storage, scratch buffer, or the tile's address on the device
+                        * that runs the task (host copy until a GPU sets its own) */
     rill_data_t *data; /* tiles only */
 } dtd_arg_t;
 
@@ -81,10 +83,10 @@ typedef struct dtd_tracker {
     /* distributed history, identical on every rank */
     int owner;        /* rank that holds (or will hold) the latest version */
     uint32_t version; /* writes inserted so far in this taskpool */
-    /* this rank's copy */
-    void *local_ptr;  /* home storage on the home rank, else a buffer of ours */
-    bool local_owned; /* local_ptr was allocated here */
-    bool have_local;  /* local_ptr holds (or will hold) local_version */
+    /* this rank's copy: the core's host copy of the datum (rill_data_host_ensure) holds its
+     * bytes; these say which version of the history it holds, or will hold once the tasks
+     * inserted so far ran (the core's copy versions count completed writes instead) */
+    bool have_local; /* this rank holds (or will hold) local_version */
     uint32_t local_version;
     uint64_t *sent; /* bit r: rank r was sent `version` by this rank */
 } dtd_tracker_t;

@@ -44,11 +44,35 @@ enum {
 #define RILL_DTD_MAX_ARGS 32
 
 /**
- * A task class named name (copied) with a CPU body. Classes may be shared by
- * taskpools and outlive them. Main thread.
+ * A task class named name (copied) with a CPU body (NULL: none; then give it a body of
+ * another type with rill_dtd_class_add_body). Classes may be shared by taskpools and
+ * outlive them. Main thread.
  */
 rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
                                     rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p);
+/** Kinds of bodies a class may have (rill_dtd_class_add_body). */
+typedef enum rill_body_type {
+    RILL_BODY_CPU = 0,  /**< runs on a worker thread, tiles in host memory */
+    RILL_BODY_CUDA = 1, /**< enqueues work on a CUDA stream (rill/cuda.h), tiles in GPU memory */
+} rill_body_type_t;
+
+/**
+ * Give cls another body, for another kind of device (or, with a NULL cpu_body at
+ * creation, its only body). A CUDA body gets device pointers from rill_dtd_unpack_args,
+ * finds its stream and library handles with rill/cuda.h (rill_cuda_stream(task), ...),
+ * only enqueues work on that stream and returns: the task completes when the stream has
+ * run it. Which body runs is the device choice's (runtime_device). RILL_ERR_INVALID_ARG
+ * for a NULL body, an unknown type, or a type the class has already. Main thread, before
+ * tasks of the class are inserted.
+ */
+rill_status_t rill_dtd_class_add_body(rill_dtd_class_t *cls, rill_body_type_t type,
+                                      rill_dtd_body_fn body);
+
+/** The task's flop count, for the device choice (a GPU runs flops far faster than a core:
+ * without it, tasks with a CUDA body go to the GPUs). Main thread, before insertion. */
+typedef double (*rill_dtd_flops_fn)(rill_task_t *task);
+rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn flops);
+
 /** Free a class. A class with tasks in a taskpool that was not waited for is refused
  * with RILL_ERR_BUSY (the message names the taskpool). *cls_p becomes NULL. Main
  * thread. */
