@@ -1,0 +1,638 @@
+/* The vendor libraries alone on GPUs, as the reference for Rill's GPU runs: one
+ * cusolverDnDpotrf or cublasDgemm call on GPU 0, or one cusolverMgPotrf call over GPUs
+ * 0..G-1 (1D block-cyclic column tiles). Inputs are cuRAND uniform doubles (potrf: N added
+ * to the diagonal, so the lower triangle read as a symmetric matrix is diagonally dominant,
+ * hence positive definite), regenerated before every repetition outside the timed region;
+ * one warm-up call is not counted. One line per repetition and a summary line:
+ *
+ *   vendor,<op>,N=<N>,gpus=<G>,tile=<T or 0>,rep=<i>,seconds=<s>,tflops=<x>
+ *   vendor,<op>,N=<N>,gpus=<G>,tile=<T or 0>,best_tflops=<x>,median_tflops=<y>
+ *
+ * Lines starting with '#' are comments (devices, versions, memory). Exit codes: 0 done,
+ * 1 a CUDA library call failed (or potrf reported info != 0), 2 a bad argument or N does
+ * not fit in the free device memory, 77 no (or too few) CUDA GPUs: skipped.
+ * Host code only: no kernels of its own, and no link to Rill. */
+#define DISABLE_CUSOLVERMG_DEPRECATED /* cusolverMg is marked deprecated in CUDA 13 */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+#include <cusolverDn.h>
+#include <cusolverMg.h>
+
+#define PROG       "bench_gpu_vendor"
+#define MAX_N      1000000
+#define MAX_GPUS   64
+#define MAX_REPS   1000
+#define EXIT_SKIP  77
+#define EXIT_USAGE 2
+/* left free beyond what the benchmark allocates: library handles, cuBLAS workspace, context */
+#define RESERVE_BYTES ((size_t)256 << 20)
+#define GIB           (1024.0 * 1024.0 * 1024.0)
+
+/* ---------------------------------------------------------------- error checking */
+
+static const char *cusolver_status_name(cusolverStatus_t s)
+{
+    switch (s) {
+    case CUSOLVER_STATUS_SUCCESS:
+        return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED:
+        return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED:
+        return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE:
+        return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH:
+        return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_MAPPING_ERROR:
+        return "CUSOLVER_STATUS_MAPPING_ERROR";
+    case CUSOLVER_STATUS_EXECUTION_FAILED:
+        return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR:
+        return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED:
+        return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED:
+        return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_ZERO_PIVOT:
+        return "CUSOLVER_STATUS_ZERO_PIVOT";
+    case CUSOLVER_STATUS_INVALID_LICENSE:
+        return "CUSOLVER_STATUS_INVALID_LICENSE";
+    case CUSOLVER_STATUS_INVALID_WORKSPACE:
+        return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+    default:
+        return "CUSOLVER_STATUS_(other)";
+    }
+}
+
+static const char *curand_status_name(curandStatus_t s)
+{
+    switch (s) {
+    case CURAND_STATUS_SUCCESS:
+        return "CURAND_STATUS_SUCCESS";
+    case CURAND_STATUS_VERSION_MISMATCH:
+        return "CURAND_STATUS_VERSION_MISMATCH";
+    case CURAND_STATUS_NOT_INITIALIZED:
+        return "CURAND_STATUS_NOT_INITIALIZED";
+    case CURAND_STATUS_ALLOCATION_FAILED:
+        return "CURAND_STATUS_ALLOCATION_FAILED";
+    case CURAND_STATUS_TYPE_ERROR:
+        return "CURAND_STATUS_TYPE_ERROR";
+    case CURAND_STATUS_OUT_OF_RANGE:
+        return "CURAND_STATUS_OUT_OF_RANGE";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE:
+        return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED:
+        return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
+    case CURAND_STATUS_LAUNCH_FAILURE:
+        return "CURAND_STATUS_LAUNCH_FAILURE";
+    case CURAND_STATUS_PREEXISTING_FAILURE:
+        return "CURAND_STATUS_PREEXISTING_FAILURE";
+    case CURAND_STATUS_INITIALIZATION_FAILED:
+        return "CURAND_STATUS_INITIALIZATION_FAILED";
+    case CURAND_STATUS_ARCH_MISMATCH:
+        return "CURAND_STATUS_ARCH_MISMATCH";
+    case CURAND_STATUS_INTERNAL_ERROR:
+        return "CURAND_STATUS_INTERNAL_ERROR";
+    default:
+        return "CURAND_STATUS_(other)";
+    }
+}
+
+static void fail(const char *call, const char *file, int line, const char *name, const char *text,
+                 int code)
+{
+    fflush(stdout);
+    fprintf(stderr, PROG ": error: %s failed at %s:%d: %s (%d)%s%s\n", call, file, line, name, code,
+            text ? ": " : "", text ? text : "");
+    exit(1);
+}
+
+#define CUDA_CHECK(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            fail(#call, __FILE__, __LINE__, cudaGetErrorName(e_), cudaGetErrorString(e_),          \
+                 (int)e_);                                                                         \
+    } while (0)
+#define CUBLAS_CHECK(call)                                                                         \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                           \
+            fail(#call, __FILE__, __LINE__, cublasGetStatusName(s_), cublasGetStatusString(s_),    \
+                 (int)s_);                                                                         \
+    } while (0)
+#define CUSOLVER_CHECK(call)                                                                       \
+    do {                                                                                           \
+        cusolverStatus_t s_ = (call);                                                              \
+        if (s_ != CUSOLVER_STATUS_SUCCESS)                                                         \
+            fail(#call, __FILE__, __LINE__, cusolver_status_name(s_), NULL, (int)s_);              \
+    } while (0)
+#define CURAND_CHECK(call)                                                                         \
+    do {                                                                                           \
+        curandStatus_t s_ = (call);                                                                \
+        if (s_ != CURAND_STATUS_SUCCESS)                                                           \
+            fail(#call, __FILE__, __LINE__, curand_status_name(s_), NULL, (int)s_);                \
+    } while (0)
+
+/* ---------------------------------------------------------------- helpers */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Refuses (exit 2) when `bytes` (plus RESERVE_BYTES) are not free on GPU `dev`. */
+static void need_memory(int dev, const char *what, size_t bytes)
+{
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaSetDevice(dev));
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    printf("# GPU %d: %s needs %.3f GiB (+ %.2f GiB reserve), %.3f GiB free of %.3f GiB\n", dev,
+           what, (double)bytes / GIB, (double)RESERVE_BYTES / GIB, (double)free_b / GIB,
+           (double)total_b / GIB);
+    fflush(stdout);
+    if (bytes > free_b || free_b - bytes < RESERVE_BYTES) {
+        fprintf(stderr,
+                PROG ": error: %s does not fit on GPU %d: needs %.3f GiB + %.2f GiB reserve, "
+                     "%.3f GiB free (choose a smaller N)\n",
+                what, dev, (double)bytes / GIB, (double)RESERVE_BYTES / GIB, (double)free_b / GIB);
+        exit(EXIT_USAGE);
+    }
+}
+
+/* A device vector of n ones (for adding a constant to a diagonal with cublasDaxpy). */
+static double *device_ones(int n)
+{
+    double *h = malloc((size_t)n * sizeof(double));
+    if (!h) {
+        fprintf(stderr, PROG ": error: out of host memory for %d doubles\n", n);
+        exit(1);
+    }
+    for (int i = 0; i < n; i++)
+        h[i] = 1.0;
+    double *d = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&d, (size_t)n * sizeof(double)));
+    CUDA_CHECK(cudaMemcpy(d, h, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
+    free(h);
+    return d;
+}
+
+/* `count` uniform doubles in (0, 1] into d, the same ones for the same seed. */
+static void fill_uniform(curandGenerator_t gen, unsigned long long seed, double *d, size_t count)
+{
+    CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, seed));
+    CURAND_CHECK(curandSetGeneratorOffset(gen, 0));
+    CURAND_CHECK(curandGenerateUniformDouble(gen, d, count));
+}
+
+static void print_rep(const char *op, int n, int gpus, int tile, int rep, double s, double flops,
+                      double *tflops_out)
+{
+    double tf = flops / s / 1e12;
+    printf("vendor,%s,N=%d,gpus=%d,tile=%d,rep=%d,seconds=%.6f,tflops=%.3f\n", op, n, gpus, tile,
+           rep, s, tf);
+    fflush(stdout);
+    *tflops_out = tf;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_summary(const char *op, int n, int gpus, int tile, double *tf, int reps)
+{
+    qsort(tf, (size_t)reps, sizeof(double), cmp_double);
+    double median = reps % 2 ? tf[reps / 2] : 0.5 * (tf[reps / 2 - 1] + tf[reps / 2]);
+    printf("vendor,%s,N=%d,gpus=%d,tile=%d,best_tflops=%.3f,median_tflops=%.3f\n", op, n, gpus,
+           tile, tf[reps - 1], median);
+    fflush(stdout);
+}
+
+static void describe_gpus(int ngpus)
+{
+    int rt = 0, drv = 0, solver = 0;
+    CUDA_CHECK(cudaRuntimeGetVersion(&rt));
+    CUDA_CHECK(cudaDriverGetVersion(&drv));
+    CUSOLVER_CHECK(cusolverGetVersion(&solver));
+    printf("# " PROG ": CUDA runtime %d.%d, driver %d.%d, cuSOLVER %d\n", rt / 1000,
+           (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10, solver);
+    for (int g = 0; g < ngpus; g++) {
+        struct cudaDeviceProp p;
+        CUDA_CHECK(cudaGetDeviceProperties(&p, g));
+        printf("# GPU %d: %s, cc %d.%d, %.1f GiB\n", g, p.name, p.major, p.minor,
+               (double)p.totalGlobalMem / GIB);
+    }
+    fflush(stdout);
+}
+
+/* ---------------------------------------------------------------- potrf, one GPU */
+
+/* A := uniform(0,1) N x N (lda = n), then A(i,i) += n: symmetric positive definite read as
+ * its lower triangle (strictly diagonally dominant with a positive diagonal). */
+static void fill_spd(curandGenerator_t gen, cublasHandle_t bh, double *A, int n, const double *ones)
+{
+    const double alpha = (double)n;
+    fill_uniform(gen, 12345, A, (size_t)n * (size_t)n);
+    CUBLAS_CHECK(cublasDaxpy(bh, n, &alpha, ones, 1, A, n + 1));
+}
+
+static void run_potrf(int n, int reps)
+{
+    const size_t mat_bytes = (size_t)n * (size_t)n * sizeof(double);
+    const double flops = (double)n * (double)n * (double)n / 3.0;
+    cudaStream_t st;
+    cusolverDnHandle_t sh;
+    cublasHandle_t bh;
+    curandGenerator_t gen;
+    cudaEvent_t e0, e1;
+
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaStreamCreate(&st));
+    CUSOLVER_CHECK(cusolverDnCreate(&sh));
+    CUSOLVER_CHECK(cusolverDnSetStream(sh, st));
+    CUBLAS_CHECK(cublasCreate(&bh));
+    CUBLAS_CHECK(cublasSetStream(bh, st));
+    CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    CURAND_CHECK(curandSetStream(gen, st));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+
+    need_memory(0, "potrf matrix (N*N doubles)", mat_bytes + (size_t)n * sizeof(double));
+    double *A = NULL, *work = NULL;
+    int *dinfo = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&A, mat_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&dinfo, sizeof(int)));
+    double *ones = device_ones(n);
+    int lwork = 0;
+    CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(sh, CUBLAS_FILL_MODE_LOWER, n, A, n, &lwork));
+    need_memory(0, "potrf workspace", (size_t)lwork * sizeof(double));
+    CUDA_CHECK(cudaMalloc((void **)&work, (size_t)(lwork > 0 ? lwork : 1) * sizeof(double)));
+
+    double *tf = calloc((size_t)reps, sizeof(double));
+    if (!tf)
+        exit(1);
+    for (int r = -1; r < reps; r++) { /* r == -1: the warm-up, not counted */
+        fill_spd(gen, bh, A, n, ones);
+        CUDA_CHECK(cudaStreamSynchronize(st));
+        CUDA_CHECK(cudaEventRecord(e0, st));
+        CUSOLVER_CHECK(cusolverDnDpotrf(sh, CUBLAS_FILL_MODE_LOWER, n, A, n, work, lwork, dinfo));
+        CUDA_CHECK(cudaEventRecord(e1, st));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        int info = 0;
+        CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));
+        if (info != 0) {
+            fflush(stdout);
+            fprintf(stderr, PROG ": error: cusolverDnDpotrf returned devInfo = %d (%s) in %s %d\n",
+                    info, info > 0 ? "leading minor not positive definite" : "bad parameter",
+                    r < 0 ? "the warm-up" : "repetition", r < 0 ? 0 : r + 1);
+            exit(1);
+        }
+        if (r >= 0)
+            print_rep("potrf", n, 1, 0, r + 1, 1e-3 * (double)ms, flops, &tf[r]);
+    }
+    print_summary("potrf", n, 1, 0, tf, reps);
+    free(tf);
+
+    CUDA_CHECK(cudaFree(work));
+    CUDA_CHECK(cudaFree(ones));
+    CUDA_CHECK(cudaFree(dinfo));
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CURAND_CHECK(curandDestroyGenerator(gen));
+    CUBLAS_CHECK(cublasDestroy(bh));
+    CUSOLVER_CHECK(cusolverDnDestroy(sh));
+    CUDA_CHECK(cudaStreamDestroy(st));
+}
+
+/* ---------------------------------------------------------------- gemm, one GPU */
+
+static void run_gemm(int n, int reps)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    const double flops = 2.0 * (double)n * (double)n * (double)n;
+    const double one = 1.0;
+    cudaStream_t st;
+    cublasHandle_t bh;
+    curandGenerator_t gen;
+    cudaEvent_t e0, e1;
+
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaStreamCreate(&st));
+    CUBLAS_CHECK(cublasCreate(&bh));
+    CUBLAS_CHECK(cublasSetStream(bh, st));
+    CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    CURAND_CHECK(curandSetStream(gen, st));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+
+    need_memory(0, "gemm A, B, C (3*N*N doubles)", 3 * nn * sizeof(double));
+    double *A = NULL, *B = NULL, *C = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&A, nn * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&B, nn * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&C, nn * sizeof(double)));
+    fill_uniform(gen, 1, A, nn);
+    fill_uniform(gen, 2, B, nn);
+
+    double *tf = calloc((size_t)reps, sizeof(double));
+    if (!tf)
+        exit(1);
+    for (int r = -1; r < reps; r++) { /* r == -1: the warm-up, not counted */
+        fill_uniform(gen, 3, C, nn);  /* C is overwritten by each call: the same C each time */
+        CUDA_CHECK(cudaStreamSynchronize(st));
+        CUDA_CHECK(cudaEventRecord(e0, st));
+        CUBLAS_CHECK(
+            cublasDgemm(bh, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &one, C, n));
+        CUDA_CHECK(cudaEventRecord(e1, st));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0)
+            print_rep("gemm", n, 1, 0, r + 1, 1e-3 * (double)ms, flops, &tf[r]);
+    }
+    print_summary("gemm", n, 1, 0, tf, reps);
+    free(tf);
+
+    CUDA_CHECK(cudaFree(C));
+    CUDA_CHECK(cudaFree(B));
+    CUDA_CHECK(cudaFree(A));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CURAND_CHECK(curandDestroyGenerator(gen));
+    CUBLAS_CHECK(cublasDestroy(bh));
+    CUDA_CHECK(cudaStreamDestroy(st));
+}
+
+/* ---------------------------------------------------------------- mgpotrf, G GPUs */
+
+static void sync_all(int ngpus)
+{
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+}
+
+static void enable_peer_access(int ngpus)
+{
+    for (int i = 0; i < ngpus; i++) {
+        CUDA_CHECK(cudaSetDevice(i));
+        for (int j = 0; j < ngpus; j++) {
+            if (j == i)
+                continue;
+            int can = 0;
+            CUDA_CHECK(cudaDeviceCanAccessPeer(&can, i, j));
+            if (!can) {
+                printf("# GPU %d cannot access GPU %d as a peer\n", i, j);
+                continue;
+            }
+            cudaError_t e = cudaDeviceEnablePeerAccess(j, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled)
+                (void)cudaGetLastError(); /* clear it: not an error here */
+            else
+                CUDA_CHECK(e);
+        }
+    }
+    fflush(stdout);
+}
+
+/* 1D block-cyclic columns, as cusolverMg lays them out: column tile b (columns b*T ..
+ * b*T+T-1) lives on GPU b % G as its local tile b / G; the local tiles of a GPU are stored
+ * one after the other, each N x T with lda = N. Each GPU's part is regenerated with cuRAND
+ * (seed per GPU, so the same matrix each time) and N is added to the diagonal elements of
+ * its columns (one cublasDaxpy per local tile, stride lda + 1). */
+static void fill_spd_mg(int n, int ngpus, int tile, int max_local_tiles, double **A,
+                        curandGenerator_t *gen, cublasHandle_t *bh, double **ones)
+{
+    const double alpha = (double)n;
+    const int ntiles = (n + tile - 1) / tile;
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        fill_uniform(gen[g], 1000 + (unsigned long long)g, A[g],
+                     (size_t)n * (size_t)tile * (size_t)max_local_tiles);
+        for (int k = 0;; k++) {
+            int b = g + k * ngpus; /* global column tile */
+            if (b >= ntiles)
+                break;
+            int cols = n - b * tile < tile ? n - b * tile : tile;
+            /* element (b*T, b*T) of the global matrix: local column k*T, row b*T */
+            double *diag = A[g] + (size_t)k * (size_t)tile * (size_t)n + (size_t)b * (size_t)tile;
+            CUBLAS_CHECK(cublasDaxpy(bh[g], cols, &alpha, ones[g], 1, diag, n + 1));
+        }
+    }
+    sync_all(ngpus);
+}
+
+static void run_mgpotrf(int n, int ngpus, int tile, int reps)
+{
+    const double flops = (double)n * (double)n * (double)n / 3.0;
+    const int ntiles = (n + tile - 1) / tile;
+    const int max_local_tiles = (ntiles + ngpus - 1) / ngpus;
+    const size_t local_elems = (size_t)n * (size_t)tile * (size_t)max_local_tiles;
+    const int IA = 1, JA = 1; /* 1-based: the whole matrix */
+
+    int *devs = calloc((size_t)ngpus, sizeof(int));
+    double **A = calloc((size_t)ngpus, sizeof(double *));
+    double **work = calloc((size_t)ngpus, sizeof(double *));
+    double **ones = calloc((size_t)ngpus, sizeof(double *));
+    void **Av = calloc((size_t)ngpus, sizeof(void *));
+    void **workv = calloc((size_t)ngpus, sizeof(void *));
+    cublasHandle_t *bh = calloc((size_t)ngpus, sizeof(cublasHandle_t));
+    curandGenerator_t *gen = calloc((size_t)ngpus, sizeof(curandGenerator_t));
+    double *tf = calloc((size_t)reps, sizeof(double));
+    if (!devs || !A || !work || !ones || !Av || !workv || !bh || !gen || !tf) {
+        fprintf(stderr, PROG ": error: out of host memory\n");
+        exit(1);
+    }
+    for (int g = 0; g < ngpus; g++)
+        devs[g] = g;
+
+    cusolverMgHandle_t mh;
+    cudaLibMgGrid_t grid;
+    cudaLibMgMatrixDesc_t desc;
+    CUSOLVER_CHECK(cusolverMgCreate(&mh));
+    CUSOLVER_CHECK(cusolverMgDeviceSelect(mh, ngpus, devs));
+    enable_peer_access(ngpus);
+    CUSOLVER_CHECK(
+        cusolverMgCreateDeviceGrid(&grid, 1, ngpus, devs, CUDALIBMG_GRID_MAPPING_COL_MAJOR));
+    CUSOLVER_CHECK(cusolverMgCreateMatrixDesc(&desc, n, n, /* global rows, columns */
+                                              n, tile,     /* tile rows (all), tile columns */
+                                              CUDA_R_64F, grid));
+
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUBLAS_CHECK(cublasCreate(&bh[g]));
+        CURAND_CHECK(curandCreateGenerator(&gen[g], CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "mgpotrf local columns (%d tiles of N x %d)", max_local_tiles,
+             tile);
+    for (int g = 0; g < ngpus; g++)
+        need_memory(g, what, local_elems * sizeof(double) + (size_t)tile * sizeof(double));
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMalloc((void **)&A[g], local_elems * sizeof(double)));
+        ones[g] = device_ones(tile);
+        Av[g] = A[g];
+    }
+
+    int64_t lwork = 0; /* elements per GPU */
+    CUDA_CHECK(cudaSetDevice(0));
+    CUSOLVER_CHECK(cusolverMgPotrf_bufferSize(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc,
+                                              CUDA_R_64F, &lwork));
+    for (int g = 0; g < ngpus; g++)
+        need_memory(g, "mgpotrf workspace", (size_t)lwork * sizeof(double));
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMalloc((void **)&work[g], (size_t)(lwork > 0 ? lwork : 1) * sizeof(double)));
+        workv[g] = work[g];
+    }
+    sync_all(ngpus);
+
+    for (int r = -1; r < reps; r++) { /* r == -1: the warm-up, not counted */
+        fill_spd_mg(n, ngpus, tile, max_local_tiles, A, gen, bh, ones); /* ends synchronized */
+        CUDA_CHECK(cudaSetDevice(0));
+        int info = 0;
+        double t0 = now_s();
+        CUSOLVER_CHECK(cusolverMgPotrf(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc, CUDA_R_64F,
+                                       workv, lwork, &info));
+        sync_all(ngpus);
+        double dt = now_s() - t0;
+        if (info != 0) {
+            fflush(stdout);
+            fprintf(stderr, PROG ": error: cusolverMgPotrf returned info = %d (%s) in %s %d\n",
+                    info, info > 0 ? "leading minor not positive definite" : "bad parameter",
+                    r < 0 ? "the warm-up" : "repetition", r < 0 ? 0 : r + 1);
+            exit(1);
+        }
+        if (r >= 0)
+            print_rep("mgpotrf", n, ngpus, tile, r + 1, dt, flops, &tf[r]);
+    }
+    print_summary("mgpotrf", n, ngpus, tile, tf, reps);
+
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaFree(work[g]));
+        CUDA_CHECK(cudaFree(ones[g]));
+        CUDA_CHECK(cudaFree(A[g]));
+        CURAND_CHECK(curandDestroyGenerator(gen[g]));
+        CUBLAS_CHECK(cublasDestroy(bh[g]));
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    CUSOLVER_CHECK(cusolverMgDestroyMatrixDesc(desc));
+    CUSOLVER_CHECK(cusolverMgDestroyGrid(grid));
+    CUSOLVER_CHECK(cusolverMgDestroy(mh));
+    free(tf);
+    free(gen);
+    free(bh);
+    free(workv);
+    free(Av);
+    free(ones);
+    free(work);
+    free(A);
+    free(devs);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " potrf N [reps]         cusolverDnDpotrf (lower) on GPU 0\n"
+            "       " PROG " gemm N [reps]          cublasDgemm C = A*B + C on GPU 0\n"
+            "       " PROG " mgpotrf N G T [reps]   cusolverMgPotrf (lower) on GPUs 0..G-1,\n"
+            "                                         column tile T (1D block-cyclic)\n"
+            "  N 1..%d, G 1..%d (and at most the GPUs present), T 1..N, reps 1..%d "
+            "(default 3)\n"
+            "  output: vendor,<op>,N=,gpus=,tile=,rep=,seconds=,tflops= per repetition, then\n"
+            "          vendor,<op>,N=,gpus=,tile=,best_tflops=,median_tflops=\n"
+            "  exit: 0 done, 1 a CUDA library error, 2 a bad argument or N does not fit,\n"
+            "        77 no (or too few) GPUs: skipped\n",
+            MAX_N, MAX_GPUS, MAX_REPS);
+}
+
+/* argv[i] as an integer in [min, max] (the whole string), else exit 2 naming it. */
+static int arg_int(int argc, char **argv, int i, const char *name, long min, long max)
+{
+    const char *s = i < argc ? argv[i] : NULL;
+    if (s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (!errno && end != s && !*end && v >= min && v <= max)
+            return (int)v;
+    }
+    fprintf(stderr, PROG ": error: %s must be an integer in [%ld, %ld], got %s%s%s (see --help)\n",
+            name, min, max, s ? "'" : "nothing", s ? s : "", s ? "'" : "");
+    exit(EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+    if (argc < 2) {
+        fprintf(stderr, PROG ": error: no operation given (potrf, gemm or mgpotrf; see --help)\n");
+        return EXIT_USAGE;
+    }
+    const char *op = argv[1];
+    int mg = !strcmp(op, "mgpotrf");
+    if (!mg && strcmp(op, "potrf") && strcmp(op, "gemm")) {
+        fprintf(stderr,
+                PROG ": error: unknown operation '%s' (potrf, gemm or mgpotrf; see --help)\n", op);
+        return EXIT_USAGE;
+    }
+    int n = arg_int(argc, argv, 2, "N", 1, MAX_N);
+    int ngpus = 1, tile = 0, next = 3;
+    if (mg) {
+        ngpus = arg_int(argc, argv, 3, "G", 1, MAX_GPUS);
+        tile = arg_int(argc, argv, 4, "T", 1, n);
+        next = 5;
+    }
+    int reps = next < argc ? arg_int(argc, argv, next, "reps", 1, MAX_REPS) : 3;
+    if (next + 1 < argc) {
+        fprintf(stderr, PROG ": error: unexpected argument '%s' (see --help)\n", argv[next + 1]);
+        return EXIT_USAGE;
+    }
+
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1) {
+        fprintf(stderr, PROG ": no CUDA GPU available (cudaGetDeviceCount: %s%s%s); skipped\n",
+                e != cudaSuccess ? cudaGetErrorName(e) : "0 devices", e != cudaSuccess ? ": " : "",
+                e != cudaSuccess ? cudaGetErrorString(e) : "");
+        return EXIT_SKIP;
+    }
+    if (ngpus > count) {
+        fprintf(stderr, PROG ": %s with G=%d needs %d GPUs, %d present; skipped\n", op, ngpus,
+                ngpus, count);
+        return EXIT_SKIP;
+    }
+    describe_gpus(ngpus);
+
+    if (mg)
+        run_mgpotrf(n, ngpus, tile, reps);
+    else if (!strcmp(op, "potrf"))
+        run_potrf(n, reps);
+    else
+        run_gemm(n, reps);
+    return 0;
+}
