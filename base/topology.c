@@ -26,6 +26,8 @@ struct rill_topo {
     int nworkers;
     int *worker_core;        /* [nworkers] index in cores[] */
     int *steal;              /* [nworkers][nworkers - 1] */
+    int nreserved;           /* cores held back from the workers for service threads */
+    int reserved[16];        /* their index in cores[] */
     atomic_bool bind_warned; /* first failed binding warned about; any thread */
 };
 
@@ -495,6 +497,53 @@ err:
     return status;
 }
 
+static rill_status_t topo_bind(rill_topo_t *topo, hwloc_const_bitmap_t set, const char *who);
+
+rill_status_t rill_topo_reserve(rill_topo_t *topo, int n, const char *who)
+{
+    if (n <= 0 || topo->nreserved > 0)
+        return RILL_SUCCESS;
+    if (n > 16)
+        n = 16;
+    bool requested = rill_param_get_int(param_num_cores) > 0;
+    if (requested || topo->ncores <= n) {
+        RILL_WARN(RILL_LOG_TOPO,
+                  "%d %s thread(s) share cores with the workers: %s (this process has %d core%s); "
+                  "give each process at least %d more core(s) than it has GPUs, or leave "
+                  "runtime_num_cores at 0",
+                  n, who, requested ? "runtime_num_cores sets the workers" : "no core is left over",
+                  topo->ncores, topo->ncores == 1 ? "" : "s", 1);
+        return RILL_SUCCESS;
+    }
+    /* the last cores of the process's set go to the service threads, the first ones keep
+     * their workers (the main thread stays worker 0) */
+    for (int i = 0; i < n; i++)
+        topo->reserved[i] = topo->ncores - 1 - i;
+    topo->nreserved = n;
+    int nw = topo->ncores - n;
+    if (topo->nworkers > nw)
+        topo->nworkers = nw;
+    free(topo->steal);
+    topo->steal = NULL;
+    return topo_compute_steal(topo);
+}
+
+rill_status_t rill_topo_bind_reserved(rill_topo_t *topo, int i)
+{
+    if (!topo->bind)
+        return RILL_SUCCESS;
+    if (i < 0 || i >= topo->nreserved)
+        return topo_bind(topo, topo->all, "service");
+    return topo_bind(topo, topo->sets[topo->reserved[i]], "service");
+}
+
+int rill_topo_reserved_core(const rill_topo_t *topo, int i)
+{
+    if (!topo->bind || i < 0 || i >= topo->nreserved)
+        return -1;
+    return (int)hwloc_bitmap_first(topo->sets[topo->reserved[i]]);
+}
+
 void rill_topo_destroy(rill_topo_t **topo_p)
 {
     rill_topo_t *topo = topo_p ? *topo_p : NULL;
@@ -596,4 +645,7 @@ void rill_topo_print(const rill_topo_t *topo, FILE *out)
         topo_worker_line(topo, w, line, sizeof(line));
         fprintf(out, "%s\n", line);
     }
+    for (int i = 0; i < topo->nreserved; i++)
+        fprintf(out, "  GPU manager %d: core with PU %d, reserved (no worker runs there)\n", i,
+                (int)hwloc_bitmap_first(topo->sets[topo->reserved[i]]));
 }

@@ -32,7 +32,19 @@ rill_status_t rill_topo_init(int local_rank, int local_size, rill_topo_t **topo_
 /** Free everything and set *topo_p to NULL; NULL or *topo_p NULL is a no-op. Main thread. */
 void rill_topo_destroy(rill_topo_t **topo_p);
 
+/** Hold n cores back from the workers for service threads (the GPU managers, named who in
+ * the warning): the last n cores of the process's set, when it has more than n and
+ * runtime_num_cores is 0; otherwise they share (warned). Before the workers start. Main
+ * thread. */
+rill_status_t rill_topo_reserve(rill_topo_t *topo, int n, const char *who);
+
 /* The calls below may be made from any thread between init and destroy. */
+
+/** Bind the calling thread to reserved core i (rill_topo_reserve), or like a service thread
+ * when there is no such core. */
+rill_status_t rill_topo_bind_reserved(rill_topo_t *topo, int i);
+/** OS index of reserved core i's first PU, -1 when none or unbound. */
+int rill_topo_reserved_core(const rill_topo_t *topo, int i);
 
 /** Number of cores given to this process: the number of workers. */
 int rill_topo_nworkers(const rill_topo_t *topo);

@@ -35,6 +35,15 @@ macro(rill_detect_optional)
         endif()
         if(CUDAToolkit_FOUND)
             set(RILL_HAVE_CUDA 1)
+            # device code (.cu: e.g. the DLA generators) is compiled by the toolkit's nvcc;
+            # Hopper (H100/H200) unless the caller asks for other architectures
+            if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+                set(CMAKE_CUDA_ARCHITECTURES 90)
+            endif()
+            if(NOT DEFINED CMAKE_CUDA_COMPILER)
+                set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+            endif()
+            enable_language(CUDA)
         endif()
     endif()
 

@@ -99,7 +99,7 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
     comm->local_rank = 0;
     comm->local_size = 1;
     atomic_init(&comm->next_handle, 1);
-    comm_mpsc_init(&comm->cmdq);
+    rill_mpsc_init(&comm->cmdq);
     rill_evcount_init(&comm->wake);
     rill_evcount_init(&comm->coll_ev);
     rill_heap_init(&comm->recv_pending);
@@ -266,7 +266,7 @@ void rill_comm_peer_stats(const rill_comm_t *comm, int peer, rill_comm_peer_stat
  * queue head), then rill_evcount_signal bumps the epoch and reads the waiter count
  * (both seq_cst). The comm thread, before sleeping, registers as a waiter and reads
  * the epoch (rill_evcount_prepare, seq_cst), then re-reads the queue head (seq_cst,
- * comm_mpsc_nonempty). All six operations sit in one total order. If the comm thread's
+ * rill_mpsc_nonempty). All six operations sit in one total order. If the comm thread's
  * re-read misses the push, the push comes after that re-read, hence after the
  * registration, so the signaller sees a waiter and calls FUTEX_WAKE after bumping the
  * epoch; the comm thread either has not entered FUTEX_WAIT yet (the kernel compares
@@ -275,7 +275,7 @@ void rill_comm_peer_stats(const rill_comm_t *comm, int peer, rill_comm_peer_stat
  */
 void rill_comm_post(rill_comm_t *comm, comm_cmd_t *cmd)
 {
-    comm_mpsc_push(&comm->cmdq, &cmd->link);
+    rill_mpsc_push(&comm->cmdq, &cmd->link);
     rill_evcount_signal(&comm->wake, 1);
 }
 

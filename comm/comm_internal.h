@@ -11,7 +11,7 @@
 #include "rill/config.h"
 #include "comm.h"
 #include "heap.h"
-#include "comm_mpsc.h"
+#include "mpsc.h"
 #include "sync.h"
 
 #if RILL_HAVE_MPI
@@ -67,7 +67,7 @@ typedef enum comm_cmd_kind {
 
 /** Every command starts with this: the MPSC link and its kind. */
 typedef struct comm_cmd {
-    comm_mpsc_node_t link;
+    rill_mpsc_node_t link;
     comm_cmd_kind_t kind;
 } comm_cmd_t;
 
@@ -221,7 +221,7 @@ struct rill_comm {
 
     bool threaded; /* a comm thread runs (MPI with size > 1) */
     pthread_t thread;
-    comm_mpsc_t cmdq;          /* commands for the comm thread */
+    rill_mpsc_t cmdq;          /* commands for the comm thread */
     rill_evcount_t wake;       /* the comm thread sleeps on it */
     rill_evcount_t coll_ev;    /* callers of collectives sleep on it */
     rill_comm_waiter_t waiter; /* how callers of collectives wait (wait == NULL: sleep) */

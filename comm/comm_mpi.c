@@ -776,9 +776,9 @@ static int comm_poll_reqs(rill_comm_t *c)
 static int comm_drain(rill_comm_t *c)
 {
     int progress = 0;
-    comm_mpsc_node_t *node = comm_mpsc_take_all(&c->cmdq);
+    rill_mpsc_node_t *node = rill_mpsc_take_all(&c->cmdq);
     while (node) {
-        comm_mpsc_node_t *next = node->next;
+        rill_mpsc_node_t *next = node->next;
         comm_cmd_t *cmd = container_of(node, comm_cmd_t, link);
         progress++;
         switch (cmd->kind) {
@@ -894,7 +894,7 @@ static void *comm_thread_main(void *arg)
             continue;
         }
         uint32_t key = rill_evcount_prepare(&c->wake);
-        if (comm_mpsc_nonempty(&c->cmdq)) {
+        if (rill_mpsc_nonempty(&c->cmdq)) {
             rill_evcount_cancel(&c->wake);
             continue;
         }

@@ -8,7 +8,7 @@
 
 #include "device.h"
 
-static rill_param_t *p_enabled, *p_mask, *p_mem_pct, *p_mem_bytes, *p_streams, *p_workspace;
+static rill_param_t *p_enabled, *p_max, *p_mask, *p_mem_pct, *p_mem_bytes, *p_streams, *p_workspace;
 
 rill_status_t rill_cuda_register_params(void)
 {
@@ -18,6 +18,10 @@ rill_status_t rill_cuda_register_params(void)
                                   "Run tasks on the CUDA GPUs this process can use (false: "
                                   "CPUs only)",
                                   RILL_PARAM_LEVEL_USER, true, &p_enabled));
+    KEEP(rill_param_register_int("device_cuda_max_gpus",
+                                 "Most GPUs one process runs tasks on (0: all of its share of "
+                                 "the node's GPUs)",
+                                 RILL_PARAM_LEVEL_USER, 0, 0, RILL_CUDA_MAX_GPUS, &p_max));
     KEEP(rill_param_register_int("device_cuda_mask",
                                  "Bit mask of the CUDA device ordinals this process may use "
                                  "(bit i: GPU i; -1: all); the allowed GPUs are split between "
@@ -107,6 +111,7 @@ rill_status_t rill_cuda_discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, 
         g->total_mem = p.totalGlobalMem;
         g->sm_count = p.multiProcessorCount;
         nearest_cores(d, g->nearest_cores, sizeof(g->nearest_cores), &g->numa_node);
+        g->sharers = 1;
     }
     why[0] = '\0';
     return RILL_SUCCESS;
@@ -185,6 +190,11 @@ rill_status_t rill_cuda_select(int local_rank, int local_size, rill_cuda_gpu_inf
         first = local_rank % allowed;
         count = 1;
     }
+    for (int i = 0; i < allowed; i++) /* processes r with r % allowed == i, or 1 */
+        all[i].sharers = allowed >= local_size ? 1 : (local_size - 1 - i) / allowed + 1;
+    int most = p_max ? (int)rill_param_get_int(p_max) : 0;
+    if (most > 0 && count > most)
+        count = most;
     for (int i = 0; i < count && *n_p < max; i++)
         gpus[(*n_p)++] = all[first + i];
     why[0] = '\0';
@@ -211,6 +221,15 @@ rill_status_t rill_cuda_select(int local_rank, int local_size, rill_cuda_gpu_inf
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
+
+void rill_cuda_config_from_params(rill_cuda_gpu_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->memory_use_pct = p_mem_pct ? (int)rill_param_get_int(p_mem_pct) : 90;
+    cfg->memory_bytes = p_mem_bytes ? rill_param_get_size(p_mem_bytes) : 0;
+    cfg->exec_streams = p_streams ? (int)rill_param_get_int(p_streams) : 4;
+    cfg->workspace = p_workspace ? rill_param_get_size(p_workspace) : (64u << 20);
+}
 
 static rill_status_t carve(rill_cuda_gpu_t *g, size_t size, void **p, char *err, size_t len,
                            const char *what)
@@ -243,8 +262,14 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
     /* bodies and the manager poll events: no blocking synchronisation anywhere */
     size_t free_b = 0, total_b = 0;
     CU_TRY(cudaMemGetInfo(&free_b, &total_b));
+    /* a GPU shared by several processes of the node: each takes its part of the whole (the
+     * free memory depends on who started first) */
+    int sharers = info->sharers > 1 ? info->sharers : 1;
     size_t want = cfg->memory_bytes ? cfg->memory_bytes
-                                    : (size_t)((double)free_b * cfg->memory_use_pct / 100.0);
+                  : sharers > 1 ? (size_t)((double)total_b * cfg->memory_use_pct / 100.0 / sharers)
+                                : (size_t)((double)free_b * cfg->memory_use_pct / 100.0);
+    if (sharers > 1 && want > free_b)
+        want = free_b * 9 / 10;
     want &= ~(size_t)((1 << 20) - 1); /* whole MiB */
     if (want < (8u << 20) || want > free_b) {
         snprintf(err, len,
@@ -345,6 +370,9 @@ void rill_cuda_gpu_close(rill_cuda_gpu_t **gpu_p)
     for (int i = 0; i < g->nevents; i++)
         cudaEventDestroy(g->events[i]);
     free(g->events);
+    for (int i = 0; i < g->ntevents; i++)
+        cudaEventDestroy(g->tevents[i]);
+    free(g->tevents);
     if (g->status_host)
         cudaFreeHost(g->status_host);
     rill_zone_destroy(&g->zone);
@@ -358,33 +386,34 @@ void rill_cuda_gpu_close(rill_cuda_gpu_t **gpu_p)
 cudaEvent_t rill_cuda_event_get(rill_cuda_gpu_t *gpu, bool timing)
 {
     cudaEvent_t ev = NULL;
-    if (timing) {
-        if (cudaEventCreate(&ev) != cudaSuccess)
-            return NULL;
-        return ev;
-    }
-    if (gpu->nevents > 0)
+    if (timing && gpu->ntevents > 0)
+        return gpu->tevents[--gpu->ntevents];
+    if (!timing && gpu->nevents > 0)
         return gpu->events[--gpu->nevents];
-    if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess)
+    if (cudaEventCreateWithFlags(&ev, timing ? cudaEventDefault : cudaEventDisableTiming) !=
+        cudaSuccess)
         return NULL;
     return ev;
 }
 
-void rill_cuda_event_put(rill_cuda_gpu_t *gpu, cudaEvent_t ev)
+void rill_cuda_event_put(rill_cuda_gpu_t *gpu, cudaEvent_t ev, bool timing)
 {
     if (!ev)
         return;
-    if (gpu->nevents == gpu->cap_events) {
-        int cap = gpu->cap_events * 2;
-        cudaEvent_t *e = realloc(gpu->events, sizeof(*e) * (size_t)cap);
+    cudaEvent_t **pool = timing ? &gpu->tevents : &gpu->events;
+    int *n = timing ? &gpu->ntevents : &gpu->nevents,
+        *cap = timing ? &gpu->cap_tevents : &gpu->cap_events;
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 64;
+        cudaEvent_t *e = realloc(*pool, sizeof(*e) * (size_t)c);
         if (!e) {
             cudaEventDestroy(ev);
             return;
         }
-        gpu->events = e;
-        gpu->cap_events = cap;
+        *pool = e;
+        *cap = c;
     }
-    gpu->events[gpu->nevents++] = ev;
+    (*pool)[(*n)++] = ev;
 }
 
 bool rill_cuda_host_register(void *ptr, size_t size)

@@ -30,6 +30,7 @@ typedef struct rill_cuda_gpu_info {
     int sm_count;
     char nearest_cores[128]; /* hwloc list of the cores nearest to it ("0-15"), or "?" */
     int numa_node;           /* OS index of its NUMA node, -1 if unknown */
+    int sharers;             /* processes of the node that use it (rill_cuda_select), >= 1 */
 } rill_cuda_gpu_info_t;
 
 /** Register the device_cuda_* parameters. Main thread. */
@@ -79,8 +80,10 @@ typedef struct rill_cuda_gpu {
     cudaStream_t peer[RILL_CUDA_MAX_GPUS]; /* D2D from local GPU of that ordinal, or NULL */
     int nexec;
     rill_cuda_exec_t exec[RILL_CUDA_MAX_STREAMS];
-    cudaEvent_t *events; /* the pool: free events */
+    cudaEvent_t *events; /* the pool: free events (no timing) */
     int nevents, cap_events;
+    cudaEvent_t *tevents; /* the pool of timing events */
+    int ntevents, cap_tevents;
     int *status_host; /* host-mapped words bodies may hand to kernels (cuSOLVER's info) */
     int *status_dev;  /* the same words as the device sees them */
     int nstatus;
@@ -97,6 +100,9 @@ typedef struct rill_cuda_gpu_config {
     int npeers;
 } rill_cuda_gpu_config_t;
 
+/** The configuration the device_cuda_* parameters ask for (peers and nstatus left 0). */
+void rill_cuda_config_from_params(rill_cuda_gpu_config_t *cfg);
+
 /** Set up GPU info->ordinal on the calling thread (cudaSetDevice first). Errors name the
  * call that failed in err. */
 rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
@@ -105,10 +111,11 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
 /** Free everything rill_cuda_gpu_open made. *gpu_p becomes NULL. Same thread. */
 void rill_cuda_gpu_close(rill_cuda_gpu_t **gpu_p);
 
-/** An event from the pool (created when the pool is empty; timing disabled unless
- * timing); give it back once nothing will wait on it any more. */
+/** An event from the pool (created when the pool is empty; with timing, one that
+ * cudaEventElapsedTime accepts); give it back to the same pool once nothing will wait on it
+ * any more. NULL when none can be created. */
 cudaEvent_t rill_cuda_event_get(rill_cuda_gpu_t *gpu, bool timing);
-void rill_cuda_event_put(rill_cuda_gpu_t *gpu, cudaEvent_t ev);
+void rill_cuda_event_put(rill_cuda_gpu_t *gpu, cudaEvent_t ev, bool timing);
 #endif
 
 /** Page-lock size bytes at ptr for asynchronous transfers (cudaHostRegister, portable to

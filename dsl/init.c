@@ -9,12 +9,16 @@
 #include "core.h"
 #include "cuda.h"
 #include "dtd_internal.h"
+#include "manager.h"
 
 /* Register the parameters of every framework, from the bottom layer up. */
 static rill_status_t register_all_params(void)
 {
     rill_status_t status = rill_core_register_params(); /* base, topology, comm, core */
-    rill_status_t s = rill_dtd_register_params();
+    rill_status_t s = rill_gpu_register_params();
+    if (status == RILL_SUCCESS)
+        status = s;
+    s = rill_dtd_register_params();
     return status != RILL_SUCCESS ? status : s;
 }
 
@@ -87,7 +91,10 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         return status;
     if (ctx->rank == 0)
         rill_params_warn_unknown();
-    status = rill_dtd_init(ctx);
+    /* the GPU managers: every GPU of this process up (or a clear error) before tasks */
+    status = rill_gpu_managers_start(ctx);
+    if (status == RILL_SUCCESS)
+        status = rill_dtd_init(ctx);
     /* every rank installs its message handlers before any rank may send to it: a rank
      * that finished rill_init early would otherwise reach a slower one before its DTD
      * handler exists (the message is held, but counted and warned about) */

@@ -386,6 +386,24 @@ int rill_context_nworkers(const rill_context_t *ctx)
     return ctx->nworkers;
 }
 
+int rill_context_ngpus(const rill_context_t *ctx)
+{
+    (void)ctx;
+    return rill_device_count() - 1; /* the GPUs whose managers started */
+}
+
+const char *rill_context_gpu_status(const rill_context_t *ctx)
+{
+    return rill_device_count() > 1 ? "" : ctx->no_gpu_why;
+}
+
+const char *rill_context_gpu_name(const rill_context_t *ctx, int i)
+{
+    (void)ctx;
+    rill_device_t *d = rill_device_get(i + 1);
+    return i >= 0 && d ? d->name : NULL;
+}
+
 int rill_task_worker_id(const rill_task_t *task)
 {
     return task->worker;
@@ -449,10 +467,22 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     rill_comm_waiter_t waiter = { .wait = comm_wait, .wake = comm_wake, .arg = ctx };
     rill_comm_set_waiter(ctx->comm, &waiter);
 
+    status = rill_cuda_select(rill_comm_local_rank(ctx->comm), rill_comm_local_size(ctx->comm),
+                              ctx->gpus, RILL_CUDA_MAX_GPUS, &ctx->ngpus, ctx->no_gpu_why,
+                              sizeof(ctx->no_gpu_why));
+    if (status != RILL_SUCCESS) {
+        RILL_WARN(RILL_LOG_RUNTIME, "GPU discovery failed (%s): running on the CPUs only",
+                  ctx->no_gpu_why);
+        ctx->ngpus = 0;
+    }
     status = rill_topo_init(rill_comm_local_rank(ctx->comm), rill_comm_local_size(ctx->comm),
                             &ctx->topo);
     if (status != RILL_SUCCESS)
         goto err_fini_comm;
+    /* one core per GPU for its manager thread, when there are cores to spare */
+    if (ctx->ngpus > 0 &&
+        (status = rill_topo_reserve(ctx->topo, ctx->ngpus, "GPU manager")) != RILL_SUCCESS)
+        goto err_free_topo;
     ctx->nworkers = rill_topo_nworkers(ctx->topo);
     ctx->workers = calloc((size_t)ctx->nworkers, sizeof(*ctx->workers));
     int *orders = calloc(
@@ -506,6 +536,7 @@ err_free_workers:
     if (ctx->workers)
         free(ctx->workers[0].steal_order);
     free(ctx->workers);
+err_free_topo:
     rill_topo_destroy(&ctx->topo);
 err_fini_comm:
     rill_comm_set_waiter(ctx->comm, NULL);
@@ -541,6 +572,8 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
         RILL_VERBOSE(RILL_LOG_RUNTIME, 1, "rill_fini: destroying taskpool %u", tp->id);
         rill_taskpool_destroy(&tp);
     }
+    if (ctx->services_stop)
+        ctx->services_stop(ctx);
     stop_workers(ctx, ctx->nworkers);
     tl_worker = NULL;
     rill_stats_report(ctx); /* the workers stopped: their counts are final */

@@ -13,9 +13,11 @@
 #include "rill/runtime.h"
 
 #include "comm.h"
+#include "cuda.h"
 #include "device.h"
 #include "heap.h"
 #include "log.h"
+#include "mpsc.h"
 #include "sync.h"
 #include "topology.h"
 #include "trace.h"
@@ -77,11 +79,17 @@ typedef struct rill_task_class {
     int (*flows)(rill_task_t *task, rill_task_flow_t *flows, int max);
     /** Optional: the task's flop count, for the device choice (< 0: unknown). */
     double (*flops)(const rill_task_t *task);
+    /** Optional: a GPU body's status word (rill/cuda.h) came back as value != 0; the task
+     * fails unless this returns RILL_SUCCESS. Called by the GPU manager before completion. */
+    rill_status_t (*status_word)(rill_task_t *task, int value);
 } rill_task_class_t;
 
 /** A task as the core sees it; front ends embed it first in their task structs. */
 struct rill_task {
-    rill_task_t *next; /* link in ready lists */
+    union {
+        rill_task_t *next;     /* link in ready lists */
+        rill_mpsc_node_t link; /* link in a GPU manager's intake (the same word) */
+    };
     const rill_task_class_t *tc;
     rill_taskpool_t *tp;
     rill_heap_item_t prio; /* priority (higher runs first); seq set by the scheduler */
@@ -209,6 +217,14 @@ struct rill_context {
     atomic_llong trace_ready;   /* traces: tasks made ready and not yet picked */
     atomic_llong trace_running; /* traces: tasks started and not completed */
     int device_choice;          /* runtime_device: 0 auto, 1 cpu, 2 gpu */
+    /* the GPUs this process uses (rill_cuda_select at creation; their managers start in
+     * rill_init), or why none */
+    int ngpus;
+    rill_cuda_gpu_info_t gpus[RILL_CUDA_MAX_GPUS];
+    char no_gpu_why[192];
+    /* set by the layer that started service threads above the core (the GPU managers):
+     * called by rill_context_destroy once every taskpool ended, before the workers stop */
+    void (*services_stop)(rill_context_t *ctx);
 };
 
 /** The calling thread's worker (NULL on threads that are not workers). */

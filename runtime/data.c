@@ -406,6 +406,25 @@ err_free:
     return RILL_ERR_NO_MEMORY;
 }
 
+rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
+{
+    if (!A)
+        return RILL_ERR_INVALID_ARG;
+    int ngpus = rill_device_count() - 1;
+    if (ngpus < 2)
+        return RILL_SUCCESS;
+    for (int i = 0; i < A->mt; i++)
+        for (int j = 0; j < A->nt; j++) {
+            if (rill_matrix_tile_rank(A, i, j) != A->dc.ctx->rank)
+                continue;
+            rill_data_t *d = rill_matrix_tile(A, i, j);
+            if (!d)
+                return RILL_ERR_NO_MEMORY;
+            d->advised = 1 + (i / A->P + j / A->Q) % ngpus;
+        }
+    return RILL_SUCCESS;
+}
+
 rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
 {
     if (!A_p || !*A_p)

@@ -18,6 +18,16 @@ static CBLAS_TRANSPOSE cblas_trans(int t)
 
 /* ------------------------------------------------------------ tile kernels */
 
+void dla_record_info(rill_dla_t *dla, int minor)
+{
+    /* keep the smallest minor: later POTRFs run on the garbage a failure leaves */
+    int cur = atomic_load_explicit(&dla->info, memory_order_relaxed);
+    while ((cur == 0 || minor < cur) &&
+           !atomic_compare_exchange_weak_explicit(&dla->info, &cur, minor, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
 static rill_status_t body_potrf(rill_task_t *task)
 {
     dla_kargs_t a;
@@ -28,13 +38,7 @@ static rill_status_t body_potrf(rill_task_t *task)
     if (info == 0)
         return RILL_SUCCESS;
     if (info > 0) {
-        /* keep the smallest minor: later POTRFs run on the garbage a failure leaves */
-        int minor = a.offset + (int)info;
-        int cur = atomic_load_explicit(&a.dla->info, memory_order_relaxed);
-        while ((cur == 0 || minor < cur) &&
-               !atomic_compare_exchange_weak_explicit(&a.dla->info, &cur, minor,
-                                                      memory_order_relaxed, memory_order_relaxed))
-            ;
+        dla_record_info(a.dla, a.offset + (int)info);
         return RILL_ERR_NUMERIC;
     }
     return RILL_ERR_INVALID_ARG;
@@ -103,13 +107,6 @@ double rill_dla_rand(uint64_t seed, int64_t i, int64_t j)
     h = splitmix64(h ^ (uint64_t)j);
     return (double)(h >> 11) * 0x1.0p-53 - 0.5;
 }
-
-typedef struct dla_gen_args {
-    int kind; /* 0: general, 1: symmetric */
-    int i0, j0, rows, cols, ld;
-    double bump;
-    uint64_t seed;
-} dla_gen_args_t;
 
 static void gen_block(const dla_gen_args_t *g, double *a)
 {
@@ -428,6 +425,9 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
         if (s != RILL_SUCCESS)
             goto err_classes;
     }
+    s = dla_cuda_add_bodies(dla);
+    if (s != RILL_SUCCESS)
+        goto err_classes;
     s = rill_collection_create(ctx, DLA_REDUCE_MAX * sizeof(double), helper_rank_of, NULL,
                                &dla->helper);
     if (s != RILL_SUCCESS)

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "rill/config.h"
 #include "rill_dla.h"
 
 /* The most values one reduction carries (the helper datum holds this many doubles). */
@@ -45,6 +46,14 @@ typedef struct dla_kargs {
     rill_dla_t *dla; /* this rank's layer (each rank inserts its own copy) */
 } dla_kargs_t;
 
+/* A generator task's argument: the tile's place in the matrix and what to fill it with. */
+typedef struct dla_gen_args {
+    int kind; /* 0: general, 1: symmetric */
+    int i0, j0, rows, cols, ld;
+    double bump;
+    uint64_t seed;
+} dla_gen_args_t;
+
 /* Priority clamp: the DPLASMA formulas grow as mt^3. */
 static inline int32_t dla_prio(int64_t p)
 {
@@ -63,6 +72,14 @@ rill_status_t dla_check_tiles(const char *op, const char *name, const rill_matri
  * the caller is unbound until dla_ref_end restores *saved and OpenBLAS's single thread. */
 void dla_ref_begin(int nthreads, cpu_set_t *saved);
 void dla_ref_end(const cpu_set_t *saved);
+
+/* A POTRF found the leading minor of that (global) order not positive definite: keep the
+ * smallest one. Any thread. */
+void dla_record_info(rill_dla_t *dla, int minor);
+
+/* Give the tile kernels their CUDA bodies (when built with CUDA) and flop estimates
+ * (dla_cuda.c). */
+rill_status_t dla_cuda_add_bodies(rill_dla_t *dla);
 
 /* Run tp to completion and destroy it; returns the wait's status. */
 rill_status_t dla_wait(rill_taskpool_t **tp_p);

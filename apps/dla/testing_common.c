@@ -44,7 +44,8 @@ static void usage(const dla_testing_t *t, FILE *f)
             "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
             "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
             "given)\n"
-            "  -g gpus       GPUs per process (only 0 for now)\n"
+            "  -g gpus       GPUs per process, 0..8 (default: all of the process's share of "
+            "the node's GPUs; 0: CPUs only)\n"
             "  --nruns r     number of timed runs, 1..1000000 (default 1)\n"
             "  -x, --check   check the result against LAPACK/BLAS (threshold %.0f; NaN/Inf "
             "fail)\n"
@@ -140,6 +141,9 @@ void dla_testing_barrier(dla_testing_t *t)
 {
     if (t->nranks > 1)
         rill_dla_allreduce_max(t->dla, NULL, 0);
+    /* a timed run starts: what the GPUs did during it is printed with its row */
+    for (int g = 0; g < t->gpus && g < 8; g++)
+        rill_context_gpu_counters(t->ctx, g, &t->gpu0[g]);
 }
 
 /* The options before `--` (and the pairs after it): fills t, and rargv/rargc with the
@@ -160,7 +164,7 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         { "-P", 0, &t->P, 1, DLA_TESTING_MAX_SIZE },
         { "-Q", 0, &t->Q, 1, DLA_TESTING_MAX_SIZE },
         { "-c", 0, &t->cores, 0, 65536 },
-        { "-g", 0, &t->gpus, 0, 1024 },
+        { "-g", 0, &t->gpus, 0, 8 },
         { "--nruns", 0, &t->nruns, 1, 1000000 },
         { "--nrhs", DLA_TESTING_NRHS, &t->nrhs, 1, DLA_TESTING_MAX_SIZE },
     };
@@ -271,11 +275,6 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         t->M = t->N;
     if (t->K < 0)
         t->K = t->N;
-    if (t->gpus > 0)
-        return usage_error(t,
-                           "-g %d: GPU support is not built yet in the DLA testers; only -g 0 "
-                           "is accepted",
-                           t->gpus);
     return 0;
 }
 
@@ -287,6 +286,7 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     t->N = 1000;
     t->M = t->K = -1; /* -1: not given (the options accept only >= 0) */
     t->NB = 256;
+    t->gpus = -1; /* every GPU of the process's share */
     t->P = t->Q = -1;
     t->nruns = 1;
     t->nrhs = 1;
@@ -311,6 +311,16 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         return rc;
     }
 
+    /* -g: 0 runs on the CPUs only; n > 0 on at most n GPUs; -1 (default) on every GPU of
+     * the process's share */
+    if (t->gpus >= 0) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%d", t->gpus);
+        rill_status_t s = t->gpus == 0 ? rill_param_set("device_cuda_enabled", "false")
+                                       : rill_param_set("device_cuda_max_gpus", buf);
+        if (s != RILL_SUCCESS)
+            return usage_error(t, "-g %d: %s", t->gpus, rill_status_string(s));
+    }
     if (t->cores > 0) {
         char buf[32];
         snprintf(buf, sizeof(buf), "%d", t->cores);
@@ -350,6 +360,17 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         return 1;
     }
     t->cores = rill_context_nworkers(t->ctx);
+    int asked = t->gpus;
+    t->gpus = rill_context_ngpus(t->ctx);
+    if (asked > 0 && t->gpus < asked) {
+        dla_testing_error(t, 1,
+                          "-g %d: this process runs on %d GPU(s)%s%s (see rill_info --devices; "
+                          "-g 0 runs on the CPUs)",
+                          asked, t->gpus, rill_context_gpu_status(t->ctx)[0] ? ": " : "",
+                          rill_context_gpu_status(t->ctx));
+        rill_fini(&t->ctx);
+        return 1;
+    }
 
     s = rill_dla_create(t->ctx, &t->dla);
     if (s != RILL_SUCCESS) {
@@ -368,6 +389,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         printf("# date: %s\n", date);
         printf("# ranks %d, grid %d x %d, cores per rank %d, GPUs per rank %d, seed %llu\n",
                t->nranks, t->P, t->Q, t->cores, t->gpus, (unsigned long long)t->seed);
+        for (int g = 0; g < t->gpus; g++)
+            printf("# GPU %d of rank 0: %s\n", g, rill_context_gpu_name(t->ctx, g));
         if (features & DLA_TESTING_GEMM)
             printf("# M %d N %d K %d transA %c transB %c alpha %g beta %g\n", t->M, t->N, t->K,
                    t->transA ? 'T' : 'N', t->transB ? 'T' : 'N', t->alpha, t->beta);
@@ -630,6 +653,18 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
         printf("%5s %3d %3d %5d %4d %10.4f %9.2f %10s %6s\n", nb, t->ref ? 1 : t->P,
                t->ref ? 1 : t->Q, t->cores, t->gpus, time_s, gflops, r,
                t->check ? (why[0] ? "FAIL" : "PASS") : "-");
+        /* rank 0's GPUs during the run: streams' busy time and bytes moved */
+        for (int g = 0; g < t->gpus && g < 8 && !t->ref; g++) {
+            rill_gpu_counters_t c, *c0 = &t->gpu0[g];
+            if (rill_context_gpu_counters(t->ctx, g, &c) != RILL_SUCCESS)
+                continue;
+            printf("#   GPU %d: exec streams busy %.1f%% of the run, %llu tasks; H2D %.1f MB, D2H "
+                   "%.1f MB, D2D %.1f MB; %llu evictions\n",
+                   g, time_s > 0 ? 100.0 * (c.busy_s - c0->busy_s) / time_s : 0.0,
+                   c.tasks - c0->tasks, (double)(c.h2d_bytes - c0->h2d_bytes) / 1e6,
+                   (double)(c.d2h_bytes - c0->d2h_bytes) / 1e6,
+                   (double)(c.d2d_bytes - c0->d2d_bytes) / 1e6, c.evictions - c0->evictions);
+        }
         fflush(stdout);
     }
     if (why[0])
@@ -641,6 +676,8 @@ rill_matrix_t *dla_testing_matrix(dla_testing_t *t, const char *what, int m, int
 {
     rill_matrix_t *A = NULL;
     rill_status_t s = rill_matrix_create(t->ctx, m, n, t->NB, t->NB, t->P, t->Q, &A);
+    if (s == RILL_SUCCESS) /* several GPUs: each tile's writers on one of them */
+        s = rill_matrix_advise_gpus(A);
     if (s == RILL_SUCCESS)
         return A;
     if (s == RILL_ERR_MISMATCH)

@@ -16,6 +16,7 @@ enum {
 typedef struct dla_testing {
     const char *name;
     unsigned features;
+    rill_gpu_counters_t gpu0[8]; /* this rank's GPU counters at the start of the timed run */
     int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs, no_mem_check;
     int transA, transB;
     double alpha, beta;

@@ -191,6 +191,16 @@ static double dtd_flops(const rill_task_t *task)
     return t->cls->flops((rill_task_t *)task);
 }
 
+rill_status_t rill_dtd_class_set_status_handler(rill_dtd_class_t *cls, rill_dtd_status_fn fn)
+{
+    if (!cls) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_set_status_handler: no class given");
+        return RILL_ERR_INVALID_ARG;
+    }
+    cls->tc.status_word = fn; /* the same signature: the task is the DTD task */
+    return RILL_SUCCESS;
+}
+
 rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn flops)
 {
     if (!cls) {

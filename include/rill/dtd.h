@@ -73,6 +73,13 @@ rill_status_t rill_dtd_class_add_body(rill_dtd_class_t *cls, rill_body_type_t ty
 typedef double (*rill_dtd_flops_fn)(rill_task_t *task);
 rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn flops);
 
+/** What a CUDA body's status word (rill_cuda_status_word) means for cls: called with the
+ * value when a task's stream left it non-zero; the task fails unless it returns
+ * RILL_SUCCESS (without a handler, any non-zero value fails it). Runs on the GPU's manager
+ * thread. Main thread, before insertion. */
+typedef rill_status_t (*rill_dtd_status_fn)(rill_task_t *task, int value);
+rill_status_t rill_dtd_class_set_status_handler(rill_dtd_class_t *cls, rill_dtd_status_fn fn);
+
 /** Free a class. A class with tasks in a taskpool that was not waited for is refused
  * with RILL_ERR_BUSY (the message names the taskpool). *cls_p becomes NULL. Main
  * thread. */

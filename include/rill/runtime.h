@@ -47,6 +47,30 @@ int rill_context_local_nranks(const rill_context_t *ctx);
 int rill_context_local_rank(const rill_context_t *ctx);
 /** Number of workers (cores given to Rill in this process). Any thread. */
 int rill_context_nworkers(const rill_context_t *ctx);
+/** Number of GPUs this process runs tasks on (0: CPUs only), and GPU i's description
+ * ("NVIDIA H100 80GB HBM3, CUDA device 0"; static storage, NULL when i is out of range).
+ * Any thread. */
+int rill_context_ngpus(const rill_context_t *ctx);
+const char *rill_context_gpu_name(const rill_context_t *ctx, int i);
+/** Why this process runs on no GPU ("device_cuda_enabled is false", "this build has no CUDA
+ * support", ...); "" when it runs on some. Static storage while the context lives. */
+const char *rill_context_gpu_status(const rill_context_t *ctx);
+
+/** What GPU i's manager did since rill_init (counts and bytes of transfers, evictions). */
+typedef struct rill_gpu_counters {
+    unsigned long long tasks;         /**< tasks completed on the GPU */
+    unsigned long long h2d, d2h, d2d; /**< transfers host->GPU, GPU->host, GPU->GPU */
+    unsigned long long h2d_bytes, d2h_bytes, d2d_bytes;
+    unsigned long long hits;           /**< task inputs already current on the GPU */
+    unsigned long long evictions;      /**< copies dropped to make room */
+    unsigned long long writebacks;     /**< of those, written home first (dirty) */
+    unsigned long long home_requests;  /**< CPU tasks that needed a copy brought home */
+    unsigned long long waits_for_room; /**< launches that found the zone full */
+    double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
+} rill_gpu_counters_t;
+/** Fill *c with GPU i's counters. RILL_ERR_INVALID_ARG when i is not one of the process's
+ * GPUs. Any thread (the values are a snapshot). */
+rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_gpu_counters_t *c);
 
 /** "0.1.0 (git abcdef012345)". Static storage. */
 const char *rill_version_string(void);

@@ -142,7 +142,8 @@ dla_fail_test(dla_err_memory_tile "needs about 3\\.6 TiB .*tiles at NB x NB = 70
     COMMAND testing_dpotrf -N 700000 -t 700000)
 dla_fail_test(dla_err_memory_overflow "does not fit in 64-bit byte counts \\(size_t overflow\\)"
     COMMAND testing_dgemm -N 1073741824 -t 1073741824)
-dla_fail_test(dla_err_gpu "GPU support is not built yet" COMMAND testing_dposv -N 100 -g 1)
+dla_fail_test(dla_err_gpu "[-]g 1: this process runs on 0 GPU\\(s\\): device_cuda_enabled is false"
+    COMMAND testing_dposv -N 100 -g 1 --mca device_cuda_enabled false)
 dla_fail_test(dla_err_option "unknown option" COMMAND testing_dpotrf --bogus)
 dla_fail_test(dla_err_nonspd "matrix is not positive definite \\(leading minor 151\\)"
     COMMAND testing_dpotrf -N 300 -t 64 --nonspd)

@@ -1,17 +1,17 @@
-/* Lock-free multi-producer single-consumer queue of commands for the comm thread:
- * producers push onto a LIFO with a CAS, the consumer takes the whole batch with one
- * exchange and reverses it into FIFO order. Internal to comm/. */
-#ifndef RILL_COMM_MPSC_H
-#define RILL_COMM_MPSC_H
+/* Lock-free multi-producer single-consumer queue (the comm thread's commands, a GPU
+ * manager's intake): producers push onto a LIFO with a CAS, the consumer takes the whole
+ * batch with one exchange and reverses it into FIFO order. Internal. */
+#ifndef RILL_BASE_MPSC_H
+#define RILL_BASE_MPSC_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 /** Link embedded in every queued item. */
-typedef struct comm_mpsc_node {
-    struct comm_mpsc_node *next;
-} comm_mpsc_node_t;
+typedef struct rill_mpsc_node {
+    struct rill_mpsc_node *next;
+} rill_mpsc_node_t;
 
 /**
  * Why this is correct:
@@ -28,42 +28,42 @@ typedef struct comm_mpsc_node {
  *   producer's CAS succeeds only if head equals the value it stored in node->next, so
  *   even if that address was taken, freed and pushed again meanwhile, node->next is
  *   the current head and the list stays well formed.
- * - Lost wakeups: comm_mpsc_nonempty is a seq_cst load of head; see rill_rill_comm_post() in
+ * - Lost wakeups: rill_mpsc_nonempty is a seq_cst load of head; see rill_comm_post() in
  *   comm.c for its pairing with the eventcount.
  */
-typedef struct comm_mpsc {
-    _Atomic(comm_mpsc_node_t *) head; /* newest item, or NULL */
-} comm_mpsc_t;
+typedef struct rill_mpsc {
+    _Atomic(rill_mpsc_node_t *) head; /* newest item, or NULL */
+} rill_mpsc_t;
 
-static inline void comm_mpsc_init(comm_mpsc_t *q)
+static inline void rill_mpsc_init(rill_mpsc_t *q)
 {
     atomic_init(&q->head, NULL);
 }
 
 /** Push one item. Any thread; lock-free. */
-static inline void comm_mpsc_push(comm_mpsc_t *q, comm_mpsc_node_t *node)
+static inline void rill_mpsc_push(rill_mpsc_t *q, rill_mpsc_node_t *node)
 {
-    comm_mpsc_node_t *old = atomic_load_explicit(&q->head, memory_order_relaxed);
+    rill_mpsc_node_t *old = atomic_load_explicit(&q->head, memory_order_relaxed);
     do {
         node->next = old;
         /* seq_cst success: the release half pairs with the consumer's acquire exchange
-         * in comm_mpsc_take_all; the total order is needed against the eventcount. On
+         * in rill_mpsc_take_all; the total order is needed against the eventcount. On
          * failure old is reloaded (relaxed: we only republish it in node->next). */
     } while (!atomic_compare_exchange_weak_explicit(&q->head, &old, node, memory_order_seq_cst,
                                                     memory_order_relaxed));
 }
 
 /** Take every queued item, oldest first (NULL if none). Consumer thread only. */
-static inline comm_mpsc_node_t *comm_mpsc_take_all(comm_mpsc_t *q)
+static inline rill_mpsc_node_t *rill_mpsc_take_all(rill_mpsc_t *q)
 {
     /* Cheap check first so an idle poll does not write the cache line. */
     if (!atomic_load_explicit(&q->head, memory_order_relaxed))
         return NULL;
-    /* acquire pairs with the producers' CAS in comm_mpsc_push */
-    comm_mpsc_node_t *lifo = atomic_exchange_explicit(&q->head, NULL, memory_order_seq_cst);
-    comm_mpsc_node_t *fifo = NULL;
+    /* acquire pairs with the producers' CAS in rill_mpsc_push */
+    rill_mpsc_node_t *lifo = atomic_exchange_explicit(&q->head, NULL, memory_order_seq_cst);
+    rill_mpsc_node_t *fifo = NULL;
     while (lifo) {
-        comm_mpsc_node_t *next = lifo->next;
+        rill_mpsc_node_t *next = lifo->next;
         lifo->next = fifo;
         fifo = lifo;
         lifo = next;
@@ -73,7 +73,7 @@ static inline comm_mpsc_node_t *comm_mpsc_take_all(comm_mpsc_t *q)
 
 /** Whether an item is queued. seq_cst: it pairs with the push CAS in the store-load
  * (Dekker) argument of the comm thread's sleep. Consumer thread. */
-static inline bool comm_mpsc_nonempty(comm_mpsc_t *q)
+static inline bool rill_mpsc_nonempty(rill_mpsc_t *q)
 {
     return atomic_load_explicit(&q->head, memory_order_seq_cst) != NULL;
 }

@@ -1,0 +1,206 @@
+/* The tile kernels' CUDA bodies (cuSOLVER potrf, cuBLAS trsm/syrk/gemm/geam) and the flop
+ * estimates the device choice weighs. Compiled when Rill was built with CUDA; the bodies
+ * only enqueue on the task's stream (rill/cuda.h) and return. */
+#include <stdio.h>
+
+#include "dla_internal.h"
+
+static double flops_potrf(rill_task_t *task)
+{
+    dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0); /* the first argument */
+    return (double)a.n * a.n * a.n / 3.0;
+}
+
+static double flops_trsm(rill_task_t *task)
+{
+    dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0); /* the first argument */
+    double tri = a.side == RILL_DLA_LEFT ? a.m : a.n;
+    return (double)a.m * a.n * tri;
+}
+
+static double flops_syrk(rill_task_t *task)
+{
+    dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0); /* the first argument */
+    return (double)a.n * (a.n + 1) * a.k;
+}
+
+static double flops_gemm(rill_task_t *task)
+{
+    dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0); /* the first argument */
+    return 2.0 * a.m * a.n * a.k;
+}
+
+static double flops_scale(rill_task_t *task)
+{
+    dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0); /* the first argument */
+    return (double)a.m * a.n;
+}
+
+#if RILL_HAVE_CUDA
+#include "rill/cuda.h"
+
+#include "dla_gen_cuda.h"
+
+static cublasOperation_t cu_trans(int t)
+{
+    return t == RILL_DLA_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+static cublasFillMode_t cu_uplo(int u)
+{
+    return u == RILL_DLA_LOWER ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+}
+
+/* A library call that fails at enqueue time: say which, and fail the task. */
+#define CU_LIB(call, ok)                                                                           \
+    do {                                                                                           \
+        int e_ = (int)(call);                                                                      \
+        if (e_ != (int)(ok)) {                                                                     \
+            fprintf(stderr, "rill dla: %s failed on GPU %d with status %d\n", #call,               \
+                    rill_cuda_device(task), e_);                                                   \
+            return RILL_ERR_DEVICE;                                                                \
+        }                                                                                          \
+    } while (0)
+
+/* The leading minor of a failed factorization comes back through the status word (cuSOLVER's
+ * devInfo), and potrf_status records it as the CPU body does. */
+static rill_status_t potrf_status(rill_task_t *task, int info)
+{
+    dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0);
+    if (info < 0)
+        return RILL_ERR_INVALID_ARG;
+    dla_record_info(a.dla, a.offset + info);
+    return RILL_ERR_NUMERIC;
+}
+
+static rill_status_t cuda_potrf(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *A;
+    rill_dtd_unpack_args(task, &a, &A);
+    cusolverDnHandle_t h = rill_cuda_cusolver(task);
+    size_t ws_bytes;
+    double *ws = rill_cuda_workspace(task, &ws_bytes);
+    int lwork = 0;
+    CU_LIB(cusolverDnDpotrf_bufferSize(h, cu_uplo(a.uplo), a.n, A, a.lda, &lwork),
+           CUSOLVER_STATUS_SUCCESS);
+    if ((size_t)lwork * sizeof(double) > ws_bytes) {
+        fprintf(stderr,
+                "rill dla: cusolverDnDpotrf on a %d x %d tile needs a %zu-byte workspace; "
+                "device_cuda_workspace is %zu bytes: raise it\n",
+                a.n, a.n, (size_t)lwork * sizeof(double), ws_bytes);
+        return RILL_ERR_NO_MEMORY;
+    }
+    CU_LIB(
+        cusolverDnDpotrf(h, cu_uplo(a.uplo), a.n, A, a.lda, ws, lwork, rill_cuda_status_word(task)),
+        CUSOLVER_STATUS_SUCCESS);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t cuda_trsm(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *A, *B;
+    rill_dtd_unpack_args(task, &a, &A, &B);
+    CU_LIB(cublasDtrsm(rill_cuda_cublas(task),
+                       a.side == RILL_DLA_LEFT ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT,
+                       cu_uplo(a.uplo), cu_trans(a.transA),
+                       a.diag == RILL_DLA_UNIT ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, a.m, a.n,
+                       &a.alpha, A, a.lda, B, a.ldb),
+           CUBLAS_STATUS_SUCCESS);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t cuda_syrk(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *A, *C;
+    rill_dtd_unpack_args(task, &a, &A, &C);
+    CU_LIB(cublasDsyrk(rill_cuda_cublas(task), cu_uplo(a.uplo), cu_trans(a.transA), a.n, a.k,
+                       &a.alpha, A, a.lda, &a.beta, C, a.ldc),
+           CUBLAS_STATUS_SUCCESS);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t cuda_gemm(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *A, *B, *C;
+    rill_dtd_unpack_args(task, &a, &A, &B, &C);
+    CU_LIB(cublasDgemm(rill_cuda_cublas(task), cu_trans(a.transA), cu_trans(a.transB), a.m, a.n,
+                       a.k, &a.alpha, A, a.lda, B, a.ldb, &a.beta, C, a.ldc),
+           CUBLAS_STATUS_SUCCESS);
+    return RILL_SUCCESS;
+}
+
+/* The generators, in GPU memory (the same values as on the CPU). */
+static rill_status_t cuda_gen(rill_task_t *task)
+{
+    dla_gen_args_t g;
+    double *A;
+    rill_dtd_unpack_args(task, &g, &A);
+    int e = dla_gen_cuda(g.kind, g.i0, g.j0, g.rows, g.cols, g.ld, g.bump, g.seed, A,
+                         rill_cuda_stream(task));
+    if (e != 0) {
+        fprintf(stderr, "rill dla: the generator kernel failed to launch on GPU %d: %s\n",
+                rill_cuda_device(task), cudaGetErrorString((cudaError_t)e));
+        return RILL_ERR_DEVICE;
+    }
+    return RILL_SUCCESS;
+}
+
+/* C = beta C, in place (geam allows C as both input and output with the same ld). */
+static rill_status_t cuda_scale(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *C;
+    rill_dtd_unpack_args(task, &a, &C);
+    double zero = 0.0;
+    CU_LIB(cublasDgeam(rill_cuda_cublas(task), CUBLAS_OP_N, CUBLAS_OP_N, a.m, a.n, &a.beta, C,
+                       a.ldc, &zero, C, a.ldc, C, a.ldc),
+           CUBLAS_STATUS_SUCCESS);
+    return RILL_SUCCESS;
+}
+#endif
+
+rill_status_t dla_cuda_add_bodies(rill_dla_t *dla)
+{
+    static const struct {
+        int cls;
+        rill_dtd_flops_fn flops;
+#if RILL_HAVE_CUDA
+        rill_dtd_body_fn cuda;
+#endif
+    } k[] = {
+#if RILL_HAVE_CUDA
+        { DLA_CLASS_POTRF, flops_potrf, cuda_potrf },
+        { DLA_CLASS_TRSM, flops_trsm, cuda_trsm },
+        { DLA_CLASS_SYRK, flops_syrk, cuda_syrk },
+        { DLA_CLASS_GEMM, flops_gemm, cuda_gemm },
+        { DLA_CLASS_SCALE, flops_scale, cuda_scale },
+#else
+        { DLA_CLASS_POTRF, flops_potrf },
+        { DLA_CLASS_TRSM, flops_trsm },
+        { DLA_CLASS_SYRK, flops_syrk },
+        { DLA_CLASS_GEMM, flops_gemm },
+        { DLA_CLASS_SCALE, flops_scale },
+#endif
+    };
+#if RILL_HAVE_CUDA
+    rill_status_t g = rill_dtd_class_add_body(dla->cls[DLA_CLASS_GEN], RILL_BODY_CUDA, cuda_gen);
+    if (g == RILL_SUCCESS)
+        g = rill_dtd_class_set_status_handler(dla->cls[DLA_CLASS_POTRF], potrf_status);
+    if (g != RILL_SUCCESS)
+        return g;
+#endif
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        rill_status_t s = rill_dtd_class_set_flops(dla->cls[k[i].cls], k[i].flops);
+#if RILL_HAVE_CUDA
+        if (s == RILL_SUCCESS)
+            s = rill_dtd_class_add_body(dla->cls[k[i].cls], RILL_BODY_CUDA, k[i].cuda);
+#endif
+        if (s != RILL_SUCCESS)
+            return s;
+    }
+    return RILL_SUCCESS;
+}

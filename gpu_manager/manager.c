@@ -1,0 +1,1336 @@
+/* The GPU manager: one thread per GPU, always on from rill_init to rill_fini, the only
+ * thread that makes CUDA calls on its GPU (besides page-locking host tiles, which is not
+ * bound to a GPU).
+ *
+ * Its loop, each step non-blocking:
+ *   1. intake: take the tasks workers handed over (an MPSC stack) into a priority heap;
+ *      requests to bring copies home (a CPU body needs them) start their transfers at once;
+ *   2. completions: for each stream, the oldest operation's event is queried, in order;
+ *      a finished transfer makes its copy current, a finished task is completed (its
+ *      successors released; those that choose this GPU come straight back to step 3);
+ *   3. launch: the highest-priority pending task gets zone space for its data (evicting
+ *      least-recently-used copies that no task uses, writing the only current ones home
+ *      first), its inputs staged in (nothing when its copy is current, D2D from a peer GPU
+ *      that holds the newest version, else H2D) on the transfer streams, its exec stream made
+ *      to wait for them (cudaStreamWaitEvent: the GPU orders it, no host wait), its body
+ *      called to enqueue the work, and an event recorded behind it;
+ *   [the channels issue adds: serve the port channels' FIFOs; enqueue waits on remote-input
+ *    semaphores: more steps of this loop]
+ *   4. nothing in flight and nothing pending: sleep on an eventcount until a worker hands
+ *      over work (or a datum is destroyed); with work in flight: spin.
+ * It never synchronises a stream or the device and makes no MPI call.
+ */
+#include "manager.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rill/params.h"
+
+#include "data_internal.h"
+#include "scheduler.h"
+
+RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
+
+static rill_param_t *param_inflight, *param_timing;
+
+rill_status_t rill_gpu_register_params(void)
+{
+    rill_status_t s = rill_log_register(&rill_log_gpu);
+    rill_status_t r = rill_param_register_int(
+        "device_cuda_max_inflight",
+        "Tasks a GPU manager keeps enqueued per exec stream (launched, not yet seen complete)",
+        RILL_PARAM_LEVEL_TUNER, 4, 1, 64, &param_inflight);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_param_register_bool("device_cuda_timing",
+                                 "Time each GPU task with CUDA events (the exec streams' busy "
+                                 "time in the statistics; always on in traces)",
+                                 RILL_PARAM_LEVEL_TUNER, true, &param_timing);
+    return s != RILL_SUCCESS ? s : r;
+}
+
+#if RILL_HAVE_CUDA
+
+/* ------------------------------------------------------------ structures */
+
+/** A GPU copy's bookkeeping (copy->dev_priv): its block in the zone and its place in the
+ * LRU list. Manager thread only, but for the copy it points to (see data_internal.h). */
+typedef struct gm_entry {
+    rill_data_copy_t *copy;
+    struct gm_entry *prev, *next; /* LRU: oldest first; linked while it has a block */
+    uintptr_t block;              /* 0: none */
+    cudaEvent_t ready;            /* recorded behind the last transfer into the block */
+    int xfers;                    /* transfers into the block in flight (each one ordered
+                                   * after the previous one: see stage_in) */
+    uint64_t xfer_version;        /* the version the last of them brings */
+    bool writeback;               /* its block is being written home before it is freed */
+    rill_mpsc_node_t dead_link;   /* the datum was destroyed: link in the dead queue */
+} gm_entry_t;
+
+enum { OP_TASK, OP_XFER, OP_HOME, OP_WB };
+
+/** An operation in flight on one stream, completed in order. */
+typedef struct gm_op {
+    int kind;
+    struct gm_op *next;
+    cudaEvent_t ev, ev_start; /* ev_start: tasks, when tracing */
+    rill_task_t *task;        /* TASK, HOME */
+    int nent;
+    gm_entry_t *ent[RILL_MAX_FLOWS];       /* TASK: its copies (a reader each); XFER, WB: one */
+    rill_data_copy_t *src[RILL_MAX_FLOWS]; /* peer copies read (a reader each), or NULL */
+    uint64_t version[RILL_MAX_FLOWS];      /* XFER, HOME, WB: the version moved */
+    int slot;                              /* TASK: its status word */
+    bool body_failed;                      /* TASK: the body returned an error */
+    uint64_t t_launch;
+} gm_op_t;
+
+/** Operations of one stream, oldest first. */
+typedef struct gm_fifo {
+    gm_op_t *head, *tail;
+    int count;
+} gm_fifo_t;
+
+/** What a body's accessors (include/rill/cuda.h) find through task->dev_exec. */
+typedef struct gm_exec_view {
+    rill_cuda_exec_t *exec;
+    int ordinal;
+    int *status_dev; /* this task's status word, as the device sees it */
+} gm_exec_view_t;
+
+typedef struct gm {
+    int index; /* device index */
+    int gpu;   /* position in ctx->gpus, reserved core */
+    rill_context_t *ctx;
+    rill_device_t *dev;
+    rill_cuda_gpu_t *res;
+    pthread_t thread;
+    /* start-up handshake */
+    pthread_mutex_t start_lock;
+    pthread_cond_t start_cond;
+    int started; /* 0 starting, 1 up, -1 failed */
+    rill_status_t start_status;
+    char start_err[256];
+    /* from other threads */
+    rill_mpsc_t intake; /* tasks handed over (task->link) */
+    rill_mpsc_t dead;   /* entries of destroyed data (entry->dead_link) */
+    atomic_ullong dead_in, dead_done;
+    atomic_bool stop;
+    rill_evcount_t wake;
+    /* manager thread only */
+    rill_heap_t pending;
+    uint64_t seq;
+    int nfifo; /* exec streams, then h2d, d2h, then one per peer ordinal */
+    gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS];
+    cudaStream_t fifo_stream[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS];
+    int max_inflight, next_exec;
+    gm_exec_view_t *views; /* one per status slot */
+    int *free_slots, nfree_slots;
+    gm_op_t *free_ops;
+    gm_entry_t *lru_head, *lru_tail;
+    size_t capacity;      /* zone bytes left for data once the workspaces are carved */
+    int inflight;         /* operations in all fifos */
+    uint64_t stuck_since; /* no room for the first pending task and nothing in flight */
+    bool trace;           /* tasks' spans in the trace */
+    bool timing;          /* tasks' spans measured (device_cuda_timing, or a trace) */
+    uint64_t ref_ns;      /* host time of ev_ref */
+    cudaEvent_t ev_ref;
+    /* the tasks' spans on the exec streams (timing): appended by the manager, merged into
+     * their union by whoever reads the busy time (rill_context_gpu_counters) */
+    rill_spinlock_t spans_lock;
+    struct gm_span {
+        uint64_t t0, t1;
+    } * spans;
+    size_t nspans, cap_spans;
+    /* counters (read by the report) */
+    atomic_ullong n_tasks, n_h2d, n_d2h, n_d2d, b_h2d, b_d2h, b_d2d, n_evict, n_wb, n_home, n_hits,
+        n_nospace;
+
+} gm_t;
+
+static gm_t *managers[RILL_CUDA_MAX_GPUS];
+static int nmanagers;
+
+/* ------------------------------------------------------------ small helpers */
+
+static void fail_cuda(gm_t *m, rill_task_t *task, const char *call, cudaError_t e)
+{
+    if (task)
+        rill_taskpool_fail(task->tp, RILL_ERR_DEVICE,
+                           "GPU %d (%s): %s failed for task '%s': %s (%s)", m->res->info.ordinal,
+                           m->res->info.name, call, task->tc->name, cudaGetErrorString(e),
+                           cudaGetErrorName(e));
+    else
+        RILL_ERROR(RILL_LOG_GPU, "GPU %d (%s): %s failed: %s (%s)", m->res->info.ordinal,
+                   m->res->info.name, call, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+static gm_op_t *op_new(gm_t *m, int kind)
+{
+    gm_op_t *op = m->free_ops;
+    if (op)
+        m->free_ops = op->next;
+    else if (!(op = malloc(sizeof(*op))))
+        return NULL;
+    memset(op, 0, sizeof(*op));
+    op->kind = kind;
+    op->slot = -1;
+    return op;
+}
+
+static void op_free(gm_t *m, gm_op_t *op)
+{
+    bool timed = op->kind == OP_TASK && m->timing;
+    rill_cuda_event_put(m->res, op->ev, timed);
+    rill_cuda_event_put(m->res, op->ev_start, true);
+    op->next = m->free_ops;
+    m->free_ops = op;
+}
+
+static void fifo_push(gm_t *m, int f, gm_op_t *op)
+{
+    gm_fifo_t *q = &m->fifo[f];
+    op->next = NULL;
+    if (q->tail)
+        q->tail->next = op;
+    else
+        q->head = op;
+    q->tail = op;
+    q->count++;
+    m->inflight++;
+}
+
+static inline int fifo_h2d(const gm_t *m)
+{
+    return m->res->nexec;
+}
+static inline int fifo_d2h(const gm_t *m)
+{
+    return m->res->nexec + 1;
+}
+static inline int fifo_peer(const gm_t *m, int ordinal)
+{
+    return m->res->nexec + 2 + ordinal;
+}
+
+static void lru_unlink(gm_t *m, gm_entry_t *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        m->lru_head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        m->lru_tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void lru_append(gm_t *m, gm_entry_t *e)
+{
+    e->prev = m->lru_tail;
+    e->next = NULL;
+    if (m->lru_tail)
+        m->lru_tail->next = e;
+    else
+        m->lru_head = e;
+    m->lru_tail = e;
+}
+
+static void lru_touch(gm_t *m, gm_entry_t *e)
+{
+    if (m->lru_tail == e)
+        return;
+    lru_unlink(m, e);
+    lru_append(m, e);
+}
+
+/* Take a reader on copy c unless it is being evicted; false when it is. */
+static bool copy_reader_get(rill_data_copy_t *c)
+{
+    int r = atomic_load_explicit(&c->readers, memory_order_acquire);
+    while (r >= 0)
+        if (atomic_compare_exchange_weak_explicit(&c->readers, &r, r + 1, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return true;
+    return false;
+}
+
+static void copy_reader_put(rill_data_copy_t *c)
+{
+    atomic_fetch_sub_explicit(&c->readers, 1, memory_order_release);
+}
+
+/* This GPU's copy of d and its entry, made on first use (no block yet). */
+static gm_entry_t *entry_of(gm_t *m, rill_data_t *d)
+{
+    rill_data_copy_t *c = rill_data_copy(d, m->index);
+    if (c)
+        return c->dev_priv;
+    c = calloc(1, sizeof(*c));
+    gm_entry_t *e = calloc(1, sizeof(*e));
+    if (!c || !e) {
+        free(c);
+        free(e);
+        return NULL;
+    }
+    c->data = d;
+    c->device = m->index;
+    atomic_init(&c->version, 0);
+    atomic_init(&c->coherency, RILL_COHERENCY_INVALID);
+    atomic_init(&c->readers, 0);
+    c->dev_priv = e;
+    e->copy = c;
+    /* release: the fields above before the pointer (other GPUs read it with acquire) */
+    atomic_store_explicit(&d->copies[m->index], c, memory_order_release);
+    return e;
+}
+
+/* Give e's block back (its copy then holds nothing). readers is -1 (eviction) or 0. */
+static void entry_drop_block(gm_t *m, gm_entry_t *e)
+{
+    rill_data_copy_t *c = e->copy;
+    atomic_store_explicit(&c->coherency, RILL_COHERENCY_INVALID, memory_order_release);
+    c->ptr = NULL;
+    rill_zone_free(m->res->zone, e->block);
+    e->block = 0;
+    lru_unlink(m, e);
+    /* release: INVALID is seen by whoever takes a reader next */
+    atomic_store_explicit(&c->readers, 0, memory_order_release);
+}
+
+/* ------------------------------------------------------------ eviction and space */
+
+/* Write e's block home (its copy is the only current one). Takes e as being evicted. */
+static bool writeback_start(gm_t *m, gm_entry_t *e, rill_data_copy_t *host, uint64_t v)
+{
+    gm_op_t *op = op_new(m, OP_WB);
+    if (!op)
+        return false;
+    cudaError_t err = cudaMemcpyAsync(host->ptr, (void *)e->block, e->copy->data->size,
+                                      cudaMemcpyDeviceToHost, m->res->d2h);
+    if (err == cudaSuccess) {
+        op->ev = rill_cuda_event_get(m->res, false);
+        err = op->ev ? cudaEventRecord(op->ev, m->res->d2h) : cudaErrorMemoryAllocation;
+    }
+    if (err != cudaSuccess) {
+        fail_cuda(m, NULL, "cudaMemcpyAsync (write-back before eviction)", err);
+        op_free(m, op);
+        return false;
+    }
+    op->nent = 1;
+    op->ent[0] = e;
+    op->version[0] = v;
+    e->writeback = true;
+    fifo_push(m, fifo_d2h(m), op);
+    atomic_fetch_add_explicit(&m->n_wb, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->b_d2h, e->copy->data->size, memory_order_relaxed);
+    return true;
+}
+
+/* A block of size bytes, evicting LRU copies no task uses. RILL_ERR_NO_MEMORY: not now (a
+ * write-back or a task in flight will free room). */
+static rill_status_t zone_get(gm_t *m, size_t size, uintptr_t *addr)
+{
+    if (rill_zone_alloc(m->res->zone, size, addr) == RILL_SUCCESS)
+        return RILL_SUCCESS;
+    gm_entry_t *e = m->lru_head;
+    while (e) {
+        gm_entry_t *next = e->next;
+        rill_data_copy_t *c = e->copy;
+        int zero = 0;
+        if (e->writeback || e->xfers > 0 ||
+            !atomic_compare_exchange_strong_explicit(&c->readers, &zero, -1, memory_order_acq_rel,
+                                                     memory_order_relaxed)) {
+            e = next;
+            continue;
+        }
+        /* no task or transfer uses it (readers -1 keeps them off until we are done) */
+        rill_data_t *d = c->data;
+        uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
+        rill_data_copy_t *host = rill_data_host_copy(d);
+        bool only = rill_data_copy_current(d, c) && d->home_rank == m->ctx->rank && host &&
+                    !rill_data_copy_current(d, host);
+        if (only) { /* dirty: home first, then free (when the write-back completes) */
+            if (!writeback_start(m, e, host, v))
+                atomic_store_explicit(&c->readers, 0, memory_order_release);
+            e = next;
+            continue;
+        }
+        entry_drop_block(m, e);
+        atomic_fetch_add_explicit(&m->n_evict, 1, memory_order_relaxed);
+        if (rill_zone_alloc(m->res->zone, size, addr) == RILL_SUCCESS)
+            return RILL_SUCCESS;
+        e = next;
+    }
+    atomic_fetch_add_explicit(&m->n_nospace, 1, memory_order_relaxed);
+    return RILL_ERR_NO_MEMORY;
+}
+
+/* ------------------------------------------------------------ busy time */
+
+static void span_add(gm_t *m, uint64_t t0, uint64_t t1)
+{
+    rill_spinlock_lock(&m->spans_lock);
+    if (m->nspans == m->cap_spans) {
+        size_t cap = m->cap_spans ? 2 * m->cap_spans : 4096;
+        struct gm_span *sp = realloc(m->spans, cap * sizeof(*sp));
+        if (!sp) {
+            rill_spinlock_unlock(&m->spans_lock);
+            return; /* the busy time undercounts; nothing else depends on it */
+        }
+        m->spans = sp;
+        m->cap_spans = cap;
+    }
+    m->spans[m->nspans].t0 = t0;
+    m->spans[m->nspans].t1 = t1;
+    m->nspans++;
+    rill_spinlock_unlock(&m->spans_lock);
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct gm_span *x = a, *y = b;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+/* The time at least one exec stream ran a task: the union of the spans (compacted). */
+static double busy_seconds(gm_t *m)
+{
+    rill_spinlock_lock(&m->spans_lock);
+    qsort(m->spans, m->nspans, sizeof(*m->spans), span_cmp);
+    size_t n = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < m->nspans; i++) {
+        if (n > 0 && m->spans[i].t0 <= m->spans[n - 1].t1) {
+            if (m->spans[i].t1 > m->spans[n - 1].t1)
+                m->spans[n - 1].t1 = m->spans[i].t1;
+        } else {
+            m->spans[n++] = m->spans[i];
+        }
+    }
+    m->nspans = n;
+    for (size_t i = 0; i < n; i++)
+        total += m->spans[i].t1 - m->spans[i].t0;
+    rill_spinlock_unlock(&m->spans_lock);
+    return (double)total * 1e-9;
+}
+
+/* ------------------------------------------------------------ launch */
+
+static void task_fail_now(gm_t *m, rill_task_t *task, rill_status_t s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* A task that cannot run here at all: fail it and complete it (its successors are
+ * released: the run ends with the error, no hang). */
+static void task_fail_now(gm_t *m, rill_task_t *task, rill_status_t s, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    rill_taskpool_fail(task->tp, s, "%s", msg);
+    rill_device_t *dev = m->dev;
+    atomic_fetch_sub_explicit(&dev->queued_ns, task->est_ns, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&dev->queued_tasks, 1, memory_order_relaxed);
+    rill_task_complete(NULL, task, RILL_HOOK_ERROR);
+}
+
+/* Stage one input into e (not current here): from a peer GPU that holds the newest version,
+ * else from host memory. The exec stream then waits for e->ready. */
+static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
+{
+    uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
+    size_t size = d->size;
+    int ndev = rill_device_count();
+    gm_op_t *op = op_new(m, OP_XFER);
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    if (!e->ready && !(e->ready = rill_cuda_event_get(m->res, false))) {
+        op_free(m, op);
+        return cudaErrorMemoryAllocation;
+    }
+    cudaError_t err = cudaSuccess;
+    int f = -1;
+    /* a transfer of an older version may still be landing in the block: the new one goes
+     * after it (stream order is per stream; this orders across streams) */
+    bool after = e->xfers > 0;
+    for (int g = 1; g < ndev && f < 0; g++) { /* a peer GPU's current copy */
+        if (g == m->index || rill_device_get(g)->type != RILL_DEVICE_CUDA)
+            continue;
+        rill_data_copy_t *pc = rill_data_copy(d, g);
+        if (!pc || !rill_data_copy_current(d, pc) || !copy_reader_get(pc))
+            continue;
+        if (!rill_data_copy_current(d, pc) || !pc->ptr) { /* lost it meanwhile */
+            copy_reader_put(pc);
+            continue;
+        }
+        gm_t *peer = rill_device_get(g)->priv;
+        int po = peer->res->info.ordinal;
+        f = fifo_peer(m, po);
+        if (after)
+            err = cudaStreamWaitEvent(m->fifo_stream[f], e->ready, 0);
+        if (err == cudaSuccess)
+            err = cudaMemcpyPeerAsync((void *)e->block, m->res->info.ordinal, pc->ptr, po, size,
+                                      m->fifo_stream[f]);
+        op->src[0] = pc;
+        atomic_fetch_add_explicit(&m->n_d2d, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->b_d2d, size, memory_order_relaxed);
+    }
+    if (f < 0) {
+        rill_data_copy_t *host = rill_data_host_copy(d);
+        if (!host || !rill_data_copy_current(d, host)) {
+            /* no copy holds its bytes (a remote datum's buffer before anything landed in
+             * it): the block's bytes are as good as any */
+            RILL_VERBOSE(RILL_LOG_GPU, 2,
+                         "GPU %d: a datum of %zu bytes with no current copy "
+                         "is read",
+                         m->res->info.ordinal, size);
+            op_free(m, op);
+            if (!after) {
+                atomic_store_explicit(&e->copy->version, v, memory_order_release);
+                atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_SHARED,
+                                      memory_order_release);
+            }
+            return cudaSuccess;
+        }
+        f = fifo_h2d(m);
+        if (after)
+            err = cudaStreamWaitEvent(m->fifo_stream[f], e->ready, 0);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync((void *)e->block, host->ptr, size, cudaMemcpyHostToDevice,
+                                  m->fifo_stream[f]);
+        atomic_fetch_add_explicit(&m->n_h2d, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->b_h2d, size, memory_order_relaxed);
+    }
+    if (err == cudaSuccess)
+        err = cudaEventRecord(e->ready, m->fifo_stream[f]);
+    if (err == cudaSuccess && !(op->ev = rill_cuda_event_get(m->res, false)))
+        err = cudaErrorMemoryAllocation;
+    if (err == cudaSuccess)
+        err = cudaEventRecord(op->ev, m->fifo_stream[f]);
+    if (err != cudaSuccess) {
+        if (op->src[0])
+            copy_reader_put(op->src[0]);
+        op_free(m, op);
+        return err;
+    }
+    e->xfers++;
+    e->xfer_version = v;
+    op->nent = 1;
+    op->ent[0] = e;
+    op->version[0] = v;
+    fifo_push(m, f, op);
+    return cudaSuccess;
+}
+
+enum { LAUNCH_OK, LAUNCH_LATER, LAUNCH_FAILED };
+
+/* Reserve, stage in, enqueue the body. LAUNCH_LATER: no room now (nothing was kept). */
+static int launch(gm_t *m, rill_task_t *task, int stream)
+{
+    rill_task_flow_t flows[RILL_MAX_FLOWS];
+    int n = task->tc->flows ? task->tc->flows(task, flows, RILL_MAX_FLOWS) : 0;
+    gm_entry_t *ents[RILL_MAX_FLOWS];
+    size_t need = 0;
+    for (int i = 0; i < n; i++)
+        need += (flows[i].data->size + 255) & ~(size_t)255;
+    if (need > m->capacity) {
+        task_fail_now(m, task, RILL_ERR_NO_MEMORY,
+                      "task '%s' needs %zu bytes of GPU memory for its %d data, more than GPU "
+                      "%d's memory zone holds for data (%zu of %zu bytes; the rest are "
+                      "workspaces): raise device_cuda_memory_use or device_cuda_memory_size, "
+                      "lower device_cuda_workspace, or use smaller tiles",
+                      task->tc->name, need, n, m->res->info.ordinal, m->capacity,
+                      m->res->zone_bytes);
+        return LAUNCH_FAILED;
+    }
+    /* 1. zone space for every datum, each pinned by a reader: all of them or none */
+    int held = 0;
+    for (int i = 0; i < n; i++) {
+        gm_entry_t *e = entry_of(m, flows[i].data);
+        if (!e) {
+            task_fail_now(m, task, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
+                          m->res->info.ordinal);
+            goto release;
+        }
+        ents[i] = e;
+        /* being written home before its eviction: wait until that is done */
+        if (e->writeback)
+            goto later;
+        /* the same datum twice in one task: reserved once, pinned twice */
+        if (!e->block) {
+            uintptr_t addr;
+            if (zone_get(m, flows[i].data->size, &addr) != RILL_SUCCESS)
+                goto later;
+            e->block = addr;
+            e->copy->ptr = (void *)addr;
+            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID,
+                                  memory_order_release);
+            lru_append(m, e);
+        } else {
+            lru_touch(m, e);
+        }
+        atomic_fetch_add_explicit(&e->copy->readers, 1, memory_order_acq_rel);
+        held++;
+    }
+    /* 2. inputs: current here, or on their way (the exec stream waits for them) */
+    cudaStream_t s = m->res->exec[stream].stream;
+    for (int i = 0; i < n; i++) {
+        gm_entry_t *e = ents[i];
+        rill_data_t *d = flows[i].data;
+        if (flows[i].mode & RILL_FLOW_READ) {
+            uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
+            bool wait = false;
+            if (rill_data_copy_current(d, e->copy)) {
+                /* its bytes are here (a transfer still in flight into it is an older one
+                 * that landed before the write that made it current) */
+                atomic_fetch_add_explicit(&m->n_hits, 1, memory_order_relaxed);
+            } else if (e->xfers > 0 && e->xfer_version == v) {
+                wait = true; /* on its way for another task */
+            } else {
+                cudaError_t err = stage_in(m, e, d);
+                if (err != cudaSuccess) {
+                    fail_cuda(m, task, "staging an input in", err);
+                    goto failed;
+                }
+                wait = e->xfers > 0;
+            }
+            if (wait) {
+                cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
+                if (err != cudaSuccess) {
+                    fail_cuda(m, task, "cudaStreamWaitEvent", err);
+                    goto failed;
+                }
+            }
+        }
+        if (flows[i].mode & RILL_FLOW_WRITE)
+            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_EXCLUSIVE,
+                                  memory_order_release);
+        *flows[i].ptr = e->copy->ptr;
+    }
+    /* 3. the body enqueues; an event behind it says when it ran */
+    gm_op_t *op = op_new(m, OP_TASK);
+    if (!op) {
+        task_fail_now(m, task, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
+                      m->res->info.ordinal);
+        goto release;
+    }
+    op->task = task;
+    op->nent = n;
+    memcpy(op->ent, ents, sizeof(ents[0]) * (size_t)n);
+    op->slot = m->free_slots[--m->nfree_slots];
+    gm_exec_view_t *view = &m->views[op->slot];
+    view->exec = &m->res->exec[stream];
+    m->res->status_host[op->slot] = 0;
+    task->dev_exec = view;
+    if (m->timing && (op->ev_start = rill_cuda_event_get(m->res, true)))
+        cudaEventRecord(op->ev_start, s);
+    rill_hook_status_t hs = RILL_HOOK_ERROR;
+    for (int i = 0; i < task->tc->nb_incarnations; i++)
+        if (task->tc->incarnations[i].type == RILL_DEVICE_CUDA) {
+            hs = task->tc->incarnations[i].hook(NULL, task);
+            break;
+        }
+    op->body_failed = hs == RILL_HOOK_ERROR;
+    cudaError_t err = (op->ev = rill_cuda_event_get(m->res, m->timing)) ? cudaEventRecord(op->ev, s)
+                                                                        : cudaErrorMemoryAllocation;
+    if (err != cudaSuccess) {
+        /* the stream cannot say when it is done: complete the task as failed now */
+        fail_cuda(m, task, "cudaEventRecord after the body", err);
+        op->ev = NULL;
+        m->free_slots[m->nfree_slots++] = op->slot;
+        op_free(m, op);
+        goto failed;
+    }
+    fifo_push(m, stream, op);
+    return LAUNCH_OK;
+
+failed:
+    for (int i = 0; i < held; i++)
+        copy_reader_put(ents[i]->copy);
+    task_fail_now(m, task, RILL_ERR_DEVICE, "task '%s' could not be launched on GPU %d",
+                  task->tc->name, m->res->info.ordinal);
+    return LAUNCH_FAILED;
+release:
+    for (int i = 0; i < held; i++)
+        copy_reader_put(ents[i]->copy);
+    return LAUNCH_FAILED;
+later:
+    for (int i = 0; i < held; i++)
+        copy_reader_put(ents[i]->copy);
+    return LAUNCH_LATER;
+}
+
+/* Launch pending tasks, highest priority first, while a stream has room. */
+static int launch_pending(gm_t *m)
+{
+    int launched = 0;
+    while (m->pending.count > 0 && m->nfree_slots > 0) {
+        int stream = -1;
+        for (int k = 0; k < m->res->nexec; k++) {
+            int s = (m->next_exec + k) % m->res->nexec;
+            if (m->fifo[s].count < m->max_inflight) {
+                stream = s;
+                break;
+            }
+        }
+        if (stream < 0)
+            break;
+        rill_heap_item_t *it = m->pending.items[0];
+        rill_task_t *task = (rill_task_t *)((char *)it - offsetof(rill_task_t, prio));
+        rill_heap_pop(&m->pending);
+        int r = launch(m, task, stream);
+        if (r == LAUNCH_LATER) { /* no room: wait for completions and write-backs */
+            uint64_t now = rill_time_ns();
+            if (m->inflight > 0 || !m->stuck_since) {
+                m->stuck_since = m->inflight > 0 ? 0 : now;
+            } else if (now - m->stuck_since > 2000000000ull) {
+                /* nothing of ours in flight and still no room for 2 s (peers' reads hold
+                 * copies only briefly): the zone cannot hold this task's data */
+                m->stuck_since = 0;
+                rill_task_flow_t flows[RILL_MAX_FLOWS];
+                int n = task->tc->flows(task, flows, RILL_MAX_FLOWS);
+                size_t need = 0;
+                for (int i = 0; i < n; i++)
+                    need += flows[i].data->size;
+                task_fail_now(m, task, RILL_ERR_NO_MEMORY,
+                              "task '%s' needs %zu bytes for its %d data and GPU %d's zone "
+                              "(%zu bytes for data, largest free block %zu) cannot make room "
+                              "for them: raise device_cuda_memory_use or "
+                              "device_cuda_memory_size, or use smaller tiles",
+                              task->tc->name, need, n, m->res->info.ordinal, m->capacity,
+                              rill_zone_largest_free(m->res->zone));
+                continue;
+            }
+            rill_heap_push(&m->pending, &task->prio);
+            break;
+        }
+        m->stuck_since = 0;
+        if (r == LAUNCH_OK)
+            m->next_exec = (stream + 1) % m->res->nexec;
+        launched++;
+    }
+    return launched;
+}
+
+/* ------------------------------------------------------------ bringing copies home */
+
+/* A CPU body needs the host copies current: move those this GPU holds the newest of. */
+static void home_start(gm_t *m, rill_task_t *task)
+{
+    rill_task_flow_t flows[RILL_MAX_FLOWS];
+    int n = task->tc->flows ? task->tc->flows(task, flows, RILL_MAX_FLOWS) : 0;
+    gm_op_t *op = op_new(m, OP_HOME);
+    if (!op) {
+        rill_taskpool_fail(task->tp, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
+                           m->res->info.ordinal);
+        rill_task_complete(NULL, task, RILL_HOOK_ERROR);
+        return;
+    }
+    op->task = task;
+    for (int i = 0; i < n; i++) {
+        rill_data_t *d = flows[i].data;
+        rill_data_copy_t *c = rill_data_copy(d, m->index), *host = rill_data_host_copy(d);
+        if (!host || !c || rill_data_copy_current(d, host) || !rill_data_copy_current(d, c))
+            continue;
+        bool dup = false;
+        for (int k = 0; k < op->nent; k++)
+            dup |= op->ent[k]->copy == c;
+        if (dup || !copy_reader_get(c))
+            continue;
+        cudaError_t err =
+            cudaMemcpyAsync(host->ptr, c->ptr, d->size, cudaMemcpyDeviceToHost, m->res->d2h);
+        if (err != cudaSuccess) {
+            copy_reader_put(c);
+            fail_cuda(m, task, "cudaMemcpyAsync (bringing a tile home)", err);
+            continue;
+        }
+        op->ent[op->nent] = c->dev_priv;
+        op->version[op->nent++] = atomic_load_explicit(&d->version, memory_order_acquire);
+        atomic_fetch_add_explicit(&m->n_d2h, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->b_d2h, d->size, memory_order_relaxed);
+    }
+    cudaError_t err = (op->ev = rill_cuda_event_get(m->res, false))
+                          ? cudaEventRecord(op->ev, m->res->d2h)
+                          : cudaErrorMemoryAllocation;
+    if (err != cudaSuccess)
+        fail_cuda(m, task, "cudaEventRecord (bringing tiles home)", err);
+    atomic_fetch_add_explicit(&m->n_home, 1, memory_order_relaxed);
+    fifo_push(m, fifo_d2h(m), op);
+}
+
+/* ------------------------------------------------------------ completion */
+
+static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    switch (op->kind) {
+    case OP_XFER: {
+        gm_entry_t *e = op->ent[0];
+        rill_data_copy_t *c = e->copy;
+        e->xfers--;
+        if (op->src[0])
+            copy_reader_put(op->src[0]);
+        if (err != cudaSuccess) {
+            fail_cuda(m, NULL, "a transfer into GPU memory", err);
+        } else if (atomic_load_explicit(&c->coherency, memory_order_acquire) !=
+                       RILL_COHERENCY_EXCLUSIVE &&
+                   atomic_load_explicit(&c->version, memory_order_acquire) <= op->version[0]) {
+            /* the block now holds that version, unless a task wrote it since (then its
+             * version is newer, or it is being written: leave it) */
+            atomic_store_explicit(&c->version, op->version[0], memory_order_release);
+            atomic_store_explicit(&c->coherency, RILL_COHERENCY_SHARED, memory_order_release);
+        }
+        break;
+    }
+    case OP_WB: {
+        gm_entry_t *e = op->ent[0];
+        rill_data_copy_t *host = rill_data_host_copy(e->copy->data);
+        if (err == cudaSuccess && host) {
+            atomic_store_explicit(&host->version, op->version[0], memory_order_release);
+            atomic_store_explicit(&host->coherency, RILL_COHERENCY_SHARED, memory_order_release);
+        } else if (err != cudaSuccess) {
+            fail_cuda(m, NULL, "a write-back before eviction", err);
+        }
+        e->writeback = false;
+        entry_drop_block(m, e);
+        atomic_fetch_add_explicit(&m->n_evict, 1, memory_order_relaxed);
+        break;
+    }
+    case OP_HOME: {
+        for (int i = 0; i < op->nent; i++) {
+            rill_data_copy_t *c = op->ent[i]->copy;
+            rill_data_copy_t *host = rill_data_host_copy(c->data);
+            if (err == cudaSuccess && host) {
+                atomic_store_explicit(&host->version, op->version[i], memory_order_release);
+                atomic_store_explicit(&host->coherency, RILL_COHERENCY_SHARED,
+                                      memory_order_release);
+            }
+            copy_reader_put(c);
+        }
+        rill_task_t *task = op->task;
+        if (err != cudaSuccess) {
+            fail_cuda(m, task, "bringing tiles home", err);
+            rill_task_complete(NULL, task, RILL_HOOK_ERROR);
+        } else { /* back to a worker, which now finds the host copies current */
+            task->next = NULL;
+            rill_sched_push(m->ctx, NULL, task, 1);
+        }
+        break;
+    }
+    case OP_TASK: {
+        rill_task_t *task = op->task;
+        int slot = op->slot;
+        rill_hook_status_t st = op->body_failed ? RILL_HOOK_ERROR : RILL_HOOK_DONE;
+        if (err != cudaSuccess) {
+            fail_cuda(m, task, "the task's work on its stream", err);
+            st = RILL_HOOK_ERROR;
+        } else if (m->res->status_host[slot] != 0) {
+            int v = m->res->status_host[slot];
+            rill_status_t hs =
+                task->tc->status_word ? task->tc->status_word(task, v) : RILL_ERR_TASK;
+            if (hs != RILL_SUCCESS) {
+                rill_taskpool_fail(task->tp, RILL_ERR_TASK,
+                                   "task '%s' on GPU %d failed: its body's status word is %d "
+                                   "after the stream ran it (%s)",
+                                   task->tc->name, m->res->info.ordinal, v, rill_status_string(hs));
+                st = RILL_HOOK_ERROR;
+            }
+        }
+        if (m->timing && op->ev_start) {
+            float a = 0, b = 0;
+            if (cudaEventElapsedTime(&a, m->ev_ref, op->ev_start) == cudaSuccess &&
+                cudaEventElapsedTime(&b, m->ev_ref, op->ev) == cudaSuccess) {
+                uint64_t t0 = m->ref_ns + (uint64_t)(a * 1e6), t1 = m->ref_ns + (uint64_t)(b * 1e6);
+                if (t1 < t0)
+                    t1 = t0;
+                span_add(m, t0, t1);
+                if (m->trace) {
+                    char args[176];
+                    uint64_t id = 0;
+                    int off =
+                        snprintf(args, sizeof(args), "stream %d ", m->views[slot].exec->index);
+                    if (task->tc->trace_info && off > 0)
+                        id = task->tc->trace_info(task, args + off, sizeof(args) - (size_t)off);
+                    rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
+                }
+            }
+        }
+        m->free_slots[m->nfree_slots++] = slot;
+        rill_device_t *dev = m->dev;
+        atomic_fetch_sub_explicit(&dev->queued_ns, task->est_ns, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&dev->queued_tasks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->n_tasks, 1, memory_order_relaxed);
+        /* complete first (it sets the written copies' versions), then drop the readers: a
+         * copy with no reader and an old version could otherwise be evicted unsaved */
+        rill_task_complete(NULL, task, st);
+        for (int i = 0; i < op->nent; i++)
+            copy_reader_put(op->ent[i]->copy);
+        break;
+    }
+    }
+    op_free(m, op);
+}
+
+/* Poll every stream's oldest operations, in order. */
+static int poll_fifos(gm_t *m)
+{
+    int done = 0;
+    /* transfers first: a task completed below may depend on what they make current */
+    for (int k = 0; k < m->nfifo; k++) {
+        int f = (k + m->res->nexec) % m->nfifo;
+        gm_fifo_t *q = &m->fifo[f];
+        while (q->head) {
+            gm_op_t *op = q->head;
+            cudaError_t err = op->ev ? cudaEventQuery(op->ev) : cudaSuccess;
+            if (err == cudaErrorNotReady)
+                break;
+            q->head = op->next;
+            if (!q->head)
+                q->tail = NULL;
+            q->count--;
+            m->inflight--;
+            complete_op(m, op, err);
+            done++;
+        }
+    }
+    return done;
+}
+
+/* ------------------------------------------------------------ intake and the loop */
+
+static void sink_take(void *arg, rill_task_t *task)
+{
+    gm_t *m = arg;
+    task->prio.seq = m->seq++;
+    if (rill_heap_push(&m->pending, &task->prio) != RILL_SUCCESS)
+        task_fail_now(m, task, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
+                      m->res->info.ordinal);
+}
+
+static int intake(gm_t *m)
+{
+    rill_mpsc_node_t *node = rill_mpsc_take_all(&m->intake); /* oldest first */
+    if (!node)
+        return 0;
+    rill_task_t *rev = NULL, **tail = &rev;
+    for (; node; node = node->next) {
+        rill_task_t *t = (rill_task_t *)((char *)node - offsetof(rill_task_t, link));
+        *tail = t;
+        tail = &t->next;
+    }
+    *tail = NULL;
+    int n = 0;
+    while (rev) {
+        rill_task_t *t = rev;
+        rev = rev->next;
+        if (t->device == m->index)
+            sink_take(m, t);
+        else
+            home_start(m, t);
+        n++;
+    }
+    return n;
+}
+
+/* Entries of destroyed data: drop their blocks, free them (and their copies). */
+static int reap_dead(gm_t *m)
+{
+    rill_mpsc_node_t *node = rill_mpsc_take_all(&m->dead);
+    int n = 0;
+    while (node) {
+        rill_mpsc_node_t *next = node->next;
+        gm_entry_t *e = (gm_entry_t *)((char *)node - offsetof(gm_entry_t, dead_link));
+        if (e->block)
+            entry_drop_block(m, e);
+        rill_cuda_event_put(m->res, e->ready, false);
+        free(e->copy);
+        free(e);
+        node = next;
+        n++;
+    }
+    if (n)
+        atomic_fetch_add_explicit(&m->dead_done, (unsigned long long)n, memory_order_release);
+    return n;
+}
+
+static void submit(rill_device_t *dev, void *task)
+{
+    gm_t *m = dev->priv;
+    rill_mpsc_push(&m->intake, &((rill_task_t *)task)->link);
+    /* the push (seq_cst) precedes the signal; the manager checks the queue (seq_cst) after
+     * preparing to sleep: one of the two sees the other (as the comm thread's sleep) */
+    rill_evcount_signal(&m->wake, 1);
+}
+
+static void stage_home(rill_device_t *dev, void *task)
+{
+    ((rill_task_t *)task)->device = 0; /* tells intake it is a request to bring data home */
+    submit(dev, task);
+}
+
+static void describe(rill_device_t *dev, FILE *out);
+
+static const rill_device_ops_t gm_ops = {
+    .submit = submit,
+    .stage_home = stage_home,
+    .describe = describe,
+};
+
+/* The datum of a GPU copy is destroyed (main thread): hand the copy to its manager and wait
+ * until it let go of it (one turn of its loop, which never blocks). */
+static void copy_release(rill_data_copy_t *c)
+{
+    rill_device_t *dev = rill_device_get(c->device);
+    gm_t *m = dev ? dev->priv : NULL;
+    gm_entry_t *e = c->dev_priv;
+    if (!m || !e) {
+        free(e);
+        free(c);
+        return;
+    }
+    unsigned long long ticket = atomic_fetch_add_explicit(&m->dead_in, 1, memory_order_relaxed) + 1;
+    rill_mpsc_push(&m->dead, &e->dead_link);
+    rill_evcount_signal(&m->wake, 1);
+    while (atomic_load_explicit(&m->dead_done, memory_order_acquire) < ticket)
+        sched_yield();
+}
+
+static void *manager_main(void *arg)
+{
+    gm_t *m = arg;
+    rill_context_t *ctx = m->ctx;
+    rill_topo_bind_reserved(ctx->topo, m->gpu);
+    int peers[RILL_CUDA_MAX_GPUS], npeers = 0;
+    for (int i = 0; i < ctx->ngpus; i++)
+        if (i != m->gpu)
+            peers[npeers++] = ctx->gpus[i].ordinal;
+    rill_cuda_gpu_config_t cfg;
+    rill_cuda_config_from_params(&cfg);
+    cfg.peers = peers;
+    cfg.npeers = npeers;
+    m->max_inflight = (int)rill_param_get_int(param_inflight);
+    cfg.nstatus = cfg.exec_streams * m->max_inflight;
+    rill_status_t st =
+        rill_cuda_gpu_open(&ctx->gpus[m->gpu], &cfg, &m->res, m->start_err, sizeof(m->start_err));
+    if (st == RILL_SUCCESS) {
+        m->views = calloc((size_t)cfg.nstatus, sizeof(*m->views));
+        m->free_slots = malloc(sizeof(int) * (size_t)cfg.nstatus);
+        if (!m->views || !m->free_slots) {
+            snprintf(m->start_err, sizeof(m->start_err), "out of host memory");
+            st = RILL_ERR_NO_MEMORY;
+        } else {
+            for (int i = 0; i < cfg.nstatus; i++) {
+                m->views[i].ordinal = m->res->info.ordinal;
+                m->views[i].status_dev = m->res->status_dev + i;
+                m->free_slots[m->nfree_slots++] = cfg.nstatus - 1 - i;
+            }
+            m->capacity = rill_zone_size(m->res->zone) - rill_zone_used(m->res->zone);
+            m->nfifo = m->res->nexec + 2 + RILL_CUDA_MAX_GPUS;
+            for (int i = 0; i < m->res->nexec; i++)
+                m->fifo_stream[i] = m->res->exec[i].stream;
+            m->fifo_stream[fifo_h2d(m)] = m->res->h2d;
+            m->fifo_stream[fifo_d2h(m)] = m->res->d2h;
+            for (int p = 0; p < RILL_CUDA_MAX_GPUS; p++)
+                m->fifo_stream[fifo_peer(m, p)] = m->res->peer[p];
+        }
+    }
+    m->trace = rill_trace_on();
+    m->timing = m->trace || rill_param_get_bool(param_timing);
+    if (st == RILL_SUCCESS && m->trace) {
+        char name[160];
+        snprintf(name, sizeof(name), "GPU %d manager and exec streams (%s)", m->res->info.ordinal,
+                 m->res->info.name);
+        rill_trace_thread(2000 + m->gpu, name);
+    }
+    if (st == RILL_SUCCESS && m->timing) {
+        /* the reference point of the spans: once, at start (the only synchronisation) */
+        if (cudaEventCreate(&m->ev_ref) == cudaSuccess &&
+            cudaEventRecord(m->ev_ref, m->res->h2d) == cudaSuccess &&
+            cudaEventSynchronize(m->ev_ref) == cudaSuccess)
+            m->ref_ns = rill_time_ns();
+        else
+            m->timing = m->trace = false;
+    }
+    pthread_mutex_lock(&m->start_lock);
+    m->start_status = st;
+    m->started = st == RILL_SUCCESS ? 1 : -1;
+    pthread_cond_broadcast(&m->start_cond);
+    pthread_mutex_unlock(&m->start_lock);
+    if (st != RILL_SUCCESS)
+        return NULL;
+
+    rill_sched_set_sink(m->index, sink_take, m);
+    while (!atomic_load_explicit(&m->stop, memory_order_acquire)) {
+        int progress = reap_dead(m);
+        progress += intake(m);
+        progress += poll_fifos(m);
+        progress += launch_pending(m);
+        /* (next issues: serve the port channels' FIFOs; enqueue remote-input waits) */
+        if (progress)
+            continue;
+        if (m->inflight > 0) { /* work on the GPU: watch it closely */
+            rill_cpu_relax();
+            continue;
+        }
+        if (m->pending.count > 0) { /* waiting for room that a peer's read holds */
+            sched_yield();
+            continue;
+        }
+        /* nothing in flight: sleep until a worker hands something over */
+        uint32_t key = rill_evcount_prepare(&m->wake);
+        if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) ||
+            atomic_load_explicit(&m->stop, memory_order_acquire)) {
+            rill_evcount_cancel(&m->wake);
+            continue;
+        }
+        rill_evcount_wait(&m->wake, key, 1000000);
+    }
+    rill_sched_set_sink(0, NULL, NULL);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ start, stop, accessors */
+
+static void managers_stop(rill_context_t *ctx)
+{
+    (void)ctx;
+    for (int i = 0; i < nmanagers; i++) {
+        gm_t *m = managers[i];
+        atomic_store_explicit(&m->stop, true, memory_order_release);
+        rill_evcount_signal(&m->wake, 0);
+        pthread_join(m->thread, NULL);
+    }
+    if (nmanagers > 0 && rill_log_gpu.level >= 1)
+        rill_gpu_managers_report(stderr);
+    rill_data_copy_release_hook = NULL;
+    for (int i = 0; i < nmanagers; i++) {
+        gm_t *m = managers[i];
+        /* the blocks go with the zone; the copies stay with their data (freed with them) */
+        for (gm_entry_t *e = m->lru_head; e;) {
+            gm_entry_t *next = e->next;
+            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID,
+                                  memory_order_relaxed);
+            e->copy->ptr = NULL;
+            e->copy->dev_priv = NULL;
+            free(e);
+            e = next;
+        }
+        if (m->res) {
+            cudaSetDevice(m->res->info.ordinal);
+            if (m->ev_ref)
+                cudaEventDestroy(m->ev_ref);
+            while (m->free_ops) {
+                gm_op_t *op = m->free_ops;
+                m->free_ops = op->next;
+                free(op);
+            }
+            rill_cuda_gpu_close(&m->res);
+        }
+        rill_heap_fini(&m->pending);
+        free(m->views);
+        free(m->free_slots);
+        free(m->spans);
+        pthread_mutex_destroy(&m->start_lock);
+        pthread_cond_destroy(&m->start_cond);
+        free(m);
+        managers[i] = NULL;
+    }
+    nmanagers = 0;
+    rill_device_remove_all();
+}
+
+rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
+{
+    if (ctx->ngpus == 0) {
+        RILL_VERBOSE(RILL_LOG_GPU, 1, "no GPU: %s", ctx->no_gpu_why);
+        return RILL_SUCCESS;
+    }
+    rill_status_t status = RILL_SUCCESS;
+    for (int i = 0; i < ctx->ngpus; i++) {
+        gm_t *m = calloc(1, sizeof(*m));
+        if (!m) {
+            status = RILL_ERR_NO_MEMORY;
+            break;
+        }
+        m->ctx = ctx;
+        m->gpu = i;
+        rill_evcount_init(&m->wake);
+        rill_mpsc_init(&m->intake);
+        rill_mpsc_init(&m->dead);
+        rill_heap_init(&m->pending);
+        rill_spinlock_init(&m->spans_lock);
+        pthread_mutex_init(&m->start_lock, NULL);
+        pthread_cond_init(&m->start_cond, NULL);
+        char name[48];
+        snprintf(name, sizeof(name), "cuda:%d (%s)", ctx->gpus[i].ordinal, ctx->gpus[i].name);
+        double gflops = (double)ctx->gpus[i].sm_count * 450.0; /* ~ FP64 tensor rate per SM */
+        status = rill_device_add(RILL_DEVICE_CUDA, name, &gm_ops, m, gflops, &m->dev);
+        if (status != RILL_SUCCESS) {
+            free(m);
+            break;
+        }
+        m->index = m->dev->index;
+        managers[nmanagers++] = m;
+        int rc = pthread_create(&m->thread, NULL, manager_main, m);
+        if (rc != 0) {
+            RILL_ERROR(RILL_LOG_GPU, "cannot start the manager thread of GPU %d: %s",
+                       ctx->gpus[i].ordinal, strerror(rc));
+            nmanagers--;
+            status = RILL_ERR_NO_MEMORY;
+            break;
+        }
+        pthread_mutex_lock(&m->start_lock);
+        while (m->started == 0)
+            pthread_cond_wait(&m->start_cond, &m->start_lock);
+        pthread_mutex_unlock(&m->start_lock);
+        if (m->started < 0) {
+            RILL_ERROR(RILL_LOG_GPU, "GPU %d cannot be used: %s", ctx->gpus[i].ordinal,
+                       m->start_err);
+            status = m->start_status;
+            break;
+        }
+        RILL_VERBOSE(RILL_LOG_GPU, 1,
+                     "GPU %d (%s) is device %d: zone %.2f GiB, %d exec streams x %d tasks in "
+                     "flight, manager on core %d",
+                     ctx->gpus[i].ordinal, ctx->gpus[i].name, m->index,
+                     (double)m->res->zone_bytes / (1 << 30), m->res->nexec, m->max_inflight,
+                     rill_topo_reserved_core(ctx->topo, i));
+    }
+    if (status != RILL_SUCCESS) {
+        managers_stop(ctx); /* joins those that run; the failed one has returned */
+        return status;
+    }
+    rill_data_copy_release_hook = copy_release;
+    ctx->services_stop = managers_stop;
+    return RILL_SUCCESS;
+}
+
+static void describe(rill_device_t *dev, FILE *out)
+{
+    gm_t *m = dev->priv;
+    fprintf(out,
+            "  GPU %d manager: %llu tasks done, %d pending, %lld queued; zone %zu of %zu bytes "
+            "used; %llu evictions (%llu written home first), %llu launches found no room\n",
+            m->res ? m->res->info.ordinal : -1, (unsigned long long)atomic_load(&m->n_tasks),
+            (int)m->pending.count, (long long)atomic_load(&dev->queued_tasks),
+            m->res ? rill_zone_used(m->res->zone) : 0, m->res ? m->res->zone_bytes : 0,
+            (unsigned long long)atomic_load(&m->n_evict), (unsigned long long)atomic_load(&m->n_wb),
+            (unsigned long long)atomic_load(&m->n_nospace));
+}
+
+void rill_gpu_managers_report(FILE *out)
+{
+    for (int i = 0; i < nmanagers; i++) {
+        gm_t *m = managers[i];
+        fprintf(out,
+                "gpu %d: %llu tasks; H2D %llu (%.1f MB), D2H %llu (%.1f MB), D2D %llu (%.1f MB); "
+                "%llu inputs already current; %llu evictions, %llu write-backs, %llu home "
+                "requests, %llu launches waited for room\n",
+                m->res ? m->res->info.ordinal : i, (unsigned long long)atomic_load(&m->n_tasks),
+                (unsigned long long)atomic_load(&m->n_h2d), (double)atomic_load(&m->b_h2d) / 1e6,
+                (unsigned long long)atomic_load(&m->n_d2h), (double)atomic_load(&m->b_d2h) / 1e6,
+                (unsigned long long)atomic_load(&m->n_d2d), (double)atomic_load(&m->b_d2d) / 1e6,
+                (unsigned long long)atomic_load(&m->n_hits),
+                (unsigned long long)atomic_load(&m->n_evict),
+                (unsigned long long)atomic_load(&m->n_wb),
+                (unsigned long long)atomic_load(&m->n_home),
+                (unsigned long long)atomic_load(&m->n_nospace));
+    }
+}
+
+rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_gpu_counters_t *c)
+{
+    (void)ctx;
+    if (!c || i < 0 || i >= nmanagers)
+        return RILL_ERR_INVALID_ARG;
+    gm_t *m = managers[i];
+    c->tasks = atomic_load(&m->n_tasks);
+    c->h2d = atomic_load(&m->n_h2d);
+    c->d2h = atomic_load(&m->n_d2h) + atomic_load(&m->n_wb);
+    c->d2d = atomic_load(&m->n_d2d);
+    c->h2d_bytes = atomic_load(&m->b_h2d);
+    c->d2h_bytes = atomic_load(&m->b_d2h);
+    c->d2d_bytes = atomic_load(&m->b_d2d);
+    c->hits = atomic_load(&m->n_hits);
+    c->evictions = atomic_load(&m->n_evict);
+    c->writebacks = atomic_load(&m->n_wb);
+    c->home_requests = atomic_load(&m->n_home);
+    c->waits_for_room = atomic_load(&m->n_nospace);
+    c->busy_s = busy_seconds(m);
+    return RILL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ body accessors (rill/cuda.h) */
+
+static inline gm_exec_view_t *view_of(rill_task_t *task)
+{
+    return task && task->device > 0 ? task->dev_exec : NULL;
+}
+
+cudaStream_t rill_cuda_stream(rill_task_t *task)
+{
+    gm_exec_view_t *v = view_of(task);
+    return v ? v->exec->stream : NULL;
+}
+
+cublasHandle_t rill_cuda_cublas(rill_task_t *task)
+{
+    gm_exec_view_t *v = view_of(task);
+    return v ? v->exec->cublas : NULL;
+}
+
+cusolverDnHandle_t rill_cuda_cusolver(rill_task_t *task)
+{
+    gm_exec_view_t *v = view_of(task);
+    return v ? v->exec->cusolver : NULL;
+}
+
+void *rill_cuda_workspace(rill_task_t *task, size_t *bytes)
+{
+    gm_exec_view_t *v = view_of(task);
+    if (bytes)
+        *bytes = v ? v->exec->workspace_size : 0;
+    return v ? v->exec->workspace : NULL;
+}
+
+int *rill_cuda_status_word(rill_task_t *task)
+{
+    gm_exec_view_t *v = view_of(task);
+    return v ? v->status_dev : NULL;
+}
+
+int rill_cuda_device(rill_task_t *task)
+{
+    gm_exec_view_t *v = view_of(task);
+    return v ? v->ordinal : -1;
+}
+
+#else /* no CUDA toolkit at configure time */
+
+rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_gpu_counters_t *c)
+{
+    (void)ctx;
+    (void)i;
+    (void)c;
+    return RILL_ERR_INVALID_ARG;
+}
+
+rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
+{
+    (void)ctx;
+    return RILL_SUCCESS;
+}
+
+void rill_gpu_managers_report(FILE *out)
+{
+    (void)out;
+}
+
+#endif
