@@ -27,6 +27,7 @@ struct rill_topo {
     int *worker_core;        /* [nworkers] index in cores[] */
     int *steal;              /* [nworkers][nworkers - 1] */
     int nreserved;           /* cores held back from the workers for service threads */
+    int want_reserved;       /* how many were asked for */
     int reserved[16];        /* their index in cores[] */
     atomic_bool bind_warned; /* first failed binding warned about; any thread */
 };
@@ -505,14 +506,18 @@ rill_status_t rill_topo_reserve(rill_topo_t *topo, int n, const char *who)
         return RILL_SUCCESS;
     if (n > 16)
         n = 16;
+    topo->want_reserved = n;
     bool requested = rill_param_get_int(param_num_cores) > 0;
     if (requested || topo->ncores <= n) {
-        RILL_WARN(RILL_LOG_TOPO,
-                  "%d %s thread(s) share cores with the workers: %s (this process has %d core%s); "
-                  "give each process at least %d more core(s) than it has GPUs, or leave "
-                  "runtime_num_cores at 0",
-                  n, who, requested ? "runtime_num_cores sets the workers" : "no core is left over",
-                  topo->ncores, topo->ncores == 1 ? "" : "s", 1);
+        /* not a warning: runtime_num_cores is the user's choice, and a process with as many
+         * cores as GPUs has nothing to spare (rill_info --topology shows it) */
+        RILL_VERBOSE(
+            RILL_LOG_TOPO, 1,
+            "%d %s thread(s) share cores with the workers: %s (this process has %d core%s); "
+            "give each process at least %d more core(s) than it has GPUs, or leave "
+            "runtime_num_cores at 0",
+            n, who, requested ? "runtime_num_cores sets the workers" : "no core is left over",
+            topo->ncores, topo->ncores == 1 ? "" : "s", 1);
         return RILL_SUCCESS;
     }
     /* the last cores of the process's set go to the service threads, the first ones keep
@@ -648,4 +653,8 @@ void rill_topo_print(const rill_topo_t *topo, FILE *out)
     for (int i = 0; i < topo->nreserved; i++)
         fprintf(out, "  GPU manager %d: core with PU %d, reserved (no worker runs there)\n", i,
                 (int)hwloc_bitmap_first(topo->sets[topo->reserved[i]]));
+    if (topo->want_reserved > topo->nreserved)
+        fprintf(out, "  %d GPU manager(s) share the workers' cores (%s)\n", topo->want_reserved,
+                rill_param_get_int(param_num_cores) > 0 ? "runtime_num_cores sets the workers"
+                                                        : "no core to spare");
 }

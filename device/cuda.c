@@ -309,7 +309,12 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
     for (int i = 0; i < g->nexec; i++) {
         rill_cuda_exec_t *x = &g->exec[i];
         x->index = i;
-        CU_TRY(cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));
+        /* exec stream 0 has the greatest priority: the GPU manager puts the most urgent
+         * tasks (a factorization's panel) there, ahead of the bulk on the others */
+        if (i == 0 && g->nexec > 1)
+            CU_TRY(cudaStreamCreateWithPriority(&x->stream, cudaStreamNonBlocking, hi));
+        else
+            CU_TRY(cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));
         LIB_TRY(cublasCreate(&x->cublas), CUBLAS_STATUS_SUCCESS);
         LIB_TRY(cublasSetStream(x->cublas, x->stream), CUBLAS_STATUS_SUCCESS);
         /* cuBLAS would otherwise allocate its workspace from the device on first use */

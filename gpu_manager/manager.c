@@ -128,7 +128,7 @@ typedef struct gm {
     int nfifo; /* exec streams, then h2d, d2h, then one per peer ordinal */
     gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS];
     cudaStream_t fifo_stream[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS];
-    int max_inflight, next_exec;
+    int max_inflight;
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
@@ -669,22 +669,38 @@ later:
 }
 
 /* Launch pending tasks, highest priority first, while a stream has room. */
+/* The stream for a task of priority prio: with several exec streams, stream 0 (the GPU's
+ * greatest stream priority) takes a task more urgent than everything enqueued on the
+ * others, which would otherwise wait behind them (the critical path of a factorization);
+ * the rest go to the least busy of the others. -1: no room. */
+static int pick_stream(gm_t *m, int32_t prio)
+{
+    int n = m->res->nexec;
+    if (n == 1)
+        return m->fifo[0].count < m->max_inflight ? 0 : -1;
+    int best = -1;
+    bool urgent = true;
+    for (int s = 1; s < n; s++) {
+        for (gm_op_t *op = m->fifo[s].head; op && urgent; op = op->next)
+            urgent = op->task->prio.priority < prio;
+        if (m->fifo[s].count < m->max_inflight &&
+            (best < 0 || m->fifo[s].count < m->fifo[best].count))
+            best = s;
+    }
+    if (urgent && m->fifo[0].count < m->max_inflight)
+        return 0;
+    return best;
+}
+
 static int launch_pending(gm_t *m)
 {
     int launched = 0;
     while (m->pending.count > 0 && m->nfree_slots > 0) {
-        int stream = -1;
-        for (int k = 0; k < m->res->nexec; k++) {
-            int s = (m->next_exec + k) % m->res->nexec;
-            if (m->fifo[s].count < m->max_inflight) {
-                stream = s;
-                break;
-            }
-        }
-        if (stream < 0)
-            break;
         rill_heap_item_t *it = m->pending.items[0];
         rill_task_t *task = (rill_task_t *)((char *)it - offsetof(rill_task_t, prio));
+        int stream = pick_stream(m, task->prio.priority);
+        if (stream < 0)
+            break;
         rill_heap_pop(&m->pending);
         int r = launch(m, task, stream);
         if (r == LAUNCH_LATER) { /* no room: wait for completions and write-backs */
@@ -713,8 +729,6 @@ static int launch_pending(gm_t *m)
             break;
         }
         m->stuck_since = 0;
-        if (r == LAUNCH_OK)
-            m->next_exec = (stream + 1) % m->res->nexec;
         launched++;
     }
     return launched;

@@ -933,7 +933,7 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
     }
     if (rill_device_count() > 1) /* GPUs may hold newest versions: bring them home */
         for (size_t i = 0; i < tp->norder && status == RILL_SUCCESS; i++)
-            if (tp->order[i]->data->home_rank == tp->rank)
+            if (tp->order[i]->data->home_rank == tp->rank && tp->order[i]->gpu_written)
                 status = home_create(tp, tp->order[i]);
     rill_taskpool_pending_sub(super, 1); /* the insertion hold */
     return status;
@@ -1235,6 +1235,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         if (s == RILL_SUCCESS && local) {
             t->args[i].ptr = tracker_local_ptr(tr);
             s = t->args[i].ptr ? tracker_access(tr, ref_of(t), args[i].kind) : RILL_ERR_NO_MEMORY;
+            /* a GPU may write it: bring it home at the end (dtd_close) */
+            if (args[i].kind != RILL_DTD_INPUT && cls->cuda_body)
+                tr->gpu_written = true;
         }
         if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
             tracker_wrote(tp, tr, exec);

@@ -86,7 +86,8 @@ typedef struct dtd_tracker {
     /* this rank's copy: the core's host copy of the datum (rill_data_host_ensure) holds its
      * bytes; these say which version of the history it holds, or will hold once the tasks
      * inserted so far ran (the core's copy versions count completed writes instead) */
-    bool have_local; /* this rank holds (or will hold) local_version */
+    bool have_local;  /* this rank holds (or will hold) local_version */
+    bool gpu_written; /* a local task with a CUDA body writes it: brought home at the end */
     uint32_t local_version;
     uint64_t *sent; /* bit r: rank r was sent `version` by this rank */
 } dtd_tracker_t;
