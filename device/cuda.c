@@ -39,11 +39,11 @@ rill_status_t rill_cuda_register_params(void)
     KEEP(rill_param_register_int("device_cuda_exec_streams",
                                  "Streams per GPU that run task bodies (besides one "
                                  "host-to-device, one device-to-host and one per peer GPU)",
-                                 RILL_PARAM_LEVEL_TUNER, 4, 1, RILL_CUDA_MAX_STREAMS, &p_streams));
+                                 RILL_PARAM_LEVEL_TUNER, 8, 1, RILL_CUDA_MAX_STREAMS, &p_streams));
     KEEP(rill_param_register_size("device_cuda_workspace",
                                   "Device workspace per exec stream for task bodies (cuSOLVER's "
                                   "work array), carved from the zone",
-                                  RILL_PARAM_LEVEL_TUNER, 64ull << 20, 1ull << 20,
+                                  RILL_PARAM_LEVEL_TUNER, 32ull << 20, 1ull << 20,
                                   (uint64_t)1 << 36, &p_workspace));
 #undef KEEP
     return s;
@@ -227,8 +227,8 @@ void rill_cuda_config_from_params(rill_cuda_gpu_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->memory_use_pct = p_mem_pct ? (int)rill_param_get_int(p_mem_pct) : 90;
     cfg->memory_bytes = p_mem_bytes ? rill_param_get_size(p_mem_bytes) : 0;
-    cfg->exec_streams = p_streams ? (int)rill_param_get_int(p_streams) : 4;
-    cfg->workspace = p_workspace ? rill_param_get_size(p_workspace) : (64u << 20);
+    cfg->exec_streams = p_streams ? (int)rill_param_get_int(p_streams) : 8;
+    cfg->workspace = p_workspace ? rill_param_get_size(p_workspace) : (32u << 20);
 }
 
 static rill_status_t carve(rill_cuda_gpu_t *g, size_t size, void **p, char *err, size_t len,

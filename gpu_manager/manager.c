@@ -45,7 +45,7 @@ rill_status_t rill_gpu_register_params(void)
     rill_status_t r = rill_param_register_int(
         "device_cuda_max_inflight",
         "Tasks a GPU manager keeps enqueued per exec stream (launched, not yet seen complete)",
-        RILL_PARAM_LEVEL_TUNER, 4, 1, 64, &param_inflight);
+        RILL_PARAM_LEVEL_TUNER, 2, 1, 64, &param_inflight);
     if (s == RILL_SUCCESS)
         s = r;
     r = rill_param_register_bool("device_cuda_timing",
