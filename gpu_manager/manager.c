@@ -486,19 +486,10 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
     if (f < 0) {
         rill_data_copy_t *host = rill_data_host_copy(d);
         if (!host || !rill_data_copy_current(d, host)) {
-            /* no copy holds its bytes (a remote datum's buffer before anything landed in
-             * it): the block's bytes are as good as any */
-            RILL_VERBOSE(RILL_LOG_GPU, 2,
-                         "GPU %d: a datum of %zu bytes with no current copy "
-                         "is read",
-                         m->res->info.ordinal, size);
+            /* no copy can give its bytes now: the only current one is being written home
+             * by another GPU before its eviction (readers -1). Try again once it landed. */
             op_free(m, op);
-            if (!after) {
-                atomic_store_explicit(&e->copy->version, v, memory_order_release);
-                atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_SHARED,
-                                      memory_order_release);
-            }
-            return cudaSuccess;
+            return cudaErrorNotReady;
         }
         f = fifo_h2d(m);
         if (after)
@@ -596,6 +587,8 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
                 wait = true; /* on its way for another task */
             } else {
                 cudaError_t err = stage_in(m, e, d);
+                if (err == cudaErrorNotReady)
+                    goto later; /* its only current copy is on its way home */
                 if (err != cudaSuccess) {
                     fail_cuda(m, task, "staging an input in", err);
                     goto failed;
@@ -610,10 +603,13 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
                 }
             }
         }
+    }
+    /* every input is here or on its way: the written copies are the task's from now on */
+    for (int i = 0; i < n; i++) {
         if (flows[i].mode & RILL_FLOW_WRITE)
-            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_EXCLUSIVE,
+            atomic_store_explicit(&ents[i]->copy->coherency, RILL_COHERENCY_EXCLUSIVE,
                                   memory_order_release);
-        *flows[i].ptr = e->copy->ptr;
+        *flows[i].ptr = ents[i]->copy->ptr;
     }
     /* 3. the body enqueues; an event behind it says when it ran */
     gm_op_t *op = op_new(m, OP_TASK);
