@@ -420,7 +420,7 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
                 return RILL_ERR_NO_MEMORY;
-            d->advised = 1 + (i / A->P) % ngpus;
+            d->advised = 1 + (i / A->P + j / A->Q) % ngpus;
         }
     return RILL_SUCCESS;
 }

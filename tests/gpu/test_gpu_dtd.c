@@ -303,7 +303,7 @@ static int run_multigpu(rill_context_t *ctx)
     tile_len = nb * nb;
     rill_matrix_t *A;
     CHECK_OK(rill_matrix_create(ctx, n * nb, nb, nb, nb, 1, 1, &A));
-    CHECK_OK(rill_matrix_advise_gpus(A)); /* tile row i on GPU i % 2 */
+    CHECK_OK(rill_matrix_advise_gpus(A)); /* tile (i, 0) on GPU i % 2 */
     double *ref = malloc(sizeof(double) * (size_t)n * (size_t)tile_len);
     for (int i = 0; i < n; i++)
         for (int k = 0; k < tile_len; k++)
