@@ -39,7 +39,20 @@ rill_status_t rill_info_print_topology(FILE *out)
     rill_status_t s = rill_topo_init(local_rank, local_size, &topo);
     if (s != RILL_SUCCESS)
         return s;
+    /* the GPUs rill_init would use, and the cores their managers would take */
+    rill_cuda_gpu_info_t gpus[RILL_CUDA_MAX_GPUS];
+    int ngpus = 0;
+    char why[192];
+    if (rill_cuda_select(local_rank, local_size, gpus, RILL_CUDA_MAX_GPUS, &ngpus, why,
+                         sizeof(why)) == RILL_SUCCESS &&
+        ngpus > 0)
+        rill_topo_reserve(topo, ngpus, "GPU manager");
     rill_topo_print(topo, out);
+    for (int i = 0; i < ngpus; i++)
+        fprintf(out, "  GPU %d (%s, PCI %s): nearest cores %s, NUMA node %d\n", gpus[i].ordinal,
+                gpus[i].name, gpus[i].pci_bus_id, gpus[i].nearest_cores, gpus[i].numa_node);
+    if (ngpus == 0)
+        fprintf(out, "  no GPU: %s\n", why);
     rill_topo_destroy(&topo);
     return RILL_SUCCESS;
 }

@@ -3,7 +3,8 @@
 # Ubuntu), configures, builds, then either runs the main job (the Cholesky tester with a
 # check) or the whole test suite.
 #
-#   scripts/bootstrap.sh          # main job: testing_dpotrf on 2 ranks, checked
+#   scripts/bootstrap.sh          # main job: testing_dpotrf, checked: on the GPUs when the
+#                                 # machine has any (1 process), else on 2 ranks of CPUs
 #   scripts/bootstrap.sh test     # whole CTest suite, then again in ASan+UBSan and TSan builds
 #
 # Environment: RILL_JOBS (parallel build jobs, default: cores), RILL_SKIP_INSTALL=1 (do not
@@ -65,9 +66,13 @@ mpi_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpi_flags+=(--allow-run-as-root)
 
 if [ "$mode" = main ]; then
-    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-        echo "== a GPU is present, but this build of Rill runs dense linear algebra on CPUs" \
-            "only so far: running on the CPU"
+    if command -v nvidia-smi >/dev/null 2>&1 && ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') &&
+        [ "$ngpu" -gt 0 ]; then
+        # one process on every GPU of the machine (one process per GPU comes with GPU-direct
+        # remote dependencies)
+        echo "== main job: tiled Cholesky on $ngpu GPU(s), N=16384, NB=1024, 1 process, checked"
+        exec mpirun "${mpi_flags[@]}" -np 1 build/release/apps/dla/testing_dpotrf \
+            -N 16384 -t 1024 -x
     fi
     echo "== main job: tiled Cholesky, N=4000, NB=256, 2 ranks (P=2 x Q=1), 1 core each, checked"
     exec mpirun "${mpi_flags[@]}" -np 2 build/release/apps/dla/testing_dpotrf \

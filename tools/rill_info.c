@@ -153,20 +153,20 @@ static void print_build(void)
         printf(" (MPI %s)", RILL_MPI_VERSION);
     printf("\n  LAPACKE:      %s\n", yes_no(RILL_HAVE_LAPACKE));
     if (RILL_HAVE_CUDA)
-        printf("  CUDA toolkit: found at configure (%s); used to discover GPUs (--devices)\n",
+        printf("  CUDA toolkit: found at configure (%s): GPU managers, CUDA task bodies, "
+               "cuBLAS/cuSOLVER\n",
                RILL_CUDA_VERSION[0] ? RILL_CUDA_VERSION : "version unknown");
     else
         printf("  CUDA toolkit: not found at configure (or RILL_WITH_CUDA=OFF)\n");
     printf("  GPU support:  %s\n", RILL_HAVE_CUDA
-                                       ? "discovery only in this version: no task runs on a GPU yet"
+                                       ? "tasks with CUDA bodies run on the GPUs (one manager "
+                                         "thread per GPU; see --devices)"
                                        : "not built (no CUDA toolkit at configure)");
     int gpus = nvidia_gpu_count();
     if (gpus < 0)
-        printf("  GPU devices:  none usable for tasks; no NVIDIA driver loaded\n");
+        printf("  GPU devices:  no NVIDIA driver loaded\n");
     else
-        printf("  GPU devices:  none usable for tasks yet; the NVIDIA driver lists %d "
-               "GPU(s) in " NVIDIA_GPUS_DIR "\n",
-               gpus);
+        printf("  GPU devices:  the NVIDIA driver lists %d GPU(s) in " NVIDIA_GPUS_DIR "\n", gpus);
     printf("  ibverbs:      %s\n", RILL_HAVE_IBVERBS
                                        ? "found at configure; not used (communication is MPI only)"
                                        : "not found at configure (not used: communication is "
