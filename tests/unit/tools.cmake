@@ -29,7 +29,7 @@ endif()
 # issue 7: --build tells what is built and usable, not only what configure found
 add_test(NAME rill_info_build COMMAND rill_info --build)
 set_tests_properties(rill_info_build PROPERTIES LABELS unit TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "CUDA toolkit: [^\n]*\n *GPU support: +(discovery only|not built)[^\n]*\n *GPU devices: +none usable"
+    PASS_REGULAR_EXPRESSION "CUDA toolkit: [^\n]*\n *GPU support: +(tasks with CUDA bodies run on the GPUs|not built)[^\n]*\n *GPU devices: +(no NVIDIA driver loaded|the NVIDIA driver lists)"
     FAIL_REGULAR_EXPRESSION "CUDA: +yes")
 # issue 7: no suggestion for a name close to none; a typo still gets one; an empty name
 # in RILL_MCA_ is reported
