@@ -1179,7 +1179,7 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
         pthread_mutex_init(&m->start_lock, NULL);
         pthread_cond_init(&m->start_cond, NULL);
         char name[48];
-        snprintf(name, sizeof(name), "cuda:%d (%s)", ctx->gpus[i].ordinal, ctx->gpus[i].name);
+        snprintf(name, sizeof(name), "cuda:%d (%.36s)", ctx->gpus[i].ordinal, ctx->gpus[i].name);
         double gflops = (double)ctx->gpus[i].sm_count * 450.0; /* ~ FP64 tensor rate per SM */
         status = rill_device_add(RILL_DEVICE_CUDA, name, &gm_ops, m, gflops, &m->dev);
         if (status != RILL_SUCCESS) {
