@@ -137,6 +137,20 @@ void rill_trace_thread(int tid, const char *name)
     tl_buf = buf_new(tid, name);
 }
 
+rill_trace_track_t *rill_trace_track(int tid, const char *name)
+{
+    return rill_trace_on() ? buf_new(tid, name) : NULL;
+}
+
+rill_trace_track_t *rill_trace_switch(rill_trace_track_t *t)
+{
+    if (!t)
+        return NULL;
+    trace_buf_t *prev = tl_buf;
+    tl_buf = t;
+    return prev;
+}
+
 static void write_events(FILE *f, int tid, const trace_chunk_t *c, int nev, bool *first);
 
 /* A free event slot of the calling thread, NULL when tracing is off or memory ran out. */

@@ -39,6 +39,14 @@ void rill_trace_set_clock(int64_t offset_ns, uint64_t origin_ns);
 /** Name the calling thread's track (tid). Each recording thread calls it once first. */
 void rill_trace_thread(int tid, const char *name);
 
+/** A further track that the calling thread (only) writes, e.g. a GPU manager's tracks for
+ * its streams. NULL when tracing is off or out of memory. */
+typedef struct trace_buf rill_trace_track_t;
+rill_trace_track_t *rill_trace_track(int tid, const char *name);
+/** Make t the calling thread's current track (the events below go there); returns the one
+ * it replaces, to switch back. NULL t: nothing changes (returns NULL). */
+rill_trace_track_t *rill_trace_switch(rill_trace_track_t *t);
+
 /** A slice [t0, t1] on the calling thread's track. name and args are copied (truncated).
  * cat: "task", "comm", ... (static storage). id: a task number or 0. Any thread. */
 void rill_trace_slice(const char *cat, const char *name, uint64_t t0, uint64_t t1, int32_t priority,

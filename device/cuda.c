@@ -1,6 +1,7 @@
 /* The CUDA device module: discovery, selection, and each GPU's resources. */
 #include "cuda.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,8 +80,34 @@ static void nearest_cores(int dev, char *buf, size_t len, int *numa)
     hwloc_topology_destroy(topo);
 }
 
+static rill_status_t discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, char *why, size_t len);
+
+/* The GPUs do not change while the process lives: discovered once (the CUDA runtime's
+ * attempt alone costs a noticeable time without a driver, and rill_init may run often). */
+static struct {
+    pthread_once_t once;
+    rill_status_t status;
+    rill_cuda_gpu_info_t gpus[RILL_CUDA_MAX_GPUS];
+    int n;
+    char why[256];
+} found = { .once = PTHREAD_ONCE_INIT };
+
+static void discover_once(void)
+{
+    found.status = discover(found.gpus, RILL_CUDA_MAX_GPUS, &found.n, found.why, sizeof(found.why));
+}
+
 rill_status_t rill_cuda_discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, char *why,
                                  size_t len)
+{
+    pthread_once(&found.once, discover_once);
+    *n_p = found.n < max ? found.n : max;
+    memcpy(gpus, found.gpus, sizeof(*gpus) * (size_t)*n_p);
+    snprintf(why, len, "%s", found.why);
+    return found.status;
+}
+
+static rill_status_t discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, char *why, size_t len)
 {
     *n_p = 0;
     int count = 0;

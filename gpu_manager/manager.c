@@ -79,7 +79,8 @@ enum { OP_TASK, OP_XFER, OP_HOME, OP_WB };
 typedef struct gm_op {
     int kind;
     struct gm_op *next;
-    cudaEvent_t ev, ev_start; /* ev_start: tasks, when tracing */
+    cudaEvent_t ev, ev_start; /* ev_start: a timed operation's start */
+    bool timed;               /* ev and ev_start are timing events (their spans are known) */
     rill_task_t *task;        /* TASK, HOME */
     int nent;
     gm_entry_t *ent[RILL_MAX_FLOWS];       /* TASK: its copies (a reader each); XFER, WB: one */
@@ -87,6 +88,7 @@ typedef struct gm_op {
     uint64_t version[RILL_MAX_FLOWS];      /* XFER, HOME, WB: the version moved */
     int slot;                              /* TASK: its status word */
     bool body_failed;                      /* TASK: the body returned an error */
+    int peer;                              /* XFER: the source GPU's ordinal, -1: host */
     uint64_t t_launch;
 } gm_op_t;
 
@@ -136,9 +138,14 @@ typedef struct gm {
     size_t capacity;      /* zone bytes left for data once the workspaces are carved */
     int inflight;         /* operations in all fifos */
     uint64_t stuck_since; /* no room for the first pending task and nothing in flight */
-    bool trace;           /* tasks' spans in the trace */
-    bool timing;          /* tasks' spans measured (device_cuda_timing, or a trace) */
-    uint64_t ref_ns;      /* host time of ev_ref */
+    rill_trace_track_t *tr_exec[RILL_CUDA_MAX_STREAMS]; /* traces: one track per exec stream */
+    rill_trace_track_t *tr_copy[3];                     /* host to GPU, GPU to host, GPU to GPU */
+    /* the watchdog thread's last look (describe) */
+    bool wd_seen;
+    unsigned long long wd_tasks, wd_evict, wd_loads;
+    bool trace;      /* tasks' spans in the trace */
+    bool timing;     /* tasks' spans measured (device_cuda_timing, or a trace) */
+    uint64_t ref_ns; /* host time of ev_ref */
     cudaEvent_t ev_ref;
     /* the tasks' spans on the exec streams (timing): appended by the manager, merged into
      * their union by whoever reads the busy time (rill_context_gpu_counters) */
@@ -185,11 +192,45 @@ static gm_op_t *op_new(gm_t *m, int kind)
 
 static void op_free(gm_t *m, gm_op_t *op)
 {
-    bool timed = op->kind == OP_TASK && m->timing;
-    rill_cuda_event_put(m->res, op->ev, timed);
+    rill_cuda_event_put(m->res, op->ev, op->timed);
     rill_cuda_event_put(m->res, op->ev_start, true);
     op->next = m->free_ops;
     m->free_ops = op;
+}
+
+/* When on: a timing event on stream s before the operation, the start of its span. */
+static void op_begin(gm_t *m, gm_op_t *op, cudaStream_t s, bool on)
+{
+    if (on && (op->ev_start = rill_cuda_event_get(m->res, true))) {
+        if (cudaEventRecord(op->ev_start, s) == cudaSuccess) {
+            op->timed = true;
+        } else {
+            rill_cuda_event_put(m->res, op->ev_start, true);
+            op->ev_start = NULL;
+        }
+    }
+}
+
+/* The event behind an operation on stream s (a timing one when its start has one). */
+static cudaError_t op_record(gm_t *m, gm_op_t *op, cudaStream_t s)
+{
+    op->ev = rill_cuda_event_get(m->res, op->timed);
+    return op->ev ? cudaEventRecord(op->ev, s) : cudaErrorMemoryAllocation;
+}
+
+/* A timed operation's span on the host clock (false when it has none). */
+static bool op_span(gm_t *m, gm_op_t *op, uint64_t *t0, uint64_t *t1)
+{
+    float a = 0, b = 0;
+    if (!op->timed || !op->ev_start ||
+        cudaEventElapsedTime(&a, m->ev_ref, op->ev_start) != cudaSuccess ||
+        cudaEventElapsedTime(&b, m->ev_ref, op->ev) != cudaSuccess)
+        return false;
+    *t0 = m->ref_ns + (uint64_t)(a * 1e6);
+    *t1 = m->ref_ns + (uint64_t)(b * 1e6);
+    if (*t1 < *t0)
+        *t1 = *t0;
+    return true;
 }
 
 static void fifo_push(gm_t *m, int f, gm_op_t *op)
@@ -312,12 +353,11 @@ static bool writeback_start(gm_t *m, gm_entry_t *e, rill_data_copy_t *host, uint
     gm_op_t *op = op_new(m, OP_WB);
     if (!op)
         return false;
+    op_begin(m, op, m->res->d2h, m->trace);
     cudaError_t err = cudaMemcpyAsync(host->ptr, (void *)e->block, e->copy->data->size,
                                       cudaMemcpyDeviceToHost, m->res->d2h);
-    if (err == cudaSuccess) {
-        op->ev = rill_cuda_event_get(m->res, false);
-        err = op->ev ? cudaEventRecord(op->ev, m->res->d2h) : cudaErrorMemoryAllocation;
-    }
+    if (err == cudaSuccess)
+        err = op_record(m, op, m->res->d2h);
     if (err != cudaSuccess) {
         fail_cuda(m, NULL, "cudaMemcpyAsync (write-back before eviction)", err);
         op_free(m, op);
@@ -364,6 +404,8 @@ static rill_status_t zone_get(gm_t *m, size_t size, uintptr_t *addr)
         }
         entry_drop_block(m, e);
         atomic_fetch_add_explicit(&m->n_evict, 1, memory_order_relaxed);
+        if (m->trace)
+            rill_trace_instant("gpu", "eviction", rill_time_ns());
         if (rill_zone_alloc(m->res->zone, size, addr) == RILL_SUCCESS)
             return RILL_SUCCESS;
         e = next;
@@ -476,6 +518,8 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
         f = fifo_peer(m, po);
         if (after)
             err = cudaStreamWaitEvent(m->fifo_stream[f], e->ready, 0);
+        op_begin(m, op, m->fifo_stream[f], m->trace);
+        op->peer = po;
         if (err == cudaSuccess)
             err = cudaMemcpyPeerAsync((void *)e->block, m->res->info.ordinal, pc->ptr, po, size,
                                       m->fifo_stream[f]);
@@ -494,6 +538,8 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
         f = fifo_h2d(m);
         if (after)
             err = cudaStreamWaitEvent(m->fifo_stream[f], e->ready, 0);
+        op_begin(m, op, m->fifo_stream[f], m->trace);
+        op->peer = -1;
         if (err == cudaSuccess)
             err = cudaMemcpyAsync((void *)e->block, host->ptr, size, cudaMemcpyHostToDevice,
                                   m->fifo_stream[f]);
@@ -502,10 +548,8 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
     }
     if (err == cudaSuccess)
         err = cudaEventRecord(e->ready, m->fifo_stream[f]);
-    if (err == cudaSuccess && !(op->ev = rill_cuda_event_get(m->res, false)))
-        err = cudaErrorMemoryAllocation;
     if (err == cudaSuccess)
-        err = cudaEventRecord(op->ev, m->fifo_stream[f]);
+        err = op_record(m, op, m->fifo_stream[f]);
     if (err != cudaSuccess) {
         if (op->src[0])
             copy_reader_put(op->src[0]);
@@ -626,8 +670,7 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
     view->exec = &m->res->exec[stream];
     m->res->status_host[op->slot] = 0;
     task->dev_exec = view;
-    if (m->timing && (op->ev_start = rill_cuda_event_get(m->res, true)))
-        cudaEventRecord(op->ev_start, s);
+    op_begin(m, op, s, m->timing);
     rill_hook_status_t hs = RILL_HOOK_ERROR;
     for (int i = 0; i < task->tc->nb_incarnations; i++)
         if (task->tc->incarnations[i].type == RILL_DEVICE_CUDA) {
@@ -635,8 +678,7 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
             break;
         }
     op->body_failed = hs == RILL_HOOK_ERROR;
-    cudaError_t err = (op->ev = rill_cuda_event_get(m->res, m->timing)) ? cudaEventRecord(op->ev, s)
-                                                                        : cudaErrorMemoryAllocation;
+    cudaError_t err = op_record(m, op, s);
     if (err != cudaSuccess) {
         /* the stream cannot say when it is done: complete the task as failed now */
         fail_cuda(m, task, "cudaEventRecord after the body", err);
@@ -745,6 +787,7 @@ static void home_start(gm_t *m, rill_task_t *task)
         return;
     }
     op->task = task;
+    op_begin(m, op, m->res->d2h, m->trace);
     for (int i = 0; i < n; i++) {
         rill_data_t *d = flows[i].data;
         rill_data_copy_t *c = rill_data_copy(d, m->index), *host = rill_data_host_copy(d);
@@ -767,9 +810,7 @@ static void home_start(gm_t *m, rill_task_t *task)
         atomic_fetch_add_explicit(&m->n_d2h, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&m->b_d2h, d->size, memory_order_relaxed);
     }
-    cudaError_t err = (op->ev = rill_cuda_event_get(m->res, false))
-                          ? cudaEventRecord(op->ev, m->res->d2h)
-                          : cudaErrorMemoryAllocation;
+    cudaError_t err = op_record(m, op, m->res->d2h);
     if (err != cudaSuccess)
         fail_cuda(m, task, "cudaEventRecord (bringing tiles home)", err);
     atomic_fetch_add_explicit(&m->n_home, 1, memory_order_relaxed);
@@ -777,6 +818,22 @@ static void home_start(gm_t *m, rill_task_t *task)
 }
 
 /* ------------------------------------------------------------ completion */
+
+/* Traces: a transfer's span on its copy stream's track. */
+static void trace_xfer(gm_t *m, gm_op_t *op, int track, const char *name, size_t bytes)
+{
+    uint64_t t0, t1;
+    if (!m->trace || !op_span(m, op, &t0, &t1))
+        return;
+    char args[64];
+    if (op->kind == OP_XFER && op->peer >= 0)
+        snprintf(args, sizeof(args), "%zu bytes from GPU %d", bytes, op->peer);
+    else
+        snprintf(args, sizeof(args), "%zu bytes", bytes);
+    rill_trace_track_t *prev = rill_trace_switch(m->tr_copy[track]);
+    rill_trace_slice("gpu", name, t0, t1, 0, 0, args);
+    rill_trace_switch(prev);
+}
 
 static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
 {
@@ -787,6 +844,8 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         e->xfers--;
         if (op->src[0])
             copy_reader_put(op->src[0]);
+        trace_xfer(m, op, op->peer >= 0 ? 2 : 0, op->peer >= 0 ? "GPU to GPU" : "host to GPU",
+                   c->data->size);
         if (err != cudaSuccess) {
             fail_cuda(m, NULL, "a transfer into GPU memory", err);
         } else if (atomic_load_explicit(&c->coherency, memory_order_acquire) !=
@@ -801,6 +860,7 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
     }
     case OP_WB: {
         gm_entry_t *e = op->ent[0];
+        trace_xfer(m, op, 1, "write-back (eviction)", e->copy->data->size);
         rill_data_copy_t *host = rill_data_host_copy(e->copy->data);
         if (err == cudaSuccess && host) {
             atomic_store_explicit(&host->version, op->version[0], memory_order_release);
@@ -814,6 +874,11 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         break;
     }
     case OP_HOME: {
+        size_t bytes = 0;
+        for (int i = 0; i < op->nent; i++)
+            bytes += op->ent[i]->copy->data->size;
+        if (op->nent)
+            trace_xfer(m, op, 1, "home (a CPU task needs it)", bytes);
         for (int i = 0; i < op->nent; i++) {
             rill_data_copy_t *c = op->ent[i]->copy;
             rill_data_copy_t *host = rill_data_host_copy(c->data);
@@ -853,23 +918,21 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
                 st = RILL_HOOK_ERROR;
             }
         }
-        if (m->timing && op->ev_start) {
-            float a = 0, b = 0;
-            if (cudaEventElapsedTime(&a, m->ev_ref, op->ev_start) == cudaSuccess &&
-                cudaEventElapsedTime(&b, m->ev_ref, op->ev) == cudaSuccess) {
-                uint64_t t0 = m->ref_ns + (uint64_t)(a * 1e6), t1 = m->ref_ns + (uint64_t)(b * 1e6);
-                if (t1 < t0)
-                    t1 = t0;
-                span_add(m, t0, t1);
-                if (m->trace) {
-                    char args[176];
-                    uint64_t id = 0;
-                    int off =
-                        snprintf(args, sizeof(args), "stream %d ", m->views[slot].exec->index);
-                    if (task->tc->trace_info && off > 0)
-                        id = task->tc->trace_info(task, args + off, sizeof(args) - (size_t)off);
-                    rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
-                }
+        uint64_t t0, t1;
+        if (op_span(m, op, &t0, &t1)) {
+            span_add(m, t0, t1);
+            if (m->trace) { /* on its exec stream's track; the hand-over flow ends here */
+                int sidx = m->views[slot].exec->index;
+                char args[176];
+                uint64_t id = 0;
+                int off = snprintf(args, sizeof(args), "stream %d ", sidx);
+                if (task->tc->trace_info && off > 0)
+                    id = task->tc->trace_info(task, args + off, sizeof(args) - (size_t)off);
+                rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[sidx]);
+                rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
+                if (task->flow_in)
+                    rill_trace_flow('f', task->flow_in, t0);
+                rill_trace_switch(prev);
             }
         }
         m->free_slots[m->nfree_slots++] = slot;
@@ -1058,6 +1121,17 @@ static void *manager_main(void *arg)
         snprintf(name, sizeof(name), "GPU %d manager and exec streams (%s)", m->res->info.ordinal,
                  m->res->info.name);
         rill_trace_thread(2000 + m->gpu, name);
+        /* tracks 3000 + 64 g + s: the exec streams, then the copy streams */
+        for (int s = 0; s < m->res->nexec; s++) {
+            snprintf(name, sizeof(name), "GPU %d exec stream %d%s", m->res->info.ordinal, s,
+                     s == 0 && m->res->nexec > 1 ? " (high priority)" : "");
+            m->tr_exec[s] = rill_trace_track(3000 + 64 * m->gpu + s, name);
+        }
+        static const char *const copy_names[3] = { "host to GPU", "GPU to host", "GPU to GPU" };
+        for (int k = 0; k < 3; k++) {
+            snprintf(name, sizeof(name), "GPU %d copies: %s", m->res->info.ordinal, copy_names[k]);
+            m->tr_copy[k] = rill_trace_track(3000 + 64 * m->gpu + 40 + k, name);
+        }
     }
     if (st == RILL_SUCCESS && m->timing) {
         /* the reference point of the spans: once, at start (the only synchronisation) */
@@ -1222,17 +1296,32 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
     return RILL_SUCCESS;
 }
 
+/* The watchdog's report (no task completed for runtime_watchdog_s): what this GPU holds and
+ * does, and whether its zone thrashes (copies evicted and loaded again since the last
+ * report while no task completed). Watchdog thread: counters only. */
 static void describe(rill_device_t *dev, FILE *out)
 {
     gm_t *m = dev->priv;
+    unsigned long long tasks = atomic_load(&m->n_tasks), ev = atomic_load(&m->n_evict),
+                       loads = atomic_load(&m->n_h2d) + atomic_load(&m->n_d2d);
     fprintf(out,
-            "  GPU %d manager: %llu tasks done, %d pending, %lld queued; zone %zu of %zu bytes "
-            "used; %llu evictions (%llu written home first), %llu launches found no room\n",
-            m->res ? m->res->info.ordinal : -1, (unsigned long long)atomic_load(&m->n_tasks),
-            (int)m->pending.count, (long long)atomic_load(&dev->queued_tasks),
-            m->res ? rill_zone_used(m->res->zone) : 0, m->res ? m->res->zone_bytes : 0,
-            (unsigned long long)atomic_load(&m->n_evict), (unsigned long long)atomic_load(&m->n_wb),
+            "  GPU %d manager: %llu tasks done, %lld handed over and not done; %llu evictions "
+            "(%llu written home first), %llu launches found the zone full\n",
+            m->res ? m->res->info.ordinal : -1, tasks, (long long)atomic_load(&dev->queued_tasks),
+            ev, (unsigned long long)atomic_load(&m->n_wb),
             (unsigned long long)atomic_load(&m->n_nospace));
+    if (m->wd_seen && tasks == m->wd_tasks && ev > m->wd_evict && loads > m->wd_loads)
+        fprintf(out,
+                "  GPU %d: its zone thrashes: %llu copies evicted and %llu loaded since the last "
+                "report, and no task completed; the tasks in flight need more than the zone "
+                "(%zu bytes): raise device_cuda_memory_use or device_cuda_memory_size, or "
+                "lower device_cuda_exec_streams / device_cuda_max_inflight\n",
+                m->res ? m->res->info.ordinal : -1, ev - m->wd_evict, loads - m->wd_loads,
+                m->res ? m->res->zone_bytes : 0);
+    m->wd_seen = true;
+    m->wd_tasks = tasks;
+    m->wd_evict = ev;
+    m->wd_loads = loads;
 }
 
 void rill_gpu_managers_report(FILE *out)

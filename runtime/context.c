@@ -223,6 +223,15 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
         if (dev > 0) {
             rill_device_t *d = rill_device_get(dev);
             rill_task_enqueued(task, dev);
+            if (rill_trace_on() && !task->flow_in) { /* traces: worker -> the GPU's stream */
+                static atomic_ullong handovers;
+                uint64_t now = rill_time_ns(),
+                         id = rill_trace_flow_id(0x676d, (uint64_t)w->ctx->rank,
+                                                 atomic_fetch_add(&handovers, 1), 0);
+                rill_trace_slice("task", "to GPU", now, now + 500, task->prio.priority, 0, d->name);
+                rill_trace_flow('s', id, now);
+                task->flow_in = id; /* its span on the stream ends the flow */
+            }
             d->ops->submit(d, task);
             return;
         }
@@ -572,8 +581,14 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
         RILL_VERBOSE(RILL_LOG_RUNTIME, 1, "rill_fini: destroying taskpool %u", tp->id);
         rill_taskpool_destroy(&tp);
     }
-    if (ctx->services_stop)
+    if (ctx->services_stop) {
+        /* the watchdog reports under its lock: once this is set it no longer asks the GPU
+         * managers, which are freed below */
+        pthread_mutex_lock(&ctx->watchdog.lock);
+        ctx->watchdog.no_devices = true;
+        pthread_mutex_unlock(&ctx->watchdog.lock);
         ctx->services_stop(ctx);
+    }
     stop_workers(ctx, ctx->nworkers);
     tl_worker = NULL;
     rill_stats_report(ctx); /* the workers stopped: their counts are final */

@@ -190,6 +190,7 @@ typedef struct rill_watchdog {
     uint64_t last_change; /* last progress or new wait (ns) */
     bool stop, started;
     bool no_workers; /* the workers are gone (rill_fini): stop looking at them */
+    bool no_devices; /* the GPU managers stop (rill_fini): stop asking them */
     int action;      /* 0: warn, 1: abort the job */
     pthread_t thread;
 } rill_watchdog_t;

@@ -75,6 +75,12 @@ static void watchdog_report(rill_context_t *ctx, uint64_t now, uint64_t stalled_
         fprintf(stderr, "  worker %d%s runs a '%s' task, for at least %.0f s\n", i,
                 i == 0 ? " (the main thread)" : "", name, (double)(now - seen[i].since) / 1e9);
     }
+    /* the GPUs: what their managers hold and do (thrashing is said there) */
+    for (int d = 1; !wd->no_devices && d < rill_device_count(); d++) {
+        rill_device_t *dev = rill_device_get(d);
+        if (dev && dev->ops && dev->ops->describe)
+            dev->ops->describe(dev, stderr);
+    }
     for (int i = shown - 1; i >= 0; i--) {
         rill_taskpool_t *tp = wd->waits[i].tp;
         if (!tp)

@@ -6,6 +6,8 @@
  *   cudaerr  a CUDA call that fails in a body: the taskpool fails naming the task and GPU
  *   multigpu two GPUs in one process: tiles move GPU to GPU (D2D), no host round trip
  *   idle     an idle manager sleeps (the process uses next to no CPU while idle)
+ *   trace    a traced run has a track per exec stream and per copy direction, the tasks'
+ *            spans on them, and flows from the workers that handed tasks over
  * Each exits 77 (skipped) with the reason when no GPU is usable, as on CI machines. */
 #include <math.h>
 #include <stdio.h>
@@ -370,9 +372,49 @@ static int run_idle(rill_context_t *ctx)
     return 0;
 }
 
+static char trace_prefix[64];
+
+static int run_trace(rill_context_t *ctx)
+{
+    tile_len = 4096;
+    rill_dtd_class_t *axpy[3], *scal[3];
+    make_classes(ctx, axpy, scal);
+    long bad = random_dag(ctx, 16, 200, axpy, 3, scal, 3, 1);
+    CHECK_MSG(bad == 0, "%ld elements differ from the sequential run", bad);
+    free_classes(axpy, scal);
+    return 0;
+}
+
+/* After rill_fini: the trace file of a traced run holds the GPU tracks and spans. */
+static int check_trace(void)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "%s.0.json", trace_prefix);
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f, "no trace file %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *text = malloc((size_t)n + 1);
+    CHECK(text && fread(text, 1, (size_t)n, f) == (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    const char *want[] = { "exec stream 0", "copies: host to GPU", "\"cat\":\"gpu\"",
+                           "\"name\":\"to GPU\"", "\"ph\":\"f\"" };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        CHECK_MSG(strstr(text, want[i]), "the trace has no %s", want[i]);
+    free(text);
+    unlink(path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "mixed";
+    if (!strcmp(what, "trace")) {
+        snprintf(trace_prefix, sizeof(trace_prefix), "/tmp/rill_gpu_trace_%d", (int)getpid());
+        CHECK_OK(rill_param_set("profile_trace", trace_prefix));
+    }
     if (!strcmp(what, "evict")) {
         /* zone: cuBLAS 32 MiB + 1 MiB workspace for the one stream, ~15 MiB for data */
         CHECK_OK(rill_param_set("device_cuda_memory_size", "48M"));
@@ -402,12 +444,17 @@ int main(int argc, char **argv)
         rc = run_multigpu(ctx);
     else if (!strcmp(what, "idle"))
         rc = run_idle(ctx);
+    else if (!strcmp(what, "trace"))
+        rc = run_trace(ctx);
     else {
-        fprintf(stderr, "unknown scenario '%s': mixed, evict, toosmall, cudaerr, multigpu, idle\n",
+        fprintf(stderr,
+                "unknown scenario '%s': mixed, evict, toosmall, cudaerr, multigpu, idle, trace\n",
                 what);
         rc = 2;
     }
     CHECK_OK(rill_fini(&ctx));
+    if (rc == 0 && !strcmp(what, "trace"))
+        rc = check_trace();
     printf("%s: %s\n", what, rc == 0 ? "PASS" : "FAIL");
     return rc;
 }
