@@ -76,9 +76,8 @@ static int skip_without_gpu(rill_context_t *ctx, int need)
     int n = rill_context_ngpus(ctx);
     if (n >= need)
         return 0;
-    printf("SKIP: this process runs on %d GPU(s), the scenario needs %d (see rill_info "
-           "--devices)\n",
-           n, need);
+    printf("SKIP: this process runs on %d GPU(s), the scenario needs %d%s%s\n", n, need,
+           rill_context_gpu_status(ctx)[0] ? ": " : "", rill_context_gpu_status(ctx));
     rill_fini(&ctx);
     return 1;
 }
