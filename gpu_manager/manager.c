@@ -119,8 +119,9 @@ typedef struct gm {
     rill_status_t start_status;
     char start_err[256];
     /* from other threads */
-    rill_mpsc_t intake; /* tasks handed over (task->link) */
-    rill_mpsc_t dead;   /* entries of destroyed data (entry->dead_link) */
+    rill_mpsc_t intake;           /* tasks handed over (task->link) */
+    rill_mpsc_t dead;             /* entries of destroyed data (entry->dead_link) */
+    rill_mpsc_node_t *dead_later; /* of those, the ones still busy (manager thread) */
     atomic_ullong dead_in, dead_done;
     atomic_bool stop;
     rill_evcount_t wake;
@@ -221,15 +222,15 @@ static cudaError_t op_record(gm_t *m, gm_op_t *op, cudaStream_t s)
 /* A timed operation's span on the host clock (false when it has none). */
 static bool op_span(gm_t *m, gm_op_t *op, uint64_t *t0, uint64_t *t1)
 {
-    float a = 0, b = 0;
+    /* the start from the reference event, the duration from the operation's own pair (a
+     * float in ms loses precision as the run goes on: the duration keeps it) */
+    float a = 0, d = 0;
     if (!op->timed || !op->ev_start ||
         cudaEventElapsedTime(&a, m->ev_ref, op->ev_start) != cudaSuccess ||
-        cudaEventElapsedTime(&b, m->ev_ref, op->ev) != cudaSuccess)
+        cudaEventElapsedTime(&d, op->ev_start, op->ev) != cudaSuccess)
         return false;
-    *t0 = m->ref_ns + (uint64_t)(a * 1e6);
-    *t1 = m->ref_ns + (uint64_t)(b * 1e6);
-    if (*t1 < *t0)
-        *t1 = *t0;
+    *t0 = m->ref_ns + (uint64_t)((double)a * 1e6);
+    *t1 = *t0 + (uint64_t)((double)(d > 0 ? d : 0) * 1e6);
     return true;
 }
 
@@ -325,6 +326,7 @@ static gm_entry_t *entry_of(gm_t *m, rill_data_t *d)
     atomic_init(&c->version, 0);
     atomic_init(&c->coherency, RILL_COHERENCY_INVALID);
     atomic_init(&c->readers, 0);
+    atomic_init(&c->landing, 0);
     c->dev_priv = e;
     e->copy = c;
     /* release: the fields above before the pointer (other GPUs read it with acquire) */
@@ -392,13 +394,33 @@ static rill_status_t zone_get(gm_t *m, size_t size, uintptr_t *addr)
         }
         /* no task or transfer uses it (readers -1 keeps them off until we are done) */
         rill_data_t *d = c->data;
-        uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
         rill_data_copy_t *host = rill_data_host_copy(d);
-        bool only = rill_data_copy_current(d, c) && d->home_rank == m->ctx->rank && host &&
-                    !rill_data_copy_current(d, host);
-        if (only) { /* dirty: home first, then free (when the write-back completes) */
-            if (!writeback_start(m, e, host, v))
+        /* one snapshot of the version for both copies: a write completing between two
+         * reads could make a current host copy look stale */
+        uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
+        bool mine =
+            atomic_load_explicit(&c->coherency, memory_order_acquire) != RILL_COHERENCY_INVALID &&
+            atomic_load_explicit(&c->version, memory_order_acquire) == v;
+        bool home = host &&
+                    atomic_load_explicit(&host->coherency, memory_order_acquire) !=
+                        RILL_COHERENCY_INVALID &&
+                    atomic_load_explicit(&host->version, memory_order_acquire) == v;
+        /* a task writing it on another GPU makes this copy stale: nothing to save */
+        for (int g = 1; mine && g < rill_device_count(); g++) {
+            rill_data_copy_t *o = g == m->index ? NULL : rill_data_copy(d, g);
+            if (o && atomic_load_explicit(&o->coherency, memory_order_acquire) ==
+                         RILL_COHERENCY_EXCLUSIVE)
+                mine = false;
+        }
+        if (mine && host && !home) { /* the only current copy: home first, then free */
+            int z = 0;               /* one copy into a host buffer at a time */
+            if (!atomic_compare_exchange_strong_explicit(
+                    &host->landing, &z, 1, memory_order_acq_rel, memory_order_relaxed) ||
+                !writeback_start(m, e, host, v)) {
+                if (!z)
+                    atomic_store_explicit(&host->landing, 0, memory_order_release);
                 atomic_store_explicit(&c->readers, 0, memory_order_release);
+            }
             e = next;
             continue;
         }
@@ -481,6 +503,9 @@ static void task_fail_now(gm_t *m, rill_task_t *task, rill_status_t s, const cha
     rill_device_t *dev = m->dev;
     atomic_fetch_sub_explicit(&dev->queued_ns, task->est_ns, memory_order_relaxed);
     atomic_fetch_sub_explicit(&dev->queued_tasks, 1, memory_order_relaxed);
+    /* it never ran here: its writes count on the host copy, not on a GPU copy that may
+     * have no block (the bring-home would then chase bytes that do not exist) */
+    task->device = 0;
     rill_task_complete(NULL, task, RILL_HOOK_ERROR);
 }
 
@@ -798,11 +823,19 @@ static void home_start(gm_t *m, rill_task_t *task)
             dup |= op->ent[k]->copy == c;
         if (dup || !copy_reader_get(c))
             continue;
+        int z = 0; /* one copy into a host buffer at a time; else the task comes back */
+        if (!atomic_compare_exchange_strong_explicit(&host->landing, &z, 1, memory_order_acq_rel,
+                                                     memory_order_relaxed)) {
+            copy_reader_put(c);
+            continue;
+        }
         cudaError_t err =
             cudaMemcpyAsync(host->ptr, c->ptr, d->size, cudaMemcpyDeviceToHost, m->res->d2h);
         if (err != cudaSuccess) {
+            atomic_store_explicit(&host->landing, 0, memory_order_release);
             copy_reader_put(c);
             fail_cuda(m, task, "cudaMemcpyAsync (bringing a tile home)", err);
+            op->body_failed = true;
             continue;
         }
         op->ent[op->nent] = c->dev_priv;
@@ -811,13 +844,39 @@ static void home_start(gm_t *m, rill_task_t *task)
         atomic_fetch_add_explicit(&m->b_d2h, d->size, memory_order_relaxed);
     }
     cudaError_t err = op_record(m, op, m->res->d2h);
-    if (err != cudaSuccess)
+    if (err != cudaSuccess) {
+        /* no event says when the copies land: wait for the stream's work to drain
+         * before releasing them is not allowed here, so fail the task (its copies are
+         * released when the op completes below, at once) */
         fail_cuda(m, task, "cudaEventRecord (bringing tiles home)", err);
+        op->body_failed = true;
+        rill_cuda_event_put(m->res, op->ev, op->timed);
+        op->ev = NULL;
+    }
     atomic_fetch_add_explicit(&m->n_home, 1, memory_order_relaxed);
     fifo_push(m, fifo_d2h(m), op);
 }
 
 /* ------------------------------------------------------------ completion */
+
+/* A GPU's copy of version v landed in host copy host (ok) or failed: the host copy's version
+ * only grows (a later write may have moved it on meanwhile), and the next copy into it may
+ * start (landing back to 0, release: after the version). */
+static void host_landed(rill_data_copy_t *host, uint64_t v, bool ok)
+{
+    uint64_t cur = atomic_load_explicit(&host->version, memory_order_acquire);
+    while (ok && (cur < v || atomic_load_explicit(&host->coherency, memory_order_acquire) ==
+                                 RILL_COHERENCY_INVALID)) {
+        if (cur > v)
+            break;
+        if (atomic_compare_exchange_weak_explicit(&host->version, &cur, v, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            atomic_store_explicit(&host->coherency, RILL_COHERENCY_SHARED, memory_order_release);
+            break;
+        }
+    }
+    atomic_store_explicit(&host->landing, 0, memory_order_release);
+}
 
 /* Traces: a transfer's span on its copy stream's track. */
 static void trace_xfer(gm_t *m, gm_op_t *op, int track, const char *name, size_t bytes)
@@ -862,13 +921,14 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         gm_entry_t *e = op->ent[0];
         trace_xfer(m, op, 1, "write-back (eviction)", e->copy->data->size);
         rill_data_copy_t *host = rill_data_host_copy(e->copy->data);
-        if (err == cudaSuccess && host) {
-            atomic_store_explicit(&host->version, op->version[0], memory_order_release);
-            atomic_store_explicit(&host->coherency, RILL_COHERENCY_SHARED, memory_order_release);
-        } else if (err != cudaSuccess) {
-            fail_cuda(m, NULL, "a write-back before eviction", err);
-        }
+        if (host)
+            host_landed(host, op->version[0], err == cudaSuccess);
         e->writeback = false;
+        if (err != cudaSuccess) { /* keep the block: it holds the only current bytes */
+            fail_cuda(m, NULL, "a write-back before eviction", err);
+            atomic_store_explicit(&e->copy->readers, 0, memory_order_release);
+            break;
+        }
         entry_drop_block(m, e);
         atomic_fetch_add_explicit(&m->n_evict, 1, memory_order_relaxed);
         break;
@@ -882,15 +942,12 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         for (int i = 0; i < op->nent; i++) {
             rill_data_copy_t *c = op->ent[i]->copy;
             rill_data_copy_t *host = rill_data_host_copy(c->data);
-            if (err == cudaSuccess && host) {
-                atomic_store_explicit(&host->version, op->version[i], memory_order_release);
-                atomic_store_explicit(&host->coherency, RILL_COHERENCY_SHARED,
-                                      memory_order_release);
-            }
+            if (host)
+                host_landed(host, op->version[i], err == cudaSuccess && !op->body_failed);
             copy_reader_put(c);
         }
         rill_task_t *task = op->task;
-        if (err != cudaSuccess) {
+        if (err != cudaSuccess || op->body_failed) { /* failed: end it rather than bounce */
             fail_cuda(m, task, "bringing tiles home", err);
             rill_task_complete(NULL, task, RILL_HOOK_ERROR);
         } else { /* back to a worker, which now finds the host copies current */
@@ -982,6 +1039,8 @@ static void sink_take(void *arg, rill_task_t *task)
 {
     gm_t *m = arg;
     task->prio.seq = m->seq++;
+    if (m->trace) /* in flight from now: rill_task_complete counts it out */
+        atomic_fetch_add_explicit(&m->ctx->trace_running, 1, memory_order_relaxed);
     if (rill_heap_push(&m->pending, &task->prio) != RILL_SUCCESS)
         task_fail_now(m, task, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
                       m->res->info.ordinal);
@@ -1016,10 +1075,27 @@ static int intake(gm_t *m)
 static int reap_dead(gm_t *m)
 {
     rill_mpsc_node_t *node = rill_mpsc_take_all(&m->dead);
+    if (m->dead_later) { /* those still busy last time first */
+        rill_mpsc_node_t *tail = m->dead_later;
+        while (tail->next)
+            tail = tail->next;
+        tail->next = node;
+        node = m->dead_later;
+        m->dead_later = NULL;
+    }
     int n = 0;
     while (node) {
         rill_mpsc_node_t *next = node->next;
         gm_entry_t *e = (gm_entry_t *)((char *)node - offsetof(gm_entry_t, dead_link));
+        /* a transfer into or out of the block may still be landing (the task that needed it
+         * completed on its exec stream's event): free the entry once it has */
+        if (e->xfers > 0 || e->writeback ||
+            atomic_load_explicit(&e->copy->readers, memory_order_acquire) > 0) {
+            node->next = m->dead_later;
+            m->dead_later = node;
+            node = next;
+            continue;
+        }
         if (e->block)
             entry_drop_block(m, e);
         rill_cuda_event_put(m->res, e->ready, false);
@@ -1169,7 +1245,7 @@ static void *manager_main(void *arg)
         }
         /* nothing in flight: sleep until a worker hands something over */
         uint32_t key = rill_evcount_prepare(&m->wake);
-        if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) ||
+        if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) || m->dead_later ||
             atomic_load_explicit(&m->stop, memory_order_acquire)) {
             rill_evcount_cancel(&m->wake);
             continue;

@@ -216,6 +216,16 @@ static bool host_copies_ready(rill_task_t *task)
     return true;
 }
 
+/* Traces: a task the worker picked from the scheduler leaves the ready count without
+ * running here (handed to a GPU, or to a GPU that brings its data home first). */
+static void trace_not_run_here(rill_context_t *ctx)
+{
+    if (rill_trace_on())
+        rill_trace_counter("ready tasks", rill_time_ns(),
+                           atomic_fetch_sub_explicit(&ctx->trace_ready, 1, memory_order_relaxed) -
+                               1);
+}
+
 void rill_task_execute(rill_worker_t *w, rill_task_t *task)
 {
     if (rill_device_count() > 1) {
@@ -232,12 +242,15 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
                 rill_trace_flow('s', id, now);
                 task->flow_in = id; /* its span on the stream ends the flow */
             }
+            trace_not_run_here(w->ctx);
             d->ops->submit(d, task);
             return;
         }
         task->device = 0;
-        if (!host_copies_ready(task))
+        if (!host_copies_ready(task)) {
+            trace_not_run_here(w->ctx);
             return;
+        }
     }
     task->device = 0;
     run_cpu(w, task);

@@ -47,6 +47,7 @@ static rill_data_copy_t *copy_new(rill_data_t *data, int dev, void *ptr, bool ow
     atomic_init(&c->version, atomic_load_explicit(&data->version, memory_order_relaxed));
     atomic_init(&c->coherency, (int)coh);
     atomic_init(&c->readers, 0);
+    atomic_init(&c->landing, 0);
     c->owns_ptr = owns;
     c->pinned = pinned;
     return c;
@@ -121,6 +122,8 @@ void rill_data_fini(rill_data_t *data)
             rill_data_copy_release_hook(c); /* its GPU manager frees it */
             continue;
         }
+        if (i > 0)
+            free(c->dev_priv); /* the managers stopped: their bookkeeping is ours to free */
         if (c->owns_ptr)
             rill_host_tile_free(c->ptr, c->pinned);
         free(c);

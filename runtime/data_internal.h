@@ -37,6 +37,8 @@ typedef struct rill_data_copy {
     atomic_ullong version; /* the datum's version its bytes are */
     atomic_int coherency;  /* rill_coherency_t */
     atomic_int readers;    /* tasks and transfers reading it; -1 while being evicted */
+    atomic_int landing;    /* host copy: 1 while a GPU's copy into it is in flight (one at a
+                            * time: two could mix their bytes); taken by CAS 0 -> 1 */
     bool owns_ptr;         /* ptr is freed with the copy (host copies) */
     bool pinned;           /* host copy page-locked for the GPUs (rill_cuda_host_register) */
     void *dev_priv;        /* the device owner's bookkeeping (a GPU manager's LRU entry) */
