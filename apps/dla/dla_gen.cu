@@ -22,8 +22,8 @@ __device__ static inline double dla_rand(uint64_t seed, int64_t i, int64_t j)
     return (double)(h >> 11) * 0x1.0p-53 - 0.5;
 }
 
-__global__ static void gen_kernel(int kind, int i0, int j0, int rows, int cols, int ld,
-                                  double bump, uint64_t seed, double *a)
+__global__ static void gen_kernel(int kind, int i0, int j0, int rows, int cols, int ld, double bump,
+                                  uint64_t seed, double *a)
 {
     int ii = blockIdx.x * blockDim.x + threadIdx.x;
     int jj = blockIdx.y;

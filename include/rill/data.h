@@ -97,8 +97,9 @@ rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j);
 double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j);
 /** Spread this rank's tiles over the GPUs of this process: tile (i, j) goes to GPU
  * (i / P + j / Q) % ngpus, i.e. tasks that write it run there whenever their class has a
- * CUDA body (on 2 H200s this gave dpotrf 91 TFLOP/s where spreading by tile rows gave 87). A no-op with fewer than 2 GPUs (one GPU or the CPUs decide by load). Main
- * thread, before the tiles are used. */
+ * CUDA body (on 2 H200s this gave dpotrf 91 TFLOP/s where spreading by tile rows gave 87). A no-op
+ * with fewer than 2 GPUs (one GPU or the CPUs decide by load). Main thread, before the tiles are
+ * used. */
 rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A);
 
 /** The collection behind the matrix (key = i * nt + j). */
