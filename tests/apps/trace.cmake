@@ -1,10 +1,11 @@
 # Traces, graph dumps and statistics of a 2-rank distributed DTD Cholesky, parsed with
-# Python's json module (tests/apps/test_trace.py).
+# Python's json module (tests/apps/test_trace.py). On the CPUs (-g 0) even where there are
+# GPUs: the tasks are checked on worker tracks; test_gpu_dtd_trace covers GPU tracks.
 find_package(Python3 COMPONENTS Interpreter)
 if(RILL_HAVE_MPI AND Python3_FOUND AND TARGET testing_dpotrf)
     add_test(NAME trace_dpotrf_np2
         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_trace.py
             ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} --
-            $<TARGET_FILE:testing_dpotrf> -N 700 -t 100 -P 2 -Q 1 -c 1 -x)
+            $<TARGET_FILE:testing_dpotrf> -N 700 -t 100 -P 2 -Q 1 -c 1 -g 0 -x)
     set_tests_properties(trace_dpotrf_np2 PROPERTIES LABELS "apps;mpi;trace" TIMEOUT 300)
 endif()
