@@ -98,6 +98,7 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
     comm->size = 1;
     comm->local_rank = 0;
     comm->local_size = 1;
+    comm->node_id = 0;
     atomic_init(&comm->next_handle, 1);
     rill_mpsc_init(&comm->cmdq);
     rill_evcount_init(&comm->wake);
@@ -212,6 +213,11 @@ int rill_comm_local_rank(const rill_comm_t *comm)
 int rill_comm_local_size(const rill_comm_t *comm)
 {
     return comm->local_size;
+}
+
+int rill_comm_node_id(const rill_comm_t *comm)
+{
+    return comm->node_id;
 }
 
 size_t rill_comm_short_limit(const rill_comm_t *comm)
@@ -466,6 +472,21 @@ rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uin
         [RILL_COMM_MAX] = "a collective with every rank (allreduce, max)",
     };
     return comm_coll_run(comm, &coll, what[op]);
+}
+
+rill_status_t rill_comm_allgather(rill_comm_t *comm, const void *in, size_t size, void *out)
+{
+    if (!comm || (size && (!in || !out)) || size > INT32_MAX) {
+        RILL_ERROR(RILL_LOG_COMM, "rill_comm_allgather: bad argument: %zu bytes", size);
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (!comm->threaded) {
+        if (size && in != out)
+            memmove(out, in, size);
+        return RILL_SUCCESS;
+    }
+    comm_coll_t coll = { .cmd.kind = COMM_CMD_ALLGATHER, .gin = in, .gout = out, .gsize = size };
+    return comm_coll_run(comm, &coll, "a collective with every rank (allgather)");
 }
 
 rill_status_t rill_comm_barrier(rill_comm_t *comm)

@@ -49,6 +49,9 @@ int rill_comm_rank(const rill_comm_t *comm);
 int rill_comm_size(const rill_comm_t *comm);
 int rill_comm_local_rank(const rill_comm_t *comm);
 int rill_comm_local_size(const rill_comm_t *comm);
+/** The node's identity: the lowest rank among the processes of this process's node
+ * (MPI_Comm_split_type shared). */
+int rill_comm_node_id(const rill_comm_t *comm);
 /** This process's index and the number of processes on its node as the launcher set
  * them in the environment (Open MPI's OMPI_COMM_WORLD_LOCAL_*, MPICH's MPI_LOCAL*), for
  * tools that do not start MPI; 0 and 1 when not launched by one. Any thread. */
@@ -151,6 +154,8 @@ void rill_comm_set_waiter(rill_comm_t *comm, const rill_comm_waiter_t *waiter);
 rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uint64_t *out,
                                       int count, rill_comm_op_t op);
 rill_status_t rill_comm_barrier(rill_comm_t *comm);
+/** Every rank's size bytes at in, into out (size x nranks bytes, rank order); same rules. */
+rill_status_t rill_comm_allgather(rill_comm_t *comm, const void *in, size_t size, void *out);
 
 /**
  * Hints for the comm thread's idle policy (correctness never depends on them):

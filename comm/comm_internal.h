@@ -62,6 +62,7 @@ typedef enum comm_cmd_kind {
     COMM_CMD_GET,
     COMM_CMD_ALLREDUCE,
     COMM_CMD_BARRIER,
+    COMM_CMD_ALLGATHER,
     COMM_CMD_STOP,
 } comm_cmd_kind_t;
 
@@ -146,6 +147,9 @@ typedef struct comm_coll {
     uint64_t *out;
     int count;
     rill_comm_op_t op;
+    const void *gin; /* ALLGATHER: size bytes in, nranks x size bytes out */
+    void *gout;
+    size_t gsize;
     atomic_int done; /* 1 once finished: release store, pairs with the caller's acquire */
     rill_status_t status;
     uint64_t t_posted; /* when the comm thread started it (traces) */
@@ -204,6 +208,7 @@ typedef struct comm_peer_stats {
 
 struct rill_comm {
     int rank, size, local_rank, local_size;
+    int node_id; /* the lowest rank of this process's node */
     /* parameters, read at init */
     size_t short_limit, aggregate_max;
     bool aggregate;

@@ -163,6 +163,10 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
                                        MPI_INFO_NULL, &local));
     COMM_MPI_CHECK(comm, "MPI_Comm_rank", -1, MPI_Comm_rank(local, &comm->local_rank));
     COMM_MPI_CHECK(comm, "MPI_Comm_size", -1, MPI_Comm_size(local, &comm->local_size));
+    comm->node_id = comm->rank; /* the node's lowest rank: this one when it is alone */
+    if (comm->local_size > 1)
+        COMM_MPI_CHECK(comm, "MPI_Allreduce", -1,
+                       MPI_Allreduce(&comm->rank, &comm->node_id, 1, MPI_INT, MPI_MIN, local));
     COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&local));
 
     int *tag_ub = NULL, flag = 0;
@@ -722,7 +726,10 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
     case COMM_REQ_COLL: {
         comm_coll_t *coll = container_of(owner, comm_coll_t, owner);
         coll->status = RILL_SUCCESS;
-        rill_trace_slice("comm", coll->cmd.kind == COMM_CMD_BARRIER ? "barrier" : "allreduce",
+        rill_trace_slice("comm",
+                         coll->cmd.kind == COMM_CMD_BARRIER     ? "barrier"
+                         : coll->cmd.kind == COMM_CMD_ALLGATHER ? "allgather"
+                                                                : "allreduce",
                          coll->t_posted, rill_time_ns(), 0, 0, NULL);
         /* release pairs with the caller's acquire load in comm_coll_run; coll lives in the
          * caller's frame and may vanish right after this store: do not touch it again */
@@ -814,6 +821,16 @@ static int comm_drain(rill_comm_t *c)
                            MPI_Iallreduce(coll->in == coll->out ? MPI_IN_PLACE : coll->in,
                                           coll->out, coll->count, MPI_UINT64_T, ops[coll->op],
                                           c->mpi_comm, &req));
+            comm_req_add(c, req, &coll->owner);
+            break;
+        }
+        case COMM_CMD_ALLGATHER: {
+            comm_coll_t *coll = container_of(cmd, comm_coll_t, cmd);
+            MPI_Request req;
+            coll->t_posted = rill_time_ns();
+            COMM_MPI_CHECK(c, "MPI_Iallgather", -1,
+                           MPI_Iallgather(coll->gin, (int)coll->gsize, MPI_BYTE, coll->gout,
+                                          (int)coll->gsize, MPI_BYTE, c->mpi_comm, &req));
             comm_req_add(c, req, &coll->owner);
             break;
         }

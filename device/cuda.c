@@ -120,6 +120,12 @@ static rill_status_t discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, cha
         return RILL_SUCCESS;
     }
     *n_p = 0;
+    /* Before the first CUDA call: the streams of a GPU share its hardware work queues (8
+     * by default), and a stream that waits on a semaphore (cuStreamWaitValue64) blocks
+     * every stream that shares its queue, such as the copy stream that would signal it: a
+     * deadlock. With 32 queues the runtime's and the application's streams of a GPU
+     * rarely share one. The user's own setting wins. */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "channel.h"
 #include "cuda.h"
 #include "rill/params.h"
 
@@ -22,6 +23,9 @@ rill_status_t rill_device_register_params(void)
     if (s == RILL_SUCCESS)
         s = r;
     r = rill_cuda_register_params();
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_channel_register_params();
     return s != RILL_SUCCESS ? s : r;
 }
 

@@ -10,6 +10,7 @@
 #include "cuda.h"
 #include "dtd_internal.h"
 #include "manager.h"
+#include "proxy.h"
 
 /* Register the parameters of every framework, from the bottom layer up. */
 static rill_status_t register_all_params(void)
@@ -106,6 +107,9 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         rill_params_warn_unknown();
     /* the GPU managers: every GPU of this process up (or a clear error) before tasks */
     status = rill_gpu_managers_start(ctx);
+    /* the GPUs of the node's ranks reach each other's memory (CUDA IPC, checked) */
+    if (status == RILL_SUCCESS)
+        status = rill_gpu_channels_connect(ctx);
     if (status == RILL_SUCCESS)
         status = rill_dtd_init(ctx);
     /* every rank installs its message handlers before any rank may send to it: a rank
@@ -127,6 +131,7 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
     if (!ctx_p || !*ctx_p)
         return RILL_ERR_INVALID_ARG;
     rill_status_t status = rill_context_destroy(ctx_p);
+    rill_gpu_channels_forget();
     rill_dtd_fini();
     atomic_store(&context_live, false);
     return status;

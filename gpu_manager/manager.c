@@ -33,6 +33,7 @@
 #include "rill/params.h"
 
 #include "data_internal.h"
+#include "proxy.h"
 #include "scheduler.h"
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
@@ -42,6 +43,9 @@ static rill_param_t *param_inflight, *param_timing;
 rill_status_t rill_gpu_register_params(void)
 {
     rill_status_t s = rill_log_register(&rill_log_gpu);
+    rill_status_t q = rill_proxy_register_params();
+    if (s == RILL_SUCCESS)
+        s = q;
     rill_status_t r = rill_param_register_int(
         "device_cuda_max_inflight",
         "Tasks a GPU manager keeps enqueued per exec stream (launched, not yet seen complete)",
@@ -111,6 +115,7 @@ typedef struct gm {
     rill_context_t *ctx;
     rill_device_t *dev;
     rill_cuda_gpu_t *res;
+    gm_proxy_t *proxy; /* its port channels' proxy service (proxy.c) */
     pthread_t thread;
     /* start-up handshake */
     pthread_mutex_t start_lock;
@@ -1190,6 +1195,9 @@ static void *manager_main(void *arg)
                 m->fifo_stream[fifo_peer(m, p)] = m->res->peer[p];
         }
     }
+    if (st == RILL_SUCCESS)
+        st = gm_proxy_open(ctx, m->gpu, m->res, &m->wake, &m->proxy, m->start_err,
+                           sizeof(m->start_err));
     m->trace = rill_trace_on();
     m->timing = m->trace || rill_param_get_bool(param_timing);
     if (st == RILL_SUCCESS && m->trace) {
@@ -1232,7 +1240,10 @@ static void *manager_main(void *arg)
         progress += intake(m);
         progress += poll_fifos(m);
         progress += launch_pending(m);
-        /* (next issues: serve the port channels' FIFOs; enqueue remote-input waits) */
+        /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
+         * channel, so a busy channel does not hold back launches) */
+        progress += gm_proxy_step(m->proxy);
+        /* (next issue: enqueue remote-input waits) */
         if (progress)
             continue;
         if (m->inflight > 0) { /* work on the GPU: watch it closely */
@@ -1243,14 +1254,22 @@ static void *manager_main(void *arg)
             sched_yield();
             continue;
         }
-        /* nothing in flight: sleep until a worker hands something over */
+        /* port channels: GPU threads push without waking anyone, so keep polling for a
+         * while after the last request, then poll at intervals */
+        int64_t poll_us = gm_proxy_idle_us(m->proxy);
+        if (poll_us == 0) {
+            rill_cpu_relax();
+            continue;
+        }
+        /* nothing in flight: sleep until a worker hands something over (or, with port
+         * channels, until the next poll) */
         uint32_t key = rill_evcount_prepare(&m->wake);
         if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) || m->dead_later ||
-            atomic_load_explicit(&m->stop, memory_order_acquire)) {
+            gm_proxy_has_work(m->proxy) || atomic_load_explicit(&m->stop, memory_order_acquire)) {
             rill_evcount_cancel(&m->wake);
             continue;
         }
-        rill_evcount_wait(&m->wake, key, 1000000);
+        rill_evcount_wait(&m->wake, key, poll_us > 0 ? (uint64_t)poll_us : 1000000);
     }
     rill_sched_set_sink(0, NULL, NULL);
     return NULL;
@@ -1286,6 +1305,7 @@ static void managers_stop(rill_context_t *ctx)
             cudaSetDevice(m->res->info.ordinal);
             if (m->ev_ref)
                 cudaEventDestroy(m->ev_ref);
+            gm_proxy_close(&m->proxy);
             while (m->free_ops) {
                 gm_op_t *op = m->free_ops;
                 m->free_ops = op->next;
@@ -1394,6 +1414,10 @@ static void describe(rill_device_t *dev, FILE *out)
                 "lower device_cuda_exec_streams / device_cuda_max_inflight\n",
                 m->res ? m->res->info.ordinal : -1, ev - m->wd_evict, loads - m->wd_loads,
                 m->res ? m->res->zone_bytes : 0);
+    if (m->proxy) {
+        fprintf(out, "  ");
+        gm_proxy_describe(m->proxy, out);
+    }
     m->wd_seen = true;
     m->wd_tasks = tasks;
     m->wd_evict = ev;
@@ -1417,6 +1441,8 @@ void rill_gpu_managers_report(FILE *out)
                 (unsigned long long)atomic_load(&m->n_wb),
                 (unsigned long long)atomic_load(&m->n_home),
                 (unsigned long long)atomic_load(&m->n_nospace));
+        if (m->proxy)
+            gm_proxy_describe(m->proxy, out);
     }
 }
 

@@ -1,0 +1,1112 @@
+/* The proxy service of each GPU's port channels (a step of its manager's loop), calls run on
+ * the manager thread, channel and semaphore objects, and the connection of the GPUs of the
+ * ranks of a node at rill_init. docs/channels.md describes the protocols. */
+#include "proxy.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "channel.h"
+#include "comm.h"
+#include "manager.h"
+#include "rill/params.h"
+
+static rill_param_t *p_spin_us, *p_sleep_us, *p_batch, *p_signal;
+
+rill_status_t rill_proxy_register_params(void)
+{
+    rill_status_t s = RILL_SUCCESS, r;
+#define KEEP(x) ((r = (x)) != RILL_SUCCESS && s == RILL_SUCCESS ? (s = r) : r)
+    KEEP(rill_param_register_int("device_proxy_spin_us",
+                                 "While a GPU has port channels, its manager keeps polling their "
+                                 "FIFOs this long after the last request it carried out",
+                                 RILL_PARAM_LEVEL_TUNER, 200, 0, 10000000, &p_spin_us));
+    KEEP(rill_param_register_int("device_proxy_sleep_us",
+                                 "Then it sleeps this long between polls (the latency of a "
+                                 "request pushed to an idle proxy; the CPU cost of an idle one)",
+                                 RILL_PARAM_LEVEL_TUNER, 50, 1, 1000000, &p_sleep_us));
+    KEEP(rill_param_register_int("device_proxy_batch",
+                                 "Requests of one channel the proxy carries out per round of the "
+                                 "manager's loop before it turns to tasks and other channels",
+                                 RILL_PARAM_LEVEL_TUNER, 8, 1, 1024, &p_batch));
+    static const char *const signal_ways[] = { "memop", "copy", NULL };
+    KEEP(rill_param_register_enum("device_proxy_signal",
+                                  "How the proxy writes a port channel's signal into the peer's "
+                                  "semaphore behind the data: memop (cuStreamWriteValue64, with "
+                                  "its memory barrier) or copy (an 8-byte cudaMemcpyAsync of the "
+                                  "value, captured at the call)",
+                                  RILL_PARAM_LEVEL_TUNER, signal_ways, "memop", &p_signal));
+#undef KEEP
+    return s;
+}
+
+#if RILL_HAVE_CUDA
+#include "rill/channel.h"
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* ------------------------------------------------------------ structures */
+
+/** A call run on the manager thread for another thread, which waits for it. */
+typedef struct gm_call {
+    rill_mpsc_node_t link;
+    rill_status_t (*fn)(gm_proxy_t *p, void *arg);
+    void *arg;
+    rill_status_t status;
+    atomic_int done; /* release store by the manager, acquire load by the caller */
+} gm_call_t;
+
+/** A request pushed from the host. */
+typedef struct host_req {
+    rill_mpsc_node_t link;
+    unsigned type;
+    uint64_t dst_off, src_off, size, seq;
+} host_req_t;
+
+struct rill_port_channel {
+    uint32_t id;
+    int gpu;
+    gm_proxy_t *p;
+    char *src, *dst; /* this GPU's region; the peer's, mapped here */
+    uint64_t src_size, dst_size;
+    uint64_t *remote_sem;        /* mapped here */
+    uint64_t *local_sem;         /* may be NULL */
+    uint64_t signals;            /* the last value written into remote_sem (manager thread) */
+    unsigned long long enqueued; /* copies and signals on the stream since it was seen idle */
+    rill_fifo_t fifo;
+    uintptr_t words;        /* zone block: FIFO head and tail cache */
+    uint64_t *flushed_host; /* [0] device positions, [1] host requests: pinned, mapped */
+    uint64_t *flushed_dev;
+    cudaStream_t stream;
+    rill_mpsc_t hostq;
+    host_req_t *host_pending;  /* taken from hostq, not yet carried out (manager thread) */
+    rill_spinlock_t push_lock; /* host pushers: the sequence number and the push together */
+    uint64_t host_seq;
+    struct rill_port_channel *next;
+    unsigned long long bad; /* malformed requests seen */
+};
+
+struct rill_memory_channel {
+    int gpu;
+    uintptr_t outbound_block;
+    rill_memory_channel_dev_t dev;
+};
+
+struct gm_proxy {
+    rill_context_t *ctx;
+    int gpu, ordinal;
+    rill_cuda_gpu_t *res;
+    rill_evcount_t *wake;
+    rill_mpsc_t calls;
+    rill_evcount_t call_done;
+    rill_port_channel_t *channels; /* manager thread */
+    atomic_int nchannels;
+    uint64_t last_active_ns;
+    rill_dev_error_t *err_host, *err_dev;
+    cudaStream_t setup; /* setup's copies and memsets, synchronised alone (never the device:
+                         * kernels may spin on other channels meanwhile) */
+    uint32_t next_id;
+    atomic_ullong n_req, n_put, b_put, n_signal, n_flush, busy_ns;
+};
+
+static gm_proxy_t *proxies[RILL_CUDA_MAX_GPUS];
+static atomic_uint next_channel_id = 1;
+
+/* ------------------------------------------------------------ calls on the manager thread */
+
+static rill_status_t proxy_of(rill_context_t *ctx, int gpu, gm_proxy_t **p, const char *what)
+{
+    if (!ctx || gpu < 0 || gpu >= ctx->ngpus || !proxies[gpu]) {
+        RILL_ERROR(RILL_LOG_GPU, "%s: GPU %d: this process has %d GPU(s)%s%s", what, gpu,
+                   ctx ? ctx->ngpus : 0, ctx && ctx->ngpus == 0 ? ": " : "",
+                   ctx && ctx->ngpus == 0 ? ctx->no_gpu_why : "");
+        return ctx && ctx->ngpus == 0 ? RILL_ERR_NOT_SUPPORTED : RILL_ERR_INVALID_ARG;
+    }
+    *p = proxies[gpu];
+    return RILL_SUCCESS;
+}
+
+/** Run fn(p, arg) on p's manager thread and wait for it (at most 60 s: a manager that does
+ * not answer is reported, not waited for forever). */
+static rill_status_t call(gm_proxy_t *p, rill_status_t (*fn)(gm_proxy_t *, void *), void *arg,
+                          const char *what)
+{
+    gm_call_t c = { .fn = fn, .arg = arg };
+    atomic_init(&c.done, 0);
+    rill_mpsc_push(&p->calls, &c.link);
+    rill_evcount_signal(p->wake, 0);
+    uint64_t t0 = rill_time_ns();
+    while (!atomic_load_explicit(&c.done, memory_order_acquire)) {
+        uint32_t key = rill_evcount_prepare(&p->call_done);
+        if (atomic_load_explicit(&c.done, memory_order_acquire)) {
+            rill_evcount_cancel(&p->call_done);
+            break;
+        }
+        rill_evcount_wait(&p->call_done, key, 100000);
+        if (rill_time_ns() - t0 > 60000000000ull &&
+            !atomic_load_explicit(&c.done, memory_order_acquire)) {
+            /* the call stays queued: it lives in this frame, so this is fatal */
+            RILL_ERROR(RILL_LOG_GPU,
+                       "%s: GPU %d's manager did not run it within 60 s: the manager is stuck "
+                       "(see the watchdog's report); aborting",
+                       what, p->ordinal);
+            rill_gpu_managers_report(stderr);
+            abort();
+        }
+    }
+    return c.status;
+}
+
+static int run_calls(gm_proxy_t *p)
+{
+    rill_mpsc_node_t *node = rill_mpsc_take_all(&p->calls);
+    int n = 0;
+    while (node) {
+        rill_mpsc_node_t *next = node->next;
+        gm_call_t *c = container_of(node, gm_call_t, link);
+        c->status = c->fn(p, c->arg);
+        /* release: the caller reads status (and what fn wrote) after its acquire load; c
+         * lives in the caller's frame and may vanish right after this store */
+        atomic_store_explicit(&c->done, 1, memory_order_release);
+        n++;
+        node = next;
+    }
+    if (n)
+        rill_evcount_signal(&p->call_done, 0);
+    return n;
+}
+
+/* ------------------------------------------------------------ the proxy's work */
+
+static void pc_carry(gm_proxy_t *p, rill_port_channel_t *c, unsigned type, uint64_t dst_off,
+                     uint64_t src_off, uint64_t size, bool from_host, uint64_t pos)
+{
+    char err[200];
+    atomic_fetch_add_explicit(&p->n_req, 1, memory_order_relaxed);
+    if (type == 0 || (type & ~7u)) {
+        c->bad++;
+        RILL_ERROR(RILL_LOG_GPU, "port channel %u (GPU %d): request %llu has type %u: ignored",
+                   c->id, p->ordinal, (unsigned long long)pos, type);
+        return;
+    }
+    if (type & RILL_PC_PUT) {
+        if (src_off > c->src_size || size > c->src_size - src_off || dst_off > c->dst_size ||
+            size > c->dst_size - dst_off) {
+            c->bad++;
+            RILL_ERROR(RILL_LOG_GPU,
+                       "port channel %u (GPU %d): put of %llu bytes from offset %llu to offset "
+                       "%llu runs past a region (source %llu bytes, destination %llu): not "
+                       "carried out",
+                       c->id, p->ordinal, (unsigned long long)size, (unsigned long long)src_off,
+                       (unsigned long long)dst_off, (unsigned long long)c->src_size,
+                       (unsigned long long)c->dst_size);
+        } else if (size > 0) {
+            cudaError_t e = cudaMemcpyAsync(c->dst + dst_off, c->src + src_off, size,
+                                            cudaMemcpyDeviceToDevice, c->stream);
+            if (e != cudaSuccess)
+                RILL_ERROR(RILL_LOG_GPU, "port channel %u (GPU %d): cudaMemcpyAsync of %llu B: %s",
+                           c->id, p->ordinal, (unsigned long long)size, cudaGetErrorString(e));
+            c->enqueued++;
+            atomic_fetch_add_explicit(&p->n_put, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&p->b_put, size, memory_order_relaxed);
+        }
+    }
+    /* Signal and flush behind the data on the same stream: the stream write waits for the
+     * copies before it and has a memory barrier first (rill_cu_stream_write64), so a peer
+     * that acquires the semaphore value (or a host that reads the flushed word) sees the
+     * data. */
+    if (type & RILL_PC_SIGNAL) {
+        uint64_t v = ++c->signals;
+        if (rill_param_get_enum(p_signal) == 1) {
+            /* from pageable memory: the runtime stages v before it returns */
+            cudaError_t e =
+                cudaMemcpyAsync(c->remote_sem, &v, sizeof(v), cudaMemcpyHostToDevice, c->stream);
+            if (e != cudaSuccess)
+                RILL_ERROR(RILL_LOG_GPU, "port channel %u (GPU %d): signal (copy): %s", c->id,
+                           p->ordinal, cudaGetErrorString(e));
+        } else if (rill_cu_stream_write64(c->stream, c->remote_sem, v, err, sizeof(err)) !=
+                   RILL_SUCCESS)
+            RILL_ERROR(RILL_LOG_GPU, "port channel %u (GPU %d): signal: %s", c->id, p->ordinal,
+                       err);
+        c->enqueued++;
+        atomic_fetch_add_explicit(&p->n_signal, 1, memory_order_relaxed);
+    }
+    if (type & RILL_PC_FLUSH) {
+        /* Nothing on the stream (none enqueued since it was last seen idle, or it is idle
+         * now): everything before is done, so write the flushed word from here (release:
+         * pairs with the waiter's acquire load), a few microseconds sooner than through
+         * the stream. Else behind the stream's work. */
+        if (c->enqueued && cudaStreamQuery(c->stream) == cudaSuccess)
+            c->enqueued = 0;
+        if (c->enqueued == 0)
+            __atomic_store_n(&c->flushed_host[from_host ? 1 : 0], pos + 1, __ATOMIC_RELEASE);
+        else if (rill_cu_stream_write64(c->stream, c->flushed_dev + (from_host ? 1 : 0), pos + 1,
+                                        err, sizeof(err)) != RILL_SUCCESS)
+            RILL_ERROR(RILL_LOG_GPU, "port channel %u (GPU %d): flush: %s", c->id, p->ordinal, err);
+        atomic_fetch_add_explicit(&p->n_flush, 1, memory_order_relaxed);
+    }
+}
+
+static int pc_serve(gm_proxy_t *p, rill_port_channel_t *c, int batch)
+{
+    int n = 0;
+    rill_trigger_t t;
+    while (n < batch && rill_fifo_poll(&c->fifo, &t)) {
+        unsigned type;
+        uint64_t dst_off, src_off, size;
+        rill_trigger_unpack(&t, &type, &dst_off, &src_off, &size);
+        uint64_t pos = c->fifo.tail;
+        rill_fifo_pop(&c->fifo); /* the trigger is copied out: the slot may be reused */
+        pc_carry(p, c, type, dst_off, src_off, size, false, pos);
+        n++;
+    }
+    if (!c->host_pending) {
+        rill_mpsc_node_t *node = rill_mpsc_take_all(&c->hostq); /* oldest first */
+        c->host_pending = node ? container_of(node, host_req_t, link) : NULL;
+    }
+    while (n < 2 * batch && c->host_pending) {
+        host_req_t *r = c->host_pending;
+        c->host_pending = r->link.next ? container_of(r->link.next, host_req_t, link) : NULL;
+        pc_carry(p, c, r->type, r->dst_off, r->src_off, r->size, true, r->seq);
+        free(r);
+        n++;
+    }
+    return n;
+}
+
+int gm_proxy_step(gm_proxy_t *p)
+{
+    int n = run_calls(p);
+    if (!p->channels)
+        return n;
+    uint64_t t0 = rill_time_ns();
+    int batch = (int)rill_param_get_int(p_batch), reqs = 0;
+    for (rill_port_channel_t *c = p->channels; c; c = c->next)
+        reqs += pc_serve(p, c, batch);
+    if (reqs) {
+        uint64_t t1 = rill_time_ns();
+        p->last_active_ns = t1;
+        atomic_fetch_add_explicit(&p->busy_ns, t1 - t0, memory_order_relaxed);
+    }
+    return n + reqs;
+}
+
+int64_t gm_proxy_idle_us(gm_proxy_t *p)
+{
+    if (!p->channels)
+        return -1;
+    uint64_t spin = (uint64_t)rill_param_get_int(p_spin_us) * 1000;
+    if (rill_time_ns() - p->last_active_ns < spin)
+        return 0;
+    return rill_param_get_int(p_sleep_us);
+}
+
+bool gm_proxy_has_work(gm_proxy_t *p)
+{
+    if (rill_mpsc_nonempty(&p->calls))
+        return true;
+    for (rill_port_channel_t *c = p->channels; c; c = c->next)
+        if (c->host_pending || rill_mpsc_nonempty(&c->hostq))
+            return true;
+    return false;
+}
+
+void gm_proxy_describe(gm_proxy_t *p, FILE *out)
+{
+    fprintf(out,
+            "GPU %d proxy: %d port channel(s); %llu requests (%llu puts, %.1f MB, %llu signals, "
+            "%llu flushes)",
+            p->ordinal, atomic_load(&p->nchannels), (unsigned long long)atomic_load(&p->n_req),
+            (unsigned long long)atomic_load(&p->n_put), (double)atomic_load(&p->b_put) / 1e6,
+            (unsigned long long)atomic_load(&p->n_signal),
+            (unsigned long long)atomic_load(&p->n_flush));
+    if (p->err_host && *(volatile int *)&p->err_host->code > 0)
+        fprintf(out, "; device error %d on channel/semaphore %u", p->err_host->code,
+                p->err_host->id);
+    fprintf(out, "\n");
+}
+
+/* ------------------------------------------------------------ open, close */
+
+rill_status_t gm_proxy_open(rill_context_t *ctx, int gpu, rill_cuda_gpu_t *res,
+                            rill_evcount_t *wake, gm_proxy_t **pp, char *err, size_t len)
+{
+    gm_proxy_t *p = calloc(1, sizeof(*p));
+    if (!p) {
+        snprintf(err, len, "out of host memory");
+        return RILL_ERR_NO_MEMORY;
+    }
+    p->ctx = ctx;
+    p->gpu = gpu;
+    p->ordinal = res->info.ordinal;
+    p->res = res;
+    p->wake = wake;
+    rill_mpsc_init(&p->calls);
+    rill_evcount_init(&p->call_done);
+    cudaError_t e = cudaHostAlloc((void **)&p->err_host, sizeof(rill_dev_error_t),
+                                  cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e == cudaSuccess) {
+        memset(p->err_host, 0, sizeof(*p->err_host));
+        e = cudaHostGetDevicePointer((void **)&p->err_dev, p->err_host, 0);
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&p->setup, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        snprintf(err, len, "cudaHostAlloc of the channels' error word on GPU %d: %s", p->ordinal,
+                 cudaGetErrorString(e));
+        if (p->err_host)
+            cudaFreeHost(p->err_host);
+        if (p->setup)
+            cudaStreamDestroy(p->setup);
+        free(p);
+        return RILL_ERR_DEVICE;
+    }
+    proxies[gpu] = p;
+    *pp = p;
+    return RILL_SUCCESS;
+}
+
+static void pc_free(gm_proxy_t *p, rill_port_channel_t *c)
+{
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    rill_fifo_fini(&c->fifo);
+    if (c->flushed_host)
+        cudaFreeHost(c->flushed_host);
+    if (c->words)
+        rill_zone_free(p->res->zone, c->words);
+    while (c->host_pending) {
+        host_req_t *r = c->host_pending;
+        c->host_pending = r->link.next ? container_of(r->link.next, host_req_t, link) : NULL;
+        free(r);
+    }
+    for (rill_mpsc_node_t *n = rill_mpsc_take_all(&c->hostq); n;) {
+        rill_mpsc_node_t *next = n->next;
+        free(container_of(n, host_req_t, link));
+        n = next;
+    }
+    free(c);
+}
+
+void gm_proxy_close(gm_proxy_t **pp)
+{
+    gm_proxy_t *p = *pp;
+    if (!p)
+        return;
+    while (p->channels) {
+        rill_port_channel_t *c = p->channels;
+        p->channels = c->next;
+        pc_free(p, c);
+    }
+    rill_regmem_unmap_all(p->ordinal);
+    rill_stream_waits_release();
+    if (p->err_host)
+        cudaFreeHost(p->err_host);
+    if (p->setup)
+        cudaStreamDestroy(p->setup);
+    proxies[p->gpu] = NULL;
+    free(p);
+    *pp = NULL;
+}
+
+/* ------------------------------------------------------------ memory and semaphores */
+
+typedef struct alloc_args {
+    size_t size;
+    uintptr_t addr;
+    const void *ptr;
+    rill_regmem_t *reg;
+    char err[256];
+} alloc_args_t;
+
+static rill_status_t do_alloc(gm_proxy_t *p, void *arg)
+{
+    alloc_args_t *a = arg;
+    rill_status_t s = rill_zone_alloc(p->res->zone, a->size ? a->size : 1, &a->addr);
+    if (s != RILL_SUCCESS)
+        snprintf(a->err, sizeof(a->err),
+                 "GPU %d's zone has no free block of %zu bytes (%zu of %zu bytes used, largest "
+                 "free block %zu; device_cuda_memory_use / device_cuda_memory_size set the zone)",
+                 p->ordinal, a->size, rill_zone_used(p->res->zone), rill_zone_size(p->res->zone),
+                 rill_zone_largest_free(p->res->zone));
+    return s;
+}
+
+static rill_status_t do_free(gm_proxy_t *p, void *arg)
+{
+    alloc_args_t *a = arg;
+    rill_status_t s = rill_zone_free(p->res->zone, a->addr);
+    if (s != RILL_SUCCESS)
+        snprintf(a->err, sizeof(a->err), "%p is not a block of GPU %d's zone", (void *)a->addr,
+                 p->ordinal);
+    return s;
+}
+
+rill_status_t rill_gpu_alloc(rill_context_t *ctx, int gpu, size_t size, void **ptr)
+{
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, gpu, &p, "rill_gpu_alloc");
+    if (s != RILL_SUCCESS)
+        return s;
+    alloc_args_t a = { .size = size };
+    s = call(p, do_alloc, &a, "rill_gpu_alloc");
+    if (s != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_GPU, "rill_gpu_alloc: %s", a.err);
+        return s;
+    }
+    *ptr = (void *)a.addr;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_gpu_free(rill_context_t *ctx, int gpu, void *ptr)
+{
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, gpu, &p, "rill_gpu_free");
+    if (s != RILL_SUCCESS || !ptr)
+        return s;
+    alloc_args_t a = { .addr = (uintptr_t)ptr };
+    s = call(p, do_free, &a, "rill_gpu_free");
+    if (s != RILL_SUCCESS)
+        RILL_ERROR(RILL_LOG_GPU, "rill_gpu_free: %s", a.err);
+    return s;
+}
+
+static rill_status_t do_describe(gm_proxy_t *p, void *arg)
+{
+    alloc_args_t *a = arg;
+    return rill_regmem_describe(a->ptr, a->size, p->ordinal, p->ctx->rank,
+                                (uint64_t)rill_comm_node_id(p->ctx->comm), a->reg, a->err,
+                                sizeof(a->err));
+}
+
+rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, size_t size,
+                              rill_regmem_t *reg)
+{
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, gpu, &p, "rill_regmem_get");
+    if (s != RILL_SUCCESS)
+        return s;
+    if (!ptr || !reg) {
+        RILL_ERROR(RILL_LOG_GPU, "rill_regmem_get: NULL %s", !ptr ? "pointer" : "descriptor");
+        return RILL_ERR_INVALID_ARG;
+    }
+    alloc_args_t a = { .ptr = ptr, .size = size, .reg = reg };
+    s = call(p, do_describe, &a, "rill_regmem_get");
+    if (s != RILL_SUCCESS)
+        RILL_ERROR(RILL_LOG_GPU, "rill_regmem_get: %s", a.err);
+    return s;
+}
+
+static rill_status_t do_zero8(gm_proxy_t *p, void *arg)
+{
+    alloc_args_t *a = arg;
+    cudaError_t e = cudaMemsetAsync((void *)a->addr, 0, a->size, p->setup);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(p->setup); /* setup, before any channel uses it */
+    if (e != cudaSuccess) {
+        snprintf(a->err, sizeof(a->err), "cudaMemset: %s", cudaGetErrorString(e));
+        return RILL_ERR_DEVICE;
+    }
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem)
+{
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, gpu, &p, "rill_sem_create");
+    if (s != RILL_SUCCESS)
+        return s;
+    memset(sem, 0, sizeof(*sem));
+    alloc_args_t a = { .size = sizeof(uint64_t) };
+    if ((s = call(p, do_alloc, &a, "rill_sem_create")) != RILL_SUCCESS ||
+        (s = call(p, do_zero8, &a, "rill_sem_create")) != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_GPU, "rill_sem_create: %s", a.err);
+        return s;
+    }
+    sem->ptr = (uint64_t *)a.addr;
+    sem->id = atomic_fetch_add(&next_channel_id, 1);
+    a.ptr = sem->ptr;
+    a.reg = &sem->reg;
+    if ((s = call(p, do_describe, &a, "rill_sem_create")) != RILL_SUCCESS)
+        RILL_ERROR(RILL_LOG_GPU, "rill_sem_create: %s", a.err);
+    return s;
+}
+
+rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem)
+{
+    rill_status_t s = rill_gpu_free(ctx, gpu, sem->ptr);
+    sem->ptr = NULL;
+    return s;
+}
+
+/* ------------------------------------------------------------ port channels */
+
+typedef struct pc_args {
+    const rill_regmem_t *src, *dst;
+    const rill_sem_t *remote, *local;
+    rill_port_channel_t *pc;
+    char err[256];
+} pc_args_t;
+
+static rill_status_t do_pc_create(gm_proxy_t *p, void *arg)
+{
+    pc_args_t *a = arg;
+    rill_port_channel_t *c = calloc(1, sizeof(*c));
+    if (!c) {
+        snprintf(a->err, sizeof(a->err), "out of host memory");
+        return RILL_ERR_NO_MEMORY;
+    }
+    c->id = atomic_fetch_add(&next_channel_id, 1);
+    c->gpu = p->gpu;
+    c->p = p;
+    rill_mpsc_init(&c->hostq);
+    rill_spinlock_init(&c->push_lock);
+    void *src = NULL, *dst = NULL, *rsem = NULL;
+    rill_status_t s;
+    if ((s = rill_regmem_map(a->src, &src, a->err, sizeof(a->err))) != RILL_SUCCESS ||
+        (s = rill_regmem_map(a->dst, &dst, a->err, sizeof(a->err))) != RILL_SUCCESS ||
+        (s = rill_regmem_map(&a->remote->reg, &rsem, a->err, sizeof(a->err))) != RILL_SUCCESS)
+        goto fail;
+    c->src = src;
+    c->dst = dst;
+    c->src_size = a->src->size;
+    c->dst_size = a->dst->size;
+    c->remote_sem = rsem;
+    c->local_sem = a->local ? a->local->ptr : NULL;
+    if ((s = rill_zone_alloc(p->res->zone, 16, &c->words)) != RILL_SUCCESS) {
+        snprintf(a->err, sizeof(a->err), "GPU %d's zone is full (a FIFO's 16-byte head)",
+                 p->ordinal);
+        goto fail;
+    }
+    if ((s = rill_fifo_init(&c->fifo, rill_channel_fifo_slots(), c->id, (void *)c->words,
+                            p->err_dev, p->setup, a->err, sizeof(a->err))) != RILL_SUCCESS)
+        goto fail;
+    cudaError_t e =
+        cudaHostAlloc((void **)&c->flushed_host, 64, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e == cudaSuccess) {
+        memset(c->flushed_host, 0, 64);
+        e = cudaHostGetDevicePointer((void **)&c->flushed_dev, c->flushed_host, 0);
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        snprintf(a->err, sizeof(a->err), "setting up port channel %u on GPU %d: %s", c->id,
+                 p->ordinal, cudaGetErrorString(e));
+        s = RILL_ERR_DEVICE;
+        goto fail;
+    }
+    c->next = p->channels;
+    p->channels = c;
+    atomic_fetch_add(&p->nchannels, 1);
+    p->last_active_ns = rill_time_ns();
+    a->pc = c;
+    return RILL_SUCCESS;
+fail:
+    pc_free(p, c);
+    return s;
+}
+
+static bool regmem_ok(const rill_regmem_t *r, const char *what, const char *fn)
+{
+    if (!r || r->magic != RILL_REGMEM_MAGIC) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "%s: the %s is not a registered-memory descriptor "
+                   "(rill_regmem_get or rill_sem_create fill them)",
+                   fn, what);
+        return false;
+    }
+    return true;
+}
+
+static bool peer_ok(rill_context_t *ctx, const rill_regmem_t *r, const char *fn)
+{
+    const char *why = NULL;
+    if (r->rank == ctx->rank || rill_context_gpu_direct(ctx, r->rank, &why))
+        return true;
+    RILL_ERROR(RILL_LOG_GPU, "%s: rank %d's GPU memory is not reachable from rank %d: %s", fn,
+               r->rank, ctx->rank, why ? why : "not connected");
+    return false;
+}
+
+rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu, const rill_regmem_t *src,
+                                       const rill_regmem_t *dst, const rill_sem_t *remote_sem,
+                                       const rill_sem_t *local_sem, rill_port_channel_t **pc)
+{
+    static const char fn[] = "rill_port_channel_create";
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, gpu, &p, fn);
+    if (s != RILL_SUCCESS)
+        return s;
+    if (!pc || !regmem_ok(src, "source", fn) || !regmem_ok(dst, "destination", fn) || !remote_sem ||
+        !regmem_ok(&remote_sem->reg, "remote semaphore", fn))
+        return RILL_ERR_INVALID_ARG;
+    if (src->rank != ctx->rank || src->ordinal != p->ordinal) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "%s: the source must be memory of this rank's GPU %d (it is rank "
+                   "%d's GPU %d)",
+                   fn, p->ordinal, src->rank, src->ordinal);
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (!peer_ok(ctx, dst, fn) || !peer_ok(ctx, &remote_sem->reg, fn))
+        return RILL_ERR_INVALID_ARG;
+    pc_args_t a = { .src = src, .dst = dst, .remote = remote_sem, .local = local_sem };
+    s = call(p, do_pc_create, &a, fn);
+    if (s != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_GPU, "%s: %s", fn, a.err);
+        return s;
+    }
+    *pc = a.pc;
+    RILL_VERBOSE(RILL_LOG_GPU, 2, "port channel %u: GPU %d -> rank %d GPU %d (%llu B region)",
+                 a.pc->id, p->ordinal, dst->rank, dst->ordinal, (unsigned long long)dst->size);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t do_pc_destroy(gm_proxy_t *p, void *arg)
+{
+    rill_port_channel_t *c = arg;
+    /* carry out what is left, then wait for the stream (teardown, not the loop's work) */
+    while (pc_serve(p, c, 1 << 20) > 0)
+        ;
+    cudaStreamSynchronize(c->stream);
+    for (rill_port_channel_t **pp = &p->channels; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    atomic_fetch_sub(&p->nchannels, 1);
+    pc_free(p, c);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_port_channel_destroy(rill_context_t *ctx, rill_port_channel_t **pc)
+{
+    if (!pc || !*pc)
+        return RILL_SUCCESS;
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, (*pc)->gpu, &p, "rill_port_channel_destroy");
+    if (s != RILL_SUCCESS)
+        return s;
+    s = call(p, do_pc_destroy, *pc, "rill_port_channel_destroy");
+    *pc = NULL;
+    return s;
+}
+
+rill_port_channel_dev_t rill_port_channel_device(const rill_port_channel_t *pc)
+{
+    rill_port_channel_dev_t d = {
+        .fifo = pc->fifo.dev, .flushed = pc->flushed_dev, .inbound = pc->local_sem, .expected = 0
+    };
+    return d;
+}
+
+rill_status_t rill_port_channel_push(rill_port_channel_t *pc, unsigned flags, uint64_t dst_off,
+                                     uint64_t src_off, uint64_t size, uint64_t *done_pos)
+{
+    if (!pc || flags == 0 || (flags & ~7u)) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "rill_port_channel_push: flags %u: allowed are RILL_PC_PUT, RILL_PC_SIGNAL "
+                   "and RILL_PC_FLUSH combined",
+                   flags);
+        return RILL_ERR_INVALID_ARG;
+    }
+    host_req_t *r = malloc(sizeof(*r));
+    if (!r)
+        return RILL_ERR_NO_MEMORY;
+    *r = (host_req_t){ .type = flags, .dst_off = dst_off, .src_off = src_off, .size = size };
+    /* one sequence number per request, pushed in that order (the lock makes the two one
+     * step), so the flushed word the proxy writes only grows */
+    rill_spinlock_lock(&pc->push_lock);
+    uint64_t seq = r->seq = pc->host_seq++;
+    rill_mpsc_push(&pc->hostq, &r->link);
+    rill_spinlock_unlock(&pc->push_lock);
+    if (done_pos)
+        *done_pos = seq + 1; /* not r->seq: the proxy may have freed r by now */
+    rill_evcount_signal(pc->p->wake, 0);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_port_channel_wait_flushed(rill_port_channel_t *pc, uint64_t pos,
+                                             double timeout_s)
+{
+    uint64_t t0 = rill_time_ns();
+    /* acquire pairs with the stream write (memory barrier first) behind the copies */
+    while (__atomic_load_n(&pc->flushed_host[1], __ATOMIC_ACQUIRE) < pos) {
+        if ((double)(rill_time_ns() - t0) > timeout_s * 1e9) {
+            RILL_ERROR(RILL_LOG_GPU,
+                       "port channel %u: flush position %llu not reached after %.1f s (at "
+                       "%llu)",
+                       pc->id, (unsigned long long)pos, timeout_s,
+                       (unsigned long long)__atomic_load_n(&pc->flushed_host[1], __ATOMIC_ACQUIRE));
+            return RILL_ERR_TIMEOUT;
+        }
+        rill_cpu_relax();
+    }
+    return RILL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ memory channels */
+
+typedef struct mc_args {
+    const rill_regmem_t *local, *peer;
+    const rill_sem_t *remote, *lsem;
+    rill_memory_channel_t *mc;
+    char err[256];
+} mc_args_t;
+
+static rill_status_t do_mc_create(gm_proxy_t *p, void *arg)
+{
+    mc_args_t *a = arg;
+    rill_memory_channel_t *c = calloc(1, sizeof(*c));
+    if (!c) {
+        snprintf(a->err, sizeof(a->err), "out of host memory");
+        return RILL_ERR_NO_MEMORY;
+    }
+    void *local = NULL, *peer = NULL, *rsem = NULL;
+    rill_status_t s;
+    if ((s = rill_regmem_map(a->local, &local, a->err, sizeof(a->err))) != RILL_SUCCESS ||
+        (s = rill_regmem_map(a->peer, &peer, a->err, sizeof(a->err))) != RILL_SUCCESS ||
+        (s = rill_regmem_map(&a->remote->reg, &rsem, a->err, sizeof(a->err))) != RILL_SUCCESS)
+        goto fail;
+    if ((s = rill_zone_alloc(p->res->zone, 8, &c->outbound_block)) != RILL_SUCCESS) {
+        snprintf(a->err, sizeof(a->err), "GPU %d's zone is full", p->ordinal);
+        goto fail;
+    }
+    cudaError_t e = cudaMemsetAsync((void *)c->outbound_block, 0, 8, p->setup);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(p->setup);
+    if (e != cudaSuccess) {
+        snprintf(a->err, sizeof(a->err), "cudaMemset: %s", cudaGetErrorString(e));
+        rill_zone_free(p->res->zone, c->outbound_block);
+        s = RILL_ERR_DEVICE;
+        goto fail;
+    }
+    c->gpu = p->gpu;
+    c->dev = (rill_memory_channel_dev_t){ .peer = peer,
+                                          .local = local,
+                                          .peer_size = a->peer->size,
+                                          .local_size = a->local->size,
+                                          .peer_inbound = rsem,
+                                          .outbound = (uint64_t *)c->outbound_block,
+                                          .inbound = a->lsem ? a->lsem->ptr : NULL,
+                                          .id = atomic_fetch_add(&next_channel_id, 1),
+                                          .spin_limit = rill_channel_spin_limit(),
+                                          .err = p->err_dev };
+    a->mc = c;
+    return RILL_SUCCESS;
+fail:
+    free(c);
+    return s;
+}
+
+rill_status_t rill_memory_channel_create(rill_context_t *ctx, int gpu, const rill_regmem_t *local,
+                                         const rill_regmem_t *peer, const rill_sem_t *remote_sem,
+                                         const rill_sem_t *local_sem, rill_memory_channel_t **mc)
+{
+    static const char fn[] = "rill_memory_channel_create";
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of(ctx, gpu, &p, fn);
+    if (s != RILL_SUCCESS)
+        return s;
+    if (!mc || !regmem_ok(local, "local region", fn) || !regmem_ok(peer, "peer region", fn) ||
+        !remote_sem || !regmem_ok(&remote_sem->reg, "remote semaphore", fn))
+        return RILL_ERR_INVALID_ARG;
+    if (!peer_ok(ctx, peer, fn) || !peer_ok(ctx, &remote_sem->reg, fn))
+        return RILL_ERR_INVALID_ARG;
+    mc_args_t a = { .local = local, .peer = peer, .remote = remote_sem, .lsem = local_sem };
+    s = call(p, do_mc_create, &a, fn);
+    if (s != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_GPU, "%s: %s", fn, a.err);
+        return s;
+    }
+    *mc = a.mc;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_memory_channel_destroy(rill_context_t *ctx, rill_memory_channel_t **mc)
+{
+    if (!mc || !*mc)
+        return RILL_SUCCESS;
+    rill_status_t s = rill_gpu_free(ctx, (*mc)->gpu, (void *)(*mc)->outbound_block);
+    free(*mc);
+    *mc = NULL;
+    return s;
+}
+
+rill_memory_channel_dev_t rill_memory_channel_device(const rill_memory_channel_t *mc)
+{
+    return mc->dev;
+}
+
+int rill_channel_device_error(rill_context_t *ctx, int gpu, char *msg, size_t len)
+{
+    gm_proxy_t *p;
+    if (proxy_of(ctx, gpu, &p, "rill_channel_device_error") != RILL_SUCCESS)
+        return 0;
+    int code = __atomic_load_n(&p->err_host->code, __ATOMIC_ACQUIRE);
+    if (code <= 0)
+        return 0;
+    const rill_dev_error_t *e = p->err_host;
+    static const char *const what[] = { "", "semaphore wait", "FIFO push (full)", "flush" };
+    if (msg && len)
+        snprintf(msg, len,
+                 "GPU %d: %s on channel/semaphore %u gave up after %llu spins: expected %llu, "
+                 "saw %llu (device_channel_spin_limit)",
+                 p->ordinal, code < 4 ? what[code] : "?", e->id, (unsigned long long)e->spins,
+                 (unsigned long long)e->expected, (unsigned long long)e->seen);
+    return code;
+}
+
+rill_status_t rill_channel_counters(const rill_context_t *ctx, int gpu, rill_channel_counters_t *c)
+{
+    if (!ctx || gpu < 0 || gpu >= ctx->ngpus || !proxies[gpu] || !c)
+        return RILL_ERR_INVALID_ARG;
+    gm_proxy_t *p = proxies[gpu];
+    c->requests = atomic_load(&p->n_req);
+    c->puts = atomic_load(&p->n_put);
+    c->put_bytes = atomic_load(&p->b_put);
+    c->signals = atomic_load(&p->n_signal);
+    c->flushes = atomic_load(&p->n_flush);
+    c->proxy_busy_s = (double)atomic_load(&p->busy_ns) / 1e9;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out)
+{
+    if (!ctx)
+        return RILL_ERR_INVALID_ARG;
+    return rill_comm_allgather(ctx->comm, in, size, out);
+}
+
+/* ------------------------------------------------------------ connection at init */
+
+/* What each rank publishes: its node, and per GPU a mailbox (registered memory in the
+ * zone, one 8-byte slot per (rank, GPU) of the job) that peers write a token into. */
+typedef struct conn_rec {
+    int32_t node, ngpus;
+    rill_regmem_t mailbox[RILL_CUDA_MAX_GPUS];
+} conn_rec_t;
+
+static int8_t *direct;  /* per rank: 1 GPU memory reachable both ways, 0 not */
+static char (*why)[96]; /* per rank: why not */
+static int ndirect;
+static uintptr_t mailbox_block[RILL_CUDA_MAX_GPUS];
+
+static uint64_t token(int from_rank, int from_gpu, int to_rank, int to_gpu)
+{
+    return 0x52494c4c00000000ull ^ ((uint64_t)from_rank << 20) ^ ((uint64_t)from_gpu << 16) ^
+           ((uint64_t)to_rank << 4) ^ (uint64_t)to_gpu;
+}
+
+typedef struct conn_args {
+    rill_context_t *ctx;
+    const conn_rec_t *recs;
+    size_t mbox_bytes;
+    rill_regmem_t *mine;
+    uint8_t *ok; /* per rank: set to 1 when every write (or read check) of that peer worked */
+    char err[256];
+} conn_args_t;
+
+static rill_status_t do_mailbox(gm_proxy_t *p, void *arg)
+{
+    conn_args_t *a = arg;
+    uintptr_t addr;
+    if (rill_zone_alloc(p->res->zone, a->mbox_bytes, &addr) != RILL_SUCCESS) {
+        snprintf(a->err, sizeof(a->err), "GPU %d's zone has no room for a %zu-byte mailbox",
+                 p->ordinal, a->mbox_bytes);
+        return RILL_ERR_NO_MEMORY;
+    }
+    mailbox_block[p->gpu] = addr;
+    cudaError_t e = cudaMemsetAsync((void *)addr, 0, a->mbox_bytes, p->setup);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(p->setup);
+    if (e != cudaSuccess) {
+        snprintf(a->err, sizeof(a->err), "cudaMemset of a mailbox: %s", cudaGetErrorString(e));
+        return RILL_ERR_DEVICE;
+    }
+    return rill_regmem_describe((void *)addr, a->mbox_bytes, p->ordinal, a->ctx->rank,
+                                (uint64_t)rill_comm_node_id(a->ctx->comm), &a->mine[p->gpu], a->err,
+                                sizeof(a->err));
+}
+
+/* Write a token into every GPU of every other rank of the node, through its IPC mapping
+ * (setup: synchronous copies are fine here). ok[s] stays 1 only if every write to rank s
+ * worked; why[s] says what failed. */
+static rill_status_t do_write_tokens(gm_proxy_t *p, void *arg)
+{
+    conn_args_t *a = arg;
+    rill_context_t *ctx = a->ctx;
+    const conn_rec_t *me = &a->recs[ctx->rank];
+    for (int s = 0; s < ctx->nranks; s++) {
+        const conn_rec_t *r = &a->recs[s];
+        if (s == ctx->rank || r->node != me->node || !a->ok[s])
+            continue;
+        for (int h = 0; h < r->ngpus; h++) {
+            void *mbox = NULL;
+            char err[256];
+            if (rill_regmem_map(&r->mailbox[h], &mbox, err, sizeof(err)) != RILL_SUCCESS) {
+                a->ok[s] = 0;
+                snprintf(why[s], sizeof(why[s]), "%.95s", err);
+                break;
+            }
+            /* GPU to GPU, as a port channel's put: the token goes to this GPU's own
+             * mailbox first (the slot peers never write: this rank's own) */
+            uint64_t v = token(ctx->rank, p->gpu, s, h);
+            uint64_t *own =
+                (uint64_t *)mailbox_block[p->gpu] + (size_t)ctx->rank * RILL_CUDA_MAX_GPUS + p->gpu;
+            uint64_t *slot = (uint64_t *)mbox + (size_t)ctx->rank * RILL_CUDA_MAX_GPUS + p->gpu;
+            cudaError_t e = cudaMemcpyAsync(own, &v, sizeof(v), cudaMemcpyHostToDevice, p->setup);
+            if (e == cudaSuccess)
+                e = cudaMemcpyAsync(slot, own, sizeof(v), cudaMemcpyDeviceToDevice, p->setup);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(p->setup);
+            if (e != cudaSuccess) {
+                a->ok[s] = 0;
+                snprintf(why[s], sizeof(why[s]), "a write into its GPU %d failed: %.50s", h,
+                         cudaGetErrorString(e));
+                cudaGetLastError();
+                break;
+            }
+        }
+    }
+    return RILL_SUCCESS;
+}
+
+/* Check the tokens the node's other ranks wrote into this GPU's mailbox. */
+static rill_status_t do_check_tokens(gm_proxy_t *p, void *arg)
+{
+    conn_args_t *a = arg;
+    rill_context_t *ctx = a->ctx;
+    size_t n = a->mbox_bytes / sizeof(uint64_t);
+    uint64_t *seen = malloc(a->mbox_bytes);
+    if (!seen)
+        return RILL_ERR_NO_MEMORY;
+    cudaError_t e = cudaMemcpyAsync(seen, (void *)mailbox_block[p->gpu], a->mbox_bytes,
+                                    cudaMemcpyDeviceToHost, p->setup);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(p->setup);
+    for (int s = 0; s < ctx->nranks; s++) {
+        const conn_rec_t *r = &a->recs[s];
+        if (s == ctx->rank || r->node != a->recs[ctx->rank].node)
+            continue;
+        for (int g = 0; g < r->ngpus; g++) {
+            size_t i = (size_t)s * RILL_CUDA_MAX_GPUS + (size_t)g;
+            if (e != cudaSuccess || i >= n || seen[i] != token(s, g, ctx->rank, p->gpu)) {
+                a->ok[s] = 0;
+                snprintf(why[s], sizeof(why[s]),
+                         "its GPU %d's token did not arrive in GPU %d's memory", g, p->ordinal);
+            }
+        }
+    }
+    free(seen);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t do_mailbox_free(gm_proxy_t *p, void *arg)
+{
+    (void)arg;
+    if (mailbox_block[p->gpu])
+        rill_zone_free(p->res->zone, mailbox_block[p->gpu]);
+    mailbox_block[p->gpu] = 0;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
+{
+    int n = ctx->nranks;
+    rill_gpu_channels_forget();
+    direct = calloc((size_t)n, sizeof(*direct));
+    why = calloc((size_t)n, sizeof(*why));
+    conn_rec_t *recs = calloc((size_t)n, sizeof(*recs));
+    uint8_t *ok = malloc((size_t)n);
+    uint8_t *all_ok = malloc((size_t)n * (size_t)n);
+    rill_status_t s = RILL_SUCCESS;
+    if (!direct || !why || !recs || !ok || !all_ok) {
+        s = RILL_ERR_NO_MEMORY;
+        goto out;
+    }
+    ndirect = n;
+    direct[ctx->rank] = ctx->ngpus > 0;
+    if (n == 1)
+        goto out;
+    conn_rec_t mine = { .node = rill_comm_node_id(ctx->comm), .ngpus = ctx->ngpus };
+    conn_args_t a = {
+        .ctx = ctx, .mbox_bytes = (size_t)n * RILL_CUDA_MAX_GPUS * 8, .mine = mine.mailbox, .ok = ok
+    };
+    rill_status_t local = RILL_SUCCESS;
+    for (int g = 0; g < ctx->ngpus && local == RILL_SUCCESS; g++)
+        if ((local = call(proxies[g], do_mailbox, &a, "channel setup")) != RILL_SUCCESS)
+            RILL_WARN(RILL_LOG_GPU, "channel setup: %s: no GPU-direct peers", a.err);
+    if (local != RILL_SUCCESS)
+        mine.ngpus = 0; /* take part in the collectives, reach no one */
+    /* every rank calls the same collectives in the same order, whatever happened locally:
+     * nothing here can deadlock on a failed GPU */
+    if ((s = rill_comm_allgather(ctx->comm, &mine, sizeof(mine), recs)) != RILL_SUCCESS)
+        goto out;
+    a.recs = recs;
+    for (int r = 0; r < n; r++) {
+        ok[r] = r != ctx->rank && recs[r].node == mine.node && recs[r].ngpus > 0 && mine.ngpus > 0;
+        if (r != ctx->rank && !ok[r])
+            snprintf(why[r], sizeof(why[r]), "%s",
+                     recs[r].node != mine.node ? "on another node"
+                                               : "no GPU on one side (or its setup failed)");
+    }
+    for (int g = 0; g < mine.ngpus; g++)
+        call(proxies[g], do_write_tokens, &a, "channel setup");
+    if ((s = rill_comm_barrier(ctx->comm)) != RILL_SUCCESS)
+        goto out;
+    for (int g = 0; g < mine.ngpus; g++)
+        call(proxies[g], do_check_tokens, &a, "channel setup");
+    /* ok[s]: my writes to s worked and s's writes to me arrived; s must agree */
+    if ((s = rill_comm_allgather(ctx->comm, ok, (size_t)n, all_ok)) != RILL_SUCCESS)
+        goto out;
+    for (int r = 0; r < n; r++) {
+        if (r == ctx->rank)
+            continue;
+        direct[r] = ok[r] && all_ok[(size_t)r * (size_t)n + (size_t)ctx->rank];
+        if (ok[r] && !direct[r])
+            snprintf(why[r], sizeof(why[r]), "rank %d could not reach this rank's GPU memory", r);
+        RILL_VERBOSE(RILL_LOG_GPU, 1, "rank %d -> rank %d: %s%s", ctx->rank, r,
+                     direct[r] ? "GPU direct (CUDA IPC checked both ways)" : "host-staged: ",
+                     direct[r] ? "" : why[r]);
+    }
+    for (int g = 0; g < ctx->ngpus; g++)
+        call(proxies[g], do_mailbox_free, NULL, "channel setup");
+out:
+    free(recs);
+    free(ok);
+    free(all_ok);
+    return s;
+}
+
+void rill_gpu_channels_forget(void)
+{
+    free(direct);
+    free(why);
+    direct = NULL;
+    why = NULL;
+    ndirect = 0;
+}
+
+int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why_p)
+{
+    if (!ctx || rank < 0 || rank >= ndirect || !direct) {
+        if (why_p)
+            *why_p = "no such rank, or the GPUs were not connected";
+        return 0;
+    }
+    if (why_p)
+        *why_p = direct[rank] ? "" : why[rank];
+    return direct[rank];
+}
+
+#else /* no CUDA: nothing to connect */
+
+rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
+{
+    (void)ctx;
+    return RILL_SUCCESS;
+}
+
+void rill_gpu_channels_forget(void) {}
+#endif

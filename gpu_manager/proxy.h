@@ -1,0 +1,53 @@
+/* The proxy service of a GPU's port channels, a step of its manager's loop, and the calls
+ * other threads make on the manager thread (channel and semaphore setup: every CUDA call on
+ * a GPU is made by its manager). Internal to gpu_manager/. */
+#ifndef RILL_GPU_PROXY_H
+#define RILL_GPU_PROXY_H
+
+#include <stdint.h>
+
+#include "core.h"
+#include "cuda.h"
+
+typedef struct gm_proxy gm_proxy_t;
+
+/** Register the device_proxy_* parameters. Main thread. */
+rill_status_t rill_proxy_register_params(void);
+
+#if RILL_HAVE_CUDA
+/** Set up GPU gpu's proxy (position in ctx->gpus) on its manager thread, after
+ * rill_cuda_gpu_open; wake is the manager's eventcount (signalled when a call or a host
+ * request arrives). */
+rill_status_t gm_proxy_open(rill_context_t *ctx, int gpu, rill_cuda_gpu_t *res,
+                            rill_evcount_t *wake, gm_proxy_t **p, char *err, size_t len);
+/** Tear down (channels, semaphores' blocks are left to the zone, IPC mappings closed): after
+ * the manager thread ended, on the thread that joined it, with the GPU current. */
+void gm_proxy_close(gm_proxy_t **p);
+
+/** One round of the proxy: run the calls queued for the manager thread, then carry out up
+ * to a bounded number of requests per channel (FIFO and host requests), so that one busy
+ * channel delays neither task launches nor the other channels much. Returns the work done.
+ * Manager thread. */
+int gm_proxy_step(gm_proxy_t *p);
+
+/** How the manager may idle: -1 no channel to watch (sleep until woken), 0 keep polling
+ * (a request was carried out within device_proxy_spin_us), else sleep at most this many
+ * microseconds between polls (device_proxy_sleep_us). Manager thread. */
+int64_t gm_proxy_idle_us(gm_proxy_t *p);
+/** Whether a call or a host request is queued (checked before the manager sleeps). */
+bool gm_proxy_has_work(gm_proxy_t *p);
+
+/** One line for the watchdog and the report: channels and counters. */
+void gm_proxy_describe(gm_proxy_t *p, FILE *out);
+#endif
+
+/** Set up the channels between the GPUs of the ranks of a node at rill_init (after the
+ * managers started): every GPU's zone is registered memory; the descriptors go to every
+ * rank (one allgather); each GPU writes a token into every same-node peer GPU's mailbox
+ * through its IPC mapping and each checks what it received, so that a peer rank is
+ * "GPU direct" only when CUDA IPC was seen to work both ways. Collective; main thread. */
+rill_status_t rill_gpu_channels_connect(rill_context_t *ctx);
+/** Forget what rill_gpu_channels_connect learnt (rill_fini). */
+void rill_gpu_channels_forget(void);
+
+#endif

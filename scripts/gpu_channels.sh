@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On the 2-GPU machine: build, the GPU tests (channels in one process and in two), then
+# bench/bench_channels on two processes. Bounded commands; logs under $OUT, a summary last.
+#   scripts/gpu_channels.sh [tests|bench|all]   (default all)
+out=${OUT:-/tmp/rill-gpu}; mkdir -p "$out"
+what=${1:-all}
+nvidia-smi -L
+mpi=(mpirun --oversubscribe); [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DRILL_WERROR=ON >"$out/configure.log" 2>&1 &&
+    timeout 300 cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 ||
+    { grep -E "error|Error" "$out/build.log" | head -30; exit 1; }
+export RILL_MCA_runtime_watchdog_s=60 RILL_MCA_runtime_watchdog_action=abort
+if [ "$what" != bench ]; then
+    (cd build-gpu && timeout 330 ctest -L gpu --output-on-failure --timeout 100 \
+        >"$out/ctest_gpu.log" 2>&1)
+    grep -E "tests passed|\*\*\*Failed|Timeout|Skipped|Passed" "$out/ctest_gpu.log" | tail -40
+fi
+if [ "$what" != tests ]; then
+    timeout 240 "${mpi[@]}" -np 2 build-gpu/bench/bench_channels >"$out/bench_channels.log" 2>&1
+    echo "bench_channels exit $?"
+    tail -45 "$out/bench_channels.log"
+fi
