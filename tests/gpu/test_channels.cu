@@ -216,7 +216,7 @@ static const char *setup_sides(void)
         for (int r = 0; r < 2; r++)
             if (all[r][0]) {
                 if (r != rank_)
-                    snprintf(why, sizeof(why), "rank %d: %s", r, all[r]);
+                    snprintf(why, sizeof(why), "rank %d: %.240s", r, all[r]);
                 return why;
             }
     }
