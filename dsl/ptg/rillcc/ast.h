@@ -1,0 +1,164 @@
+/* rillcc's syntax tree of a .rill file (docs/ptg.md): globals, task classes with their
+ * parameters, affinity, flows and dependencies, priority, flop estimate and bodies. Built by
+ * the parser (parser.y), checked by check.c. Every node keeps where it was written, for
+ * messages "file:line:column". */
+#ifndef RILLCC_AST_H
+#define RILLCC_AST_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct loc {
+    int line, col;
+} loc_t;
+
+/* ---------------------------------------------------------------- expressions */
+
+typedef enum {
+    E_INT,   /* ival */
+    E_FLOAT, /* text */
+    E_ID,    /* text */
+    E_UN,    /* op, a */
+    E_BIN,   /* op, a, b */
+    E_TERN,  /* a ? b : c */
+} expr_kind_t;
+
+typedef struct expr {
+    expr_kind_t kind;
+    loc_t loc;
+    long long ival;
+    char *text;
+    int op; /* the operator's token (a character, or a parser token for two-character ones) */
+    struct expr *a, *b, *c;
+} expr_t;
+
+/* ---------------------------------------------------------------- dependencies */
+
+/** An argument of a target: one value, or a range lo .. hi (a broadcast). */
+typedef struct arg {
+    expr_t *lo, *hi; /* hi: NULL for one value */
+    struct arg *next;
+} arg_t;
+
+typedef enum {
+    T_TASK, /* flow of a task: flow name, class name, args */
+    T_DATA, /* a tile of a collection: collection name, args */
+    T_NONE, /* NEW (a temporary) or NULL (nothing) */
+} target_kind_t;
+
+typedef struct target {
+    target_kind_t kind;
+    loc_t loc;
+    char *flow;  /* T_TASK */
+    char *name;  /* T_TASK: class; T_DATA: collection; T_NONE: "NEW" or "NULL" */
+    arg_t *args; /* T_TASK, T_DATA */
+    int nargs;
+} target_t;
+
+typedef struct dep {
+    int dir; /* '<' input (<-), '>' output (->) */
+    loc_t loc;
+    expr_t *guard;   /* NULL: always */
+    target_t *then;  /* taken when the guard holds (or always) */
+    target_t *other; /* after ':' (may be NULL) */
+    struct dep *next;
+} dep_t;
+
+/* ---------------------------------------------------------------- task classes */
+
+typedef enum { F_READ, F_WRITE, F_RW, F_CTL } flow_kind_t;
+
+typedef struct flow {
+    flow_kind_t kind;
+    char *name;
+    loc_t loc;
+    dep_t *deps;
+    struct flow *next;
+} flow_t;
+
+/** A definition in a class's header: a parameter's range (lo .. hi [.. step]) or a local
+ * value (lo alone, is_local). */
+typedef struct def {
+    char *name;
+    loc_t loc;
+    expr_t *lo, *hi, *step;
+    bool is_param; /* named in the class's parameter list */
+    struct def *next;
+} def_t;
+
+typedef struct body {
+    char *type; /* NULL: CPU; "CUDA" */
+    char *code;
+    loc_t loc;     /* of BODY */
+    int code_line; /* the code's first line (#line in the generated C) */
+    struct body *next;
+} body_t;
+
+typedef struct tclass {
+    char *name;
+    loc_t loc;
+    char **params;
+    loc_t *param_locs;
+    int nparams;
+    def_t *defs;
+    char *aff_name; /* affinity: collection and args */
+    arg_t *aff_args;
+    int aff_nargs;
+    loc_t aff_loc;
+    flow_t *flows;
+    expr_t *priority;
+    expr_t *flops;
+    body_t *bodies;
+    struct tclass *next;
+} tclass_t;
+
+/* ---------------------------------------------------------------- the file */
+
+typedef struct global {
+    char *name;
+    char *type; /* the C type, as written */
+    loc_t loc;
+    struct global *next;
+} global_t;
+
+typedef struct program {
+    const char *file;
+    char *prologue; /* %{ ... %}, copied into the generated C */
+    loc_t prologue_loc;
+    global_t *globals;
+    tclass_t *classes;
+} program_t;
+
+/** The tree being built, and where diagnostics go (parser.y, lexer.l, check.c). */
+extern program_t rillcc_prog;
+extern int rillcc_errors;
+
+/** "file:line:col: error: message" and the offending line with a caret under the column. */
+void rillcc_error(loc_t loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rillcc_warning(loc_t loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* constructors (ast.c): out of memory ends the compiler with a message */
+void *rillcc_alloc(size_t size);
+char *rillcc_strdup(const char *s);
+expr_t *expr_new(expr_kind_t kind, loc_t loc);
+
+/** Free every node of the last compilation (the tree, its strings). */
+void rillcc_free_all(void);
+
+/** Compile the text src (len bytes; name in messages): parse, check, and with dump print
+ * the tree there. Returns the number of errors (reported on stderr). The tree stays until
+ * rillcc_free_all. Not reentrant (one compilation at a time per process). */
+int rillcc_compile(const char *name, const char *src, size_t len, FILE *dump);
+
+/** Semantic checks of the whole program (check.c): 0 when it is valid. */
+int rillcc_check(program_t *p);
+/** Write the C of a checked program (gen.c): the classes into c_out, the globals' struct
+ * and NAME_taskpool_create into h_out (included by the C as h_name). name: a C identifier.
+ * Returns the number of errors (constructs the generator does not handle yet). */
+int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_out,
+                    const char *h_name, const char *c_name);
+
+/** Print the program back (--dump: the tree the checks saw). */
+void rillcc_dump(const program_t *p, FILE *out);
+
+#endif

@@ -1,0 +1,149 @@
+/* rillcc: the compiler of Rill's parameterized task-graph language (docs/ptg.md).
+ *
+ *   rillcc [--check] [--dump] FILE.rill
+ *
+ * Reads FILE.rill, reports every problem as "FILE:LINE:COLUMN: error: message" with the
+ * line and a caret, and exits 1 when there is one (2 when the file cannot be read or a
+ * usage error). --dump prints the tree the checks saw. Code generation (C that registers
+ * the task classes with the runtime) comes with the PTG runtime; until then rillcc checks. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: rillcc [--check] [--dump] [-o OUT.c [-H OUT.h]] FILE.rill\n"
+                 "  --check  check the file (the default): errors as FILE:LINE:COLUMN\n"
+                 "  --dump   print the parsed task classes\n"
+                 "  -o OUT.c write the C of the program (its header: -H, default OUT.h);\n"
+                 "           the program is named after FILE (potrf.rill: potrf_program,\n"
+                 "           potrf_globals_t, potrf_taskpool_create)\n");
+}
+
+/* the program's C name: FILE's base name without its extension, other bytes as '_' */
+static char *c_name(const char *file)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    size_t n = strcspn(base, ".");
+    char *s = malloc(n + 2);
+    if (!s)
+        return NULL;
+    size_t o = 0;
+    if (n == 0 || (base[0] >= '0' && base[0] <= '9'))
+        s[o++] = 'p';
+    for (size_t i = 0; i < n; i++) {
+        char ch = base[i];
+        s[o++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
+                     ? ch
+                     : '_';
+    }
+    s[o] = '\0';
+    return s;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        char *b = realloc(buf, cap *= 2);
+        if (!b) {
+            free(buf);
+            buf = NULL;
+        }
+        buf = b;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *file = NULL, *c_out = NULL, *h_out = NULL;
+    bool dump = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--check"))
+            continue;
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-H")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "rillcc: %s needs a file name\n", argv[i]);
+                return 2;
+            }
+            if (argv[i][1] == 'o')
+                c_out = argv[++i];
+            else
+                h_out = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--dump"))
+            dump = true;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "rillcc: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (file) {
+            fprintf(stderr, "rillcc: one file at a time ('%s' and '%s' given)\n", file, argv[i]);
+            return 2;
+        } else
+            file = argv[i];
+    }
+    if (!file) {
+        usage(stderr);
+        return 2;
+    }
+    size_t len = 0;
+    char *src = read_all(file, &len);
+    if (!src) {
+        fprintf(stderr, "rillcc: cannot read '%s': %s\n", file, strerror(errno));
+        return 2;
+    }
+    int errors = rillcc_compile(file, src, len, dump ? stdout : NULL);
+    if (!errors && c_out) {
+        char hbuf[4096];
+        if (!h_out) {
+            size_t n = strlen(c_out);
+            snprintf(hbuf, sizeof(hbuf), "%.*s.h",
+                     (int)(n > 2 && !strcmp(c_out + n - 2, ".c") ? n - 2 : n), c_out);
+            h_out = hbuf;
+        }
+        char *name = c_name(file);
+        FILE *fc = fopen(c_out, "w"), *fh = fopen(h_out, "w");
+        if (!name || !fc || !fh) {
+            fprintf(stderr, "rillcc: cannot write '%s': %s\n", !fc ? c_out : h_out,
+                    strerror(errno));
+            errors = 1;
+        } else {
+            const char *hb = strrchr(h_out, '/');
+            errors = rillcc_generate(&rillcc_prog, name, fc, fh, hb ? hb + 1 : h_out, c_out);
+        }
+        if (fc && fclose(fc) != 0)
+            errors++;
+        if (fh && fclose(fh) != 0)
+            errors++;
+        if (errors) {
+            remove(c_out);
+            remove(h_out);
+        }
+        free(name);
+    }
+    if (errors)
+        fprintf(stderr, "%s: %d error%s\n", file, errors, errors == 1 ? "" : "s");
+    rillcc_free_all();
+    free(src);
+    return errors ? 1 : 0;
+}

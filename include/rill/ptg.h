@@ -1,0 +1,77 @@
+/* PTG taskpools: what the C that rillcc generates from a .rill file (docs/ptg.md) calls.
+ * Applications call the generated NAME_new(ctx, &globals, &tp), then rill_taskpool_wait
+ * and rill_taskpool_destroy as for any taskpool; they do not use this header directly. */
+#ifndef RILL_PTG_H
+#define RILL_PTG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rill/data.h"
+#include "rill/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RILL_PTG_MAX_VARS  16 /* parameters and locals of a class */
+#define RILL_PTG_MAX_FLOWS 16
+
+/** A task instance as its body sees it. */
+typedef struct rill_ptg_task {
+    int64_t v[RILL_PTG_MAX_VARS];   /* the parameters, then the locals, in definition order */
+    void *data[RILL_PTG_MAX_FLOWS]; /* each flow's tile (NULL for a control flow) */
+    const void *globals;            /* the program's globals (NAME_globals_t) */
+} rill_ptg_task_t;
+
+/** Where a completing task's outputs go (rill_ptg_deliver, rill_ptg_write_tile). */
+typedef struct rill_ptg_out rill_ptg_out_t;
+
+/** One task class, as generated. Every function gets the globals. */
+typedef struct rill_ptg_class {
+    const char *name;
+    int nparams, nvars, nflows;
+    /** Where parameter k (in the order of CLASS(p0, p1, ...)) is among the variables
+     * (definition order): v[param_var[k]]. Dependencies name tasks by their parameters in
+     * list order; the variables follow the order of the definitions. */
+    const int *param_var;
+    /** Whether the parameters (set in v) lie in their ranges; fills the locals. */
+    int (*valid)(const void *g, int64_t *v);
+    /** Call visit(arg, v) for every tuple of the parameters' ranges (locals filled). */
+    void (*enumerate)(const void *g, void (*visit)(void *arg, const int64_t *v), void *arg);
+    /** The rank that runs the task (its affinity tile's owner). */
+    int (*rank)(const void *g, const int64_t *v);
+    /** How many inputs come from other tasks (the task waits for them). */
+    int (*ninputs)(const void *g, const int64_t *v);
+    /** Set the data of the flows whose input is a tile of a collection. */
+    void (*data_inputs)(const void *g, rill_ptg_task_t *t);
+    /** Hand the outputs to their successors and tiles (once the body ran). */
+    void (*release)(const void *g, const rill_ptg_task_t *t, rill_ptg_out_t *out);
+    int32_t (*priority)(const void *g, const int64_t *v); /* NULL: 0 */
+    double (*flops)(const void *g, const int64_t *v);     /* NULL: unknown */
+    rill_status_t (*body_cpu)(rill_ptg_task_t *t);
+} rill_ptg_class_t;
+
+typedef struct rill_ptg_program {
+    const char *name;
+    int nclasses;
+    const rill_ptg_class_t *classes;
+    size_t globals_size;
+} rill_ptg_program_t;
+
+/** A successor's input: flow flow of task (cls, params) gets data; params in the order of
+ * the class's parameter list. */
+void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data);
+/** An output into tile (i, j) of A: copied there unless data is that tile already. */
+void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data);
+
+/** Create a taskpool that runs prog with these globals (copied): the tasks without inputs
+ * from other tasks start at once. One rank only for now (distributed PTG is not built:
+ * RILL_ERR_NOT_SUPPORTED). Main thread. */
+rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
+                                       const void *globals, rill_taskpool_t **tp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
