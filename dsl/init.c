@@ -1,6 +1,7 @@
 /* rill_init / rill_fini: the user's entry points. This layer sits above every framework,
  * so it is where all of their parameters are registered before anything starts. */
 #include "rill/info.h"
+#include "rill/ptg.h"
 #include "rill/runtime.h"
 
 #include <stdatomic.h>
@@ -132,6 +133,7 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
         return RILL_ERR_INVALID_ARG;
     rill_status_t status = rill_context_destroy(ctx_p);
     rill_gpu_channels_forget();
+    rill_ptg_fini();
     rill_dtd_fini();
     atomic_store(&context_live, false);
     return status;

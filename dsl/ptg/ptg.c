@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "mempool.h"
 #include "scheduler.h"
 
 typedef struct ptg_inst {
@@ -31,6 +32,17 @@ typedef struct ptg_tp {
     size_t nbuckets, nwaiting;
     atomic_ullong created, completed;
 } ptg_tp_t;
+
+/* the instances of every PTG taskpool (created with the first one, freed by rill_fini) */
+static rill_mempool_t inst_pool;
+static bool inst_pool_ready;
+
+void rill_ptg_fini(void)
+{
+    if (inst_pool_ready)
+        rill_mempool_fini(&inst_pool);
+    inst_pool_ready = false;
+}
 
 struct rill_ptg_out {
     ptg_tp_t *tp;
@@ -73,15 +85,20 @@ static rill_hook_status_t ptg_hook_cpu(rill_worker_t *w, rill_task_t *task)
 static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const int64_t *key)
 {
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
-    ptg_inst_t *i = calloc(1, sizeof(*i));
+    ptg_inst_t *i = rill_mempool_alloc(&inst_pool);
     if (!i)
         return NULL;
+    memset(&i->super, 0, sizeof(i->super));
     i->super.tc = &tp->tcs[cls];
     i->super.tp = &tp->super;
     i->super.device = -1;
     i->super.prio.priority = c->priority ? c->priority(tp->globals, params) : 0;
     i->cls = cls;
+    i->remaining = 0;
+    i->hash = 0;
+    i->hnext = NULL;
     i->t.globals = tp->globals;
+    memset(i->t.data, 0, sizeof(void *) * (size_t)c->nflows);
     memcpy(i->t.v, params, sizeof(int64_t) * (size_t)c->nvars);
     memcpy(i->key, key, sizeof(int64_t) * (size_t)c->nparams);
     c->data_inputs(tp->globals, &i->t);
@@ -174,7 +191,7 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     tp->prog->classes[i->cls].release(tp->globals, &i->t, &out);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
-    free(i);
+    rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
 }
 
@@ -212,7 +229,12 @@ static void start_visit(void *arg, const int64_t *v)
     }
     i->super.next = a->out->ready;
     a->out->ready = &i->super;
-    a->out->nready++;
+    /* hand them over in batches: the workers start while the enumeration goes on */
+    if (++a->out->nready == 256) {
+        rill_sched_push(a->tp->super.ctx, rill_worker_self(), a->out->ready, a->out->nready);
+        a->out->ready = NULL;
+        a->out->nready = 0;
+    }
 }
 
 static rill_status_t ptg_close(rill_taskpool_t *super)
@@ -255,7 +277,7 @@ static void ptg_destroy(rill_taskpool_t *super)
         while (tp->buckets[b]) { /* only after a failed run: instances still waiting */
             ptg_inst_t *i = tp->buckets[b];
             tp->buckets[b] = i->hnext;
-            free(i);
+            rill_mempool_free(&inst_pool, i);
         }
     free(tp->buckets);
     free(tp->tcs);
@@ -293,6 +315,12 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
                        RILL_PTG_MAX_VARS, RILL_PTG_MAX_FLOWS);
             return RILL_ERR_INVALID_ARG;
         }
+    if (!inst_pool_ready) {
+        rill_status_t s = rill_mempool_init(&inst_pool, sizeof(ptg_inst_t));
+        if (s != RILL_SUCCESS)
+            return s;
+        inst_pool_ready = true;
+    }
     ptg_tp_t *tp = calloc(1, sizeof(*tp));
     if (!tp)
         return RILL_ERR_NO_MEMORY;

@@ -71,6 +71,9 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
 rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
                                        const void *globals, rill_taskpool_t **tp);
 
+/** Free what PTG taskpools keep between runs (rill_fini calls it). */
+void rill_ptg_fini(void);
+
 #ifdef __cplusplus
 }
 #endif
