@@ -36,6 +36,9 @@ static void usage(const dla_testing_t *t, FILE *f)
                 "  --alpha a, --beta b          any real, inf and nan included (default 1.0 "
                 "and 0.5)\n",
                 DLA_TESTING_MAX_SIZE);
+    if (t->features & DLA_TESTING_DSL)
+        fprintf(f, "  --dsl dtd|ptg the front end: DTD (default) or PTG (apps/dla/*.rill; one "
+                   "rank, CPUs only: -g 0)\n");
     if (t->features & DLA_TESTING_NRHS)
         fprintf(f, "  --nrhs r      number of right-hand sides, 1..%d (default 1)\n",
                 DLA_TESTING_MAX_SIZE);
@@ -185,6 +188,13 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         }
         if (!strcmp(o, "--ref")) {
             t->ref = 1;
+            continue;
+        }
+        if (!strcmp(o, "--dsl") && (features & DLA_TESTING_DSL)) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "dtd") && strcmp(argv[i + 1], "ptg")))
+                return usage_error(t, "option --dsl needs dtd or ptg%s%s",
+                                   i + 1 < argc ? ", not " : "", i + 1 < argc ? argv[i + 1] : "");
+            t->ptg = !strcmp(argv[++i], "ptg");
             continue;
         }
         if (!strcmp(o, "--no-mem-check")) {
@@ -362,6 +372,15 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     t->cores = rill_context_nworkers(t->ctx);
     int asked = t->gpus;
     t->gpus = rill_context_ngpus(t->ctx);
+    if (t->ptg && (t->gpus > 0 || t->nranks > 1)) {
+        dla_testing_error(t, 1,
+                          "--dsl ptg runs on one rank and the CPUs for now (distributed PTG and "
+                          "CUDA bodies in PTG are not built): run one process with -g 0 (this "
+                          "run: %d rank(s), %d GPU(s))",
+                          t->nranks, t->gpus);
+        rill_fini(&t->ctx);
+        return 1;
+    }
     if (asked > 0 && t->gpus < asked) {
         dla_testing_error(t, 1,
                           "-g %d: this process runs on %d GPU(s)%s%s (see rill_info --devices; "

@@ -11,6 +11,7 @@ enum {
     DLA_TESTING_GEMM = 1 << 0,   /* -M -K --transA --transB --alpha --beta */
     DLA_TESTING_NRHS = 1 << 1,   /* --nrhs */
     DLA_TESTING_NONSPD = 1 << 2, /* --nonspd (hidden) */
+    DLA_TESTING_DSL = 1 << 3,    /* --dsl dtd|ptg */
 };
 
 typedef struct dla_testing {
@@ -19,6 +20,7 @@ typedef struct dla_testing {
     rill_gpu_counters_t gpu0[8]; /* this rank's GPU counters at the start of the timed run */
     int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs, no_mem_check;
     int transA, transB;
+    int ptg; /* --dsl ptg: the PTG version (one rank, the CPUs) */
     double alpha, beta;
     uint64_t seed;
     rill_context_t *ctx;

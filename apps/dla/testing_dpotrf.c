@@ -7,6 +7,9 @@
 
 #include "dla_internal.h"
 #include "testing_common.h"
+#if RILL_DLA_HAVE_PTG
+#include "dpotrf.h" /* apps/dla/dpotrf.rill, compiled by rillcc */
+#endif
 
 /* One LAPACKE_dpotrf call with every core of the process, on rank 0; with -x its factor
  * is checked like Rill's. */
@@ -52,7 +55,8 @@ static void run_reference(dla_testing_t *t)
 int main(int argc, char **argv)
 {
     dla_testing_t t;
-    int rc = dla_testing_init(&t, argc, argv, "testing_dpotrf", DLA_TESTING_NONSPD);
+    int rc =
+        dla_testing_init(&t, argc, argv, "testing_dpotrf", DLA_TESTING_NONSPD | DLA_TESTING_DSL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* what the run allocates: the tiled A on every rank; on rank 0 the check's dense L and
@@ -84,12 +88,22 @@ int main(int argc, char **argv)
 
         double t0 = dla_testing_now();
         rill_taskpool_t *tp;
-        s = rill_dtd_taskpool_create(t.ctx, &tp);
+        rill_status_t si = RILL_SUCCESS;
+        if (t.ptg) {
+#if RILL_DLA_HAVE_PTG
+            dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .A = A };
+            s = dpotrf_taskpool_create(t.ctx, &g, &tp);
+#else
+            s = RILL_ERR_NOT_SUPPORTED; /* rillcc was not built (flex or bison missing) */
+#endif
+        } else
+            s = rill_dtd_taskpool_create(t.ctx, &tp);
         if (s != RILL_SUCCESS) {
             dla_testing_error(&t, 1, "cannot create a taskpool: %s", rill_status_string(s));
             break;
         }
-        rill_status_t si = rill_dla_dpotrf_insert(t.dla, tp, RILL_DLA_LOWER, A);
+        if (!t.ptg)
+            si = rill_dla_dpotrf_insert(t.dla, tp, RILL_DLA_LOWER, A);
         rill_status_t sw = rill_taskpool_wait(tp);
         double time_s = dla_testing_now() - t0;
         rill_taskpool_destroy(&tp);

@@ -182,3 +182,16 @@ if(RILL_HAVE_MPI)
         COMMAND testing_dgemm -N 100 -t 32 -P 2 -Q 1 -c 1 --alpha inf -x)
 endif()
 
+
+# dpotrf written in PTG (apps/dla/dpotrf.rill, --dsl ptg): checked like the DTD version on
+# ragged sizes; refused with a clear message where it does not run yet (several ranks)
+if(RILL_HAVE_RILLCC)
+    dla_test(dla_dpotrf_ptg COMMAND testing_dpotrf -N 300 -t 64 -g 0 -x --dsl ptg)
+    dla_test(dla_dpotrf_ptg_ragged COMMAND testing_dpotrf -N 251 -t 48 -g 0 -x --nruns 2 --dsl ptg)
+    dla_test(dla_dpotrf_ptg_onetile COMMAND testing_dpotrf -N 40 -t 64 -g 0 -x --dsl ptg)
+    dla_usage_test(dla_err_dsl "option --dsl needs dtd or ptg, not pt" COMMAND testing_dpotrf --dsl pt)
+    if(RILL_HAVE_MPI)
+        dla_fail_test(dla_err_ptg_np2 "dsl ptg runs on one rank" NP 2
+            COMMAND testing_dpotrf -N 100 -t 32 -g 0 --dsl ptg)
+    endif()
+endif()
