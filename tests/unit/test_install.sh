@@ -11,6 +11,10 @@ cmake -S "$src/tests/unit/install_consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PA
     >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH="$tmp/prefix/lib:$tmp/prefix/lib64" "$tmp/consumer/consumer"
+if [ -x "$tmp/prefix/bin/rillcc" ]; then
+    [ -x "$tmp/consumer/consumer_ptg" ] || { echo "FAIL: rillcc is installed, rill_add_ptg built nothing"; exit 1; }
+    LD_LIBRARY_PATH="$tmp/prefix/lib:$tmp/prefix/lib64" "$tmp/consumer/consumer_ptg"
+fi
 PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig:$tmp/prefix/lib64/pkgconfig" pkg-config --cflags --libs rill
 "$tmp/prefix/bin/rill_info" --build >/dev/null
-echo "install: find_package(Rill), pkg-config rill and rill_info work from the prefix"
+echo "install: find_package(Rill), rill_add_ptg, pkg-config rill and rill_info work from the prefix"
