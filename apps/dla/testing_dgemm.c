@@ -6,6 +6,9 @@
 
 #include "dla_internal.h"
 #include "testing_common.h"
+#if RILL_DLA_HAVE_PTG
+#include "dgemm.h" /* apps/dla/dgemm.rill, compiled by rillcc */
+#endif
 
 static double gflops_of(const dla_testing_t *t, double time_s)
 {
@@ -61,7 +64,7 @@ static void run_reference(dla_testing_t *t, int Am, int An, int Bm, int Bn)
 int main(int argc, char **argv)
 {
     dla_testing_t t;
-    int rc = dla_testing_init(&t, argc, argv, "testing_dgemm", DLA_TESTING_GEMM);
+    int rc = dla_testing_init(&t, argc, argv, "testing_dgemm", DLA_TESTING_GEMM | DLA_TESTING_DSL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* A is M x K (K x M when transposed), B is K x N (N x K) */
@@ -99,13 +102,31 @@ int main(int argc, char **argv)
 
         double t0 = dla_testing_now();
         rill_taskpool_t *tp;
-        s = rill_dtd_taskpool_create(t.ctx, &tp);
+        if (t.ptg) {
+#if RILL_DLA_HAVE_PTG
+            dgemm_globals_t g = { .MT = rill_matrix_mt(C),
+                                  .NT = rill_matrix_nt(C),
+                                  .KT = t.transA ? rill_matrix_mt(A) : rill_matrix_nt(A),
+                                  .TA = t.transA,
+                                  .TB = t.transB,
+                                  .alpha = t.alpha,
+                                  .beta = t.beta,
+                                  .A = A,
+                                  .B = B,
+                                  .C = C };
+            s = dgemm_taskpool_create(t.ctx, &g, &tp);
+#else
+            s = RILL_ERR_NOT_SUPPORTED; /* rillcc was not built (flex or bison missing) */
+#endif
+        } else
+            s = rill_dtd_taskpool_create(t.ctx, &tp);
         if (s != RILL_SUCCESS) {
             dla_testing_error(&t, 1, "cannot create a taskpool: %s", rill_status_string(s));
             break;
         }
         rill_status_t si =
-            rill_dla_dgemm_insert(t.dla, tp, t.transA, t.transB, t.alpha, A, B, t.beta, C);
+            t.ptg ? RILL_SUCCESS
+                  : rill_dla_dgemm_insert(t.dla, tp, t.transA, t.transB, t.alpha, A, B, t.beta, C);
         rill_status_t sw = rill_taskpool_wait(tp);
         double time_s = dla_testing_now() - t0;
         rill_taskpool_destroy(&tp);

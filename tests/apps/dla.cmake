@@ -189,6 +189,10 @@ if(RILL_HAVE_RILLCC)
     dla_test(dla_dpotrf_ptg COMMAND testing_dpotrf -N 300 -t 64 -g 0 -x --dsl ptg)
     dla_test(dla_dpotrf_ptg_ragged COMMAND testing_dpotrf -N 251 -t 48 -g 0 -x --nruns 2 --dsl ptg)
     dla_test(dla_dpotrf_ptg_onetile COMMAND testing_dpotrf -N 40 -t 64 -g 0 -x --dsl ptg)
+    dla_test(dla_dgemm_ptg COMMAND testing_dgemm -M 300 -N 250 -K 190 -t 64 -g 0 -x --dsl ptg)
+    dla_test(dla_dgemm_ptg_trans
+        COMMAND testing_dgemm -N 301 -t 64 --transA T --transB T -g 0 -x --dsl ptg)
+    dla_test(dla_dgemm_ptg_k0 COMMAND testing_dgemm -M 100 -N 90 -K 0 -t 32 --beta 0 -g 0 -x --dsl ptg)
     dla_usage_test(dla_err_dsl "option --dsl needs dtd or ptg, not pt" COMMAND testing_dpotrf --dsl pt)
     if(RILL_HAVE_MPI)
         dla_fail_test(dla_err_ptg_np2 "dsl ptg runs on one rank" NP 2
