@@ -113,6 +113,8 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         status = rill_gpu_channels_connect(ctx);
     if (status == RILL_SUCCESS)
         status = rill_dtd_init(ctx);
+    if (status == RILL_SUCCESS)
+        status = rill_ptg_init(ctx); /* its message tag: every rank in the same order */
     /* every rank installs its message handlers before any rank may send to it: a rank
      * that finished rill_init early would otherwise reach a slower one before its DTD
      * handler exists (the message is held, but counted and warned about) */

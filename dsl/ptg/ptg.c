@@ -1,10 +1,15 @@
 /* PTG taskpools (docs/ptg.md): the runtime side of the code rillcc generates. A task
- * instance exists only once it is touched: at start for the tasks with no input from other
- * tasks, else when its first input is delivered; it counts the inputs still to come and
- * is handed to the scheduler when the last one arrives. One rank for now. */
+ * instance exists only once it is touched: at start for the tasks of this rank with no
+ * input from other tasks, else when its first input is delivered; it counts the inputs
+ * still to come and is handed to the scheduler when the last one arrives. An output to a
+ * task of another rank is an activation message (the tile inside, or exposed for one GET);
+ * the received copy is reference-counted among the local tasks it reaches. Termination on
+ * several ranks: Mattern's four counters (see ptg_close). */
 #include "rill/ptg.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +17,21 @@
 #include "mempool.h"
 #include "scheduler.h"
 
+/* A tile received from another rank: its bytes follow; freed by the last local task that
+ * holds it (refs). */
+typedef struct ptg_buf {
+    atomic_int refs;
+    size_t size;
+    max_align_t bytes[];
+} ptg_buf_t;
+
 typedef struct ptg_inst {
     rill_task_t super; /* first: the core's view */
     rill_ptg_task_t t;
+    ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received tiles this instance holds a ref of */
     int64_t key[RILL_PTG_MAX_VARS]; /* the parameters, in the class's list order */
     int cls;
+    bool broken; /* an input could not be had: the body does not run (the task completes) */
     int remaining; /* inputs still to come (under the table's lock) */
     uint64_t hash;
     struct ptg_inst *hnext;
@@ -31,7 +46,34 @@ typedef struct ptg_tp {
     ptg_inst_t **buckets;
     size_t nbuckets, nwaiting;
     atomic_ullong created, completed;
+    atomic_ullong sent, received; /* activation messages (termination, ptg_close) */
+    struct ptg_tp *live_next;
 } ptg_tp_t;
+
+/* ------------------------------------------------------------ messages */
+
+/** An activation: flow `flow` of task (cls, params) of taskpool tp_id gets size bytes,
+ * inside (handle 0) or exposed by the sender as handle. */
+typedef struct ptg_msg {
+    uint32_t tp_id;
+    int32_t cls, flow;
+    int32_t prio;
+    uint64_t size, handle;
+    int64_t params[RILL_PTG_MAX_VARS];
+} ptg_msg_t;
+
+static int msg_tag = -1;
+/* live taskpools of this process, and activations that arrived before their taskpool was
+ * created here (a faster rank): both under live_lock */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static ptg_tp_t *live;
+typedef struct early_msg {
+    int src;
+    size_t len;
+    struct early_msg *next;
+    max_align_t msg[];
+} early_msg_t;
+static early_msg_t *early;
 
 /* the instances of every PTG taskpool (created with the first one, freed by rill_fini) */
 static rill_mempool_t inst_pool;
@@ -42,10 +84,19 @@ void rill_ptg_fini(void)
     if (inst_pool_ready)
         rill_mempool_fini(&inst_pool);
     inst_pool_ready = false;
+    pthread_mutex_lock(&live_lock);
+    while (early) { /* activations of taskpools never created here */
+        early_msg_t *e = early;
+        early = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&live_lock);
+    msg_tag = -1;
 }
 
 struct rill_ptg_out {
     ptg_tp_t *tp;
+    ptg_inst_t *from;   /* the completing instance (NULL: a message) */
     rill_task_t *ready; /* instances made ready, pushed together */
     int nready;
 };
@@ -67,6 +118,8 @@ static rill_hook_status_t ptg_hook_cpu(rill_worker_t *w, rill_task_t *task)
     ptg_inst_t *i = (ptg_inst_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
+    if (i->broken) /* the run failed already, saying why */
+        return RILL_HOOK_ERROR;
     rill_status_t s = c->body_cpu(&i->t);
     if (s == RILL_SUCCESS)
         return RILL_HOOK_DONE;
@@ -94,11 +147,15 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     i->super.device = -1;
     i->super.prio.priority = c->priority ? c->priority(tp->globals, params) : 0;
     i->cls = cls;
+    i->broken = false;
     i->remaining = 0;
     i->hash = 0;
     i->hnext = NULL;
     i->t.globals = tp->globals;
+    i->t.rt = i;
     memset(i->t.data, 0, sizeof(void *) * (size_t)c->nflows);
+    memset(i->t.size, 0, sizeof(size_t) * (size_t)c->nflows);
+    memset(i->owned, 0, sizeof(void *) * (size_t)c->nflows);
     memcpy(i->t.v, params, sizeof(int64_t) * (size_t)c->nvars);
     memcpy(i->key, key, sizeof(int64_t) * (size_t)c->nparams);
     c->data_inputs(tp->globals, &i->t);
@@ -107,25 +164,16 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     return i;
 }
 
-void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data)
+static void send_activation(ptg_tp_t *tp, int dst, int cls, const int64_t *params, int flow,
+                            const void *data, size_t size);
+
+/* Deliver to a local instance; buf (may be NULL): a received tile whose one reference is
+ * handed to the instance. */
+static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
+                          int flow, void *data, size_t size, ptg_buf_t *buf)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
-    int64_t v[RILL_PTG_MAX_VARS] = { 0 };
-    for (int k = 0; k < c->nparams; k++)
-        v[c->param_var[k]] = params[k];
-    if (!c->valid(tp->globals, v)) {
-        char args[96];
-        size_t o = 0;
-        for (int k = 0; k < c->nparams && o < sizeof(args); k++)
-            o += (size_t)snprintf(args + o, sizeof(args) - o, "%s%lld", k ? ", " : "",
-                                  (long long)params[k]);
-        rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
-                           "a dependency sends to %s(%s), which is outside %s's parameter "
-                           "ranges: a guard is missing in the .rill file",
-                           c->name, args, c->name);
-        return;
-    }
     uint64_t h = key_hash(cls, params, c->nparams);
     size_t b = h % tp->nbuckets;
     rill_spinlock_lock(&tp->lock);
@@ -149,14 +197,22 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         pp = &tp->buckets[b];
         tp->nwaiting++;
     }
-    if (data && flow >= 0 && flow < RILL_PTG_MAX_FLOWS)
+    if (data && flow >= 0 && flow < c->nflows) {
         i->t.data[flow] = data;
+        i->t.size[flow] = size;
+        if (buf && !i->owned[flow]) {
+            i->owned[flow] = buf;
+            buf = NULL;
+        }
+    }
     bool ready = --i->remaining == 0;
     if (ready) { /* no more inputs: out of the table */
         *pp = i->hnext;
         tp->nwaiting--;
     }
     rill_spinlock_unlock(&tp->lock);
+    if (buf && atomic_fetch_sub(&buf->refs, 1) == 1) /* not kept: give the reference back */
+        free(buf);
     if (i->remaining < 0)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
                            "%s received more inputs than its dependencies say: the two sides of "
@@ -169,12 +225,73 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     }
 }
 
+void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data,
+                      size_t size)
+{
+    ptg_tp_t *tp = out->tp;
+    const rill_ptg_class_t *c = &tp->prog->classes[cls];
+    int64_t v[RILL_PTG_MAX_VARS] = { 0 };
+    for (int k = 0; k < c->nparams; k++)
+        v[c->param_var[k]] = params[k];
+    if (!c->valid(tp->globals, v)) {
+        char args[96];
+        size_t o = 0;
+        for (int k = 0; k < c->nparams && o < sizeof(args); k++)
+            o += (size_t)snprintf(args + o, sizeof(args) - o, "%s%lld", k ? ", " : "",
+                                  (long long)params[k]);
+        rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
+                           "a dependency sends to %s(%s), which is outside %s's parameter "
+                           "ranges: a guard is missing in the .rill file",
+                           c->name, args, c->name);
+        return;
+    }
+    int rank = c->rank(tp->globals, v);
+    if (rank != tp->super.ctx->rank) {
+        send_activation(tp, rank, cls, params, flow, data, size);
+        return;
+    }
+    /* a received tile the completing task holds goes on to this one: one more reference */
+    ptg_buf_t *buf = NULL;
+    if (out->from && data)
+        for (int f = 0; f < RILL_PTG_MAX_FLOWS; f++)
+            if (out->from->owned[f] && (void *)out->from->owned[f]->bytes == data) {
+                buf = out->from->owned[f];
+                atomic_fetch_add(&buf->refs, 1);
+                break;
+            }
+    deliver_local(out, cls, v, params, flow, data, size, buf);
+}
+
+void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t j, size_t *size)
+{
+    double *tile = rill_matrix_tile_ptr(A, (int)i, (int)j);
+    *size = tile ? (size_t)rill_matrix_tile_rows(A, (int)i) *
+                       (size_t)rill_matrix_tile_cols(A, (int)j) * sizeof(double)
+                 : 0;
+    if (!tile) {
+        ptg_inst_t *in = t->rt;
+        in->broken = true;
+        rill_taskpool_fail(in->super.tp, RILL_ERR_NOT_SUPPORTED,
+                           "PTG: a task of this rank reads tile (%lld, %lld), which rank %d holds: "
+                           "reading another rank's tile from its collection is not built yet "
+                           "(give the task that tile's affinity, or send it from a task there)",
+                           (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
+    }
+    return tile;
+}
+
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data)
 {
     double *tile = rill_matrix_tile_ptr(A, (int)i, (int)j);
-    if (!tile || !data || tile == data)
+    if (!tile) {
+        rill_taskpool_fail(&out->tp->super, RILL_ERR_NOT_SUPPORTED,
+                           "PTG: an output to tile (%lld, %lld), which rank %d holds: writing "
+                           "another rank's tile is not built yet",
+                           (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
         return;
-    (void)out;
+    }
+    if (!data || tile == data)
+        return;
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j);
     memcpy(tile, data, n * sizeof(double));
 }
@@ -185,12 +302,17 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     (void)status; /* a failed task still releases its successors: the run ends, no hang */
     ptg_inst_t *i = (ptg_inst_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
-    rill_ptg_out_t out = { .tp = tp };
+    rill_ptg_out_t out = { .tp = tp, .from = i };
     /* the body's writes happen before the successors' reads: rill_sched_push publishes
      * them (release), and the table's lock orders the deliveries */
     tp->prog->classes[i->cls].release(tp->globals, &i->t, &out);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
+    /* the received tiles it held: acq_rel, the last holder frees after every use */
+    for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++)
+        if (i->owned[f] && atomic_fetch_sub_explicit(&i->owned[f]->refs, 1,
+                                                     memory_order_acq_rel) == 1)
+            free(i->owned[f]);
     rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
 }
@@ -201,6 +323,173 @@ static double ptg_flops(const rill_task_t *task)
     const ptg_tp_t *tp = (const ptg_tp_t *)task->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
     return c->flops ? c->flops(tp->globals, i->t.v) : -1.0;
+}
+
+/* ------------------------------------------------------------ activations */
+
+static void expose_release(void *arg, rill_status_t status)
+{
+    (void)status;
+    free(arg);
+}
+
+/* An output to a task of rank dst: the tile travels inside the message when it is small,
+ * else a copy is exposed for the receiver's GET (a copy: a local RW successor may write the
+ * tile before the GET). Counted in sent before it leaves (termination). */
+static void send_activation(ptg_tp_t *tp, int dst, int cls, const int64_t *params, int flow,
+                            const void *data, size_t size)
+{
+    const rill_ptg_class_t *c = &tp->prog->classes[cls];
+    rill_comm_t *comm = tp->super.ctx->comm;
+    size_t inline_max = rill_comm_short_limit(comm);
+    bool inside = !data || size <= inline_max;
+    size_t len = sizeof(ptg_msg_t) + (inside && data ? size : 0);
+    ptg_msg_t *m = calloc(1, len);
+    if (!m) {
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
+        return;
+    }
+    m->tp_id = tp->super.id;
+    m->cls = cls;
+    m->flow = flow;
+    m->size = data ? size : 0;
+    memcpy(m->params, params, sizeof(int64_t) * (size_t)c->nparams);
+    rill_status_t s = RILL_SUCCESS;
+    if (inside && data && size)
+        memcpy(m + 1, data, size);
+    else if (data && size) {
+        void *copy = malloc(size);
+        if (!copy)
+            s = RILL_ERR_NO_MEMORY;
+        else {
+            memcpy(copy, data, size);
+            s = rill_comm_expose(comm, copy, size, 1, expose_release, copy, &m->handle);
+            if (s != RILL_SUCCESS)
+                free(copy);
+        }
+    }
+    atomic_fetch_add_explicit(&tp->sent, 1, memory_order_relaxed);
+    if (s == RILL_SUCCESS)
+        s = rill_comm_am_send(comm, dst, msg_tag, m, len, 0);
+    if (s != RILL_SUCCESS)
+        rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s", c->name,
+                           dst, rill_status_string(s));
+    free(m);
+}
+
+typedef struct get_arg {
+    ptg_tp_t *tp;
+    ptg_buf_t *buf;
+    ptg_msg_t m;
+} get_arg_t;
+
+/* A message's tile is here (inside it, or landed by the GET): deliver it. */
+static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, ptg_buf_t *buf)
+{
+    const rill_ptg_class_t *c = &tp->prog->classes[m->cls];
+    int64_t v[RILL_PTG_MAX_VARS] = { 0 };
+    for (int k = 0; k < c->nparams; k++)
+        v[c->param_var[k]] = m->params[k];
+    c->valid(tp->globals, v); /* the locals */
+    rill_ptg_out_t out = { .tp = tp };
+    deliver_local(&out, m->cls, v, m->params, m->flow, buf ? (void *)buf->bytes : NULL,
+                  m->size, buf);
+    rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
+    rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
+}
+
+static void get_done(void *arg, rill_status_t status)
+{
+    get_arg_t *g = arg;
+    if (status != RILL_SUCCESS) {
+        rill_taskpool_fail(&g->tp->super, status, "PTG: a tile of an activation did not arrive");
+        free(g->buf);
+        g->buf = NULL;
+    }
+    activation_land(g->tp, &g->m, g->buf);
+    free(g);
+}
+
+/* One activation for a taskpool that exists here: counted, held in pending until its tile
+ * is delivered (the rank is not idle meanwhile: termination). */
+static void activation_take(ptg_tp_t *tp, int src, const ptg_msg_t *m, const void *payload)
+{
+    atomic_fetch_add_explicit(&tp->received, 1, memory_order_relaxed);
+    rill_taskpool_pending_add(&tp->super, 1);
+    if (m->cls < 0 || m->cls >= tp->prog->nclasses) {
+        rill_taskpool_fail(&tp->super, RILL_ERR_COMM, "PTG: an activation names class %d",
+                           m->cls);
+        rill_taskpool_pending_sub(&tp->super, 1);
+        return;
+    }
+    ptg_buf_t *buf = NULL;
+    if (m->size) {
+        buf = malloc(sizeof(ptg_buf_t) + m->size);
+        if (!buf) {
+            rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
+            rill_taskpool_pending_sub(&tp->super, 1);
+            return;
+        }
+        atomic_init(&buf->refs, 1);
+        buf->size = m->size;
+    }
+    if (!m->handle) {
+        if (buf)
+            memcpy(buf->bytes, payload, m->size);
+        activation_land(tp, m, buf);
+        return;
+    }
+    get_arg_t *g = malloc(sizeof(*g));
+    rill_status_t s = g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    if (g) {
+        *g = (get_arg_t){ .tp = tp, .buf = buf, .m = *m };
+        s = rill_comm_get(tp->super.ctx->comm, src, m->handle, buf->bytes, m->size, 0, get_done,
+                          g);
+    }
+    if (s != RILL_SUCCESS) {
+        free(g);
+        free(buf);
+        rill_taskpool_fail(&tp->super, s, "PTG: cannot fetch a tile from rank %d", src);
+        rill_taskpool_pending_sub(&tp->super, 1);
+    }
+}
+
+/* The comm thread: an activation. Its taskpool may not exist here yet (a faster rank):
+ * then it waits in the early list, which the creation drains under the same lock. */
+static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    (void)arg;
+    if (len < sizeof(ptg_msg_t))
+        return;
+    ptg_msg_t m;
+    memcpy(&m, msg, sizeof(m));
+    pthread_mutex_lock(&live_lock);
+    ptg_tp_t *tp = live;
+    while (tp && tp->super.id != m.tp_id)
+        tp = tp->live_next;
+    if (!tp) {
+        early_msg_t *e = malloc(sizeof(*e) + len);
+        if (e) {
+            e->src = src;
+            e->len = len;
+            memcpy(e->msg, msg, len);
+            e->next = early;
+            early = e;
+        }
+        pthread_mutex_unlock(&live_lock);
+        return;
+    }
+    pthread_mutex_unlock(&live_lock);
+    activation_take(tp, src, &m, (const char *)msg + sizeof(ptg_msg_t));
+}
+
+rill_status_t rill_ptg_init(rill_context_t *ctx)
+{
+    msg_tag = -1;
+    if (ctx->nranks == 1)
+        return RILL_SUCCESS;
+    return rill_comm_am_register_new(ctx->comm, activation_am, NULL, &msg_tag);
 }
 
 /* ------------------------------------------------------------ taskpool */
@@ -237,8 +526,53 @@ static void start_visit(void *arg, const int64_t *v)
     }
 }
 
+static bool locally_idle(void *arg)
+{
+    ptg_tp_t *tp = arg;
+    return atomic_load_explicit(&tp->super.pending, memory_order_acquire) <= 1;
+}
+
+/*
+ * Termination on several ranks (Mattern's four counters). A rank does not know what it
+ * will receive, so the creation hold is dropped only once: every rank is idle (nothing
+ * but the hold pending: no task, no activation being fetched) when it joins a wave, and
+ * two consecutive waves (allreduce sums of every rank's sent and received activations)
+ * find the same totals with sent == received. Then the receives counted by the first wave
+ * equal the sends counted by the second, so no activation was in flight and no rank was
+ * active at the end of the first wave: nothing can make a task any more. Every rank sees
+ * the same sums, so all take the same number of waves (the collectives match). While a
+ * wave's allreduce is under way the main thread keeps running tasks (the comm waiter).
+ */
 static rill_status_t ptg_close(rill_taskpool_t *super)
 {
+    ptg_tp_t *tp = (ptg_tp_t *)super;
+    rill_context_t *ctx = super->ctx;
+    if (ctx->nranks > 1) {
+        rill_worker_t *w = rill_worker_self();
+        for (int round = 0;; round++) {
+            uint64_t c[2][2];
+            for (int wave = 0; wave < 2; wave++) {
+                rill_context_wait(w, locally_idle, tp, "PTG: this rank's tasks (termination)",
+                                  super);
+                c[wave][0] = atomic_load(&tp->sent);
+                c[wave][1] = atomic_load(&tp->received);
+                rill_status_t s = rill_comm_allreduce_u64(ctx->comm, c[wave], c[wave], 2,
+                                                          RILL_COMM_SUM);
+                if (s != RILL_SUCCESS) {
+                    rill_taskpool_fail(super, s, "PTG termination: the allreduce failed");
+                    rill_taskpool_pending_sub(super, 1);
+                    return s;
+                }
+            }
+            RILL_VERBOSE(RILL_LOG_RUNTIME, 2,
+                         "PTG taskpool %u: termination round %d: sent %llu/%llu, received "
+                         "%llu/%llu",
+                         super->id, round, (unsigned long long)c[0][0], (unsigned long long)c[1][0],
+                         (unsigned long long)c[0][1], (unsigned long long)c[1][1]);
+            if (c[0][0] == c[0][1] && c[1][0] == c[1][1] && c[0][0] == c[1][0])
+                break;
+        }
+    }
     rill_taskpool_pending_sub(super, 1); /* the creation hold */
     return RILL_SUCCESS;
 }
@@ -273,6 +607,13 @@ static void ptg_ended(rill_taskpool_t *super)
 static void ptg_destroy(rill_taskpool_t *super)
 {
     ptg_tp_t *tp = (ptg_tp_t *)super;
+    pthread_mutex_lock(&live_lock);
+    for (ptg_tp_t **pp = &live; *pp; pp = &(*pp)->live_next)
+        if (*pp == tp) {
+            *pp = tp->live_next;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
     for (size_t b = 0; b < tp->nbuckets; b++)
         while (tp->buckets[b]) { /* only after a failed run: instances still waiting */
             ptg_inst_t *i = tp->buckets[b];
@@ -298,12 +639,10 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
 {
     if (!ctx || !prog || !tp_p || (prog->globals_size && !globals))
         return RILL_ERR_INVALID_ARG;
-    if (ctx->nranks > 1) {
-        RILL_ERROR(RILL_LOG_RUNTIME,
-                   "PTG program %s: distributed PTG (%d ranks) is not built yet; run it on one "
-                   "rank",
-                   prog->name, ctx->nranks);
-        return RILL_ERR_NOT_SUPPORTED;
+    if (ctx->nranks > 1 && msg_tag < 0) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "PTG program %s: rill_init did not set up PTG's messages",
+                   prog->name);
+        return RILL_ERR_BAD_STATE;
     }
     for (int c = 0; c < prog->nclasses; c++)
         if (prog->classes[c].nvars > RILL_PTG_MAX_VARS ||
@@ -350,8 +689,44 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         tc->complete = ptg_complete;
         tc->flops = ptg_flops;
     }
+    atomic_init(&tp->sent, 0);
+    atomic_init(&tp->received, 0);
     rill_taskpool_init(&tp->super, ctx, &ptg_taskpool_ops);
     tp->super.used = true;
+    /* live from now on: activations for it are taken; those that came early, now */
+    pthread_mutex_lock(&live_lock);
+    tp->live_next = live;
+    live = tp;
+    early_msg_t *mine = NULL, **pp = &early;
+    while (*pp) {
+        early_msg_t *e = *pp;
+        ptg_msg_t m;
+        memcpy(&m, e->msg, sizeof(m));
+        if (m.tp_id == tp->super.id) {
+            *pp = e->next;
+            e->next = mine;
+            mine = e;
+        } else
+            pp = &e->next;
+    }
+    pthread_mutex_unlock(&live_lock);
+    while (mine) { /* oldest first: the list was built newest first, then reversed here */
+        early_msg_t *rev = NULL;
+        while (mine) {
+            early_msg_t *n = mine->next;
+            mine->next = rev;
+            rev = mine;
+            mine = n;
+        }
+        for (early_msg_t *e = rev; e;) {
+            early_msg_t *n = e->next;
+            ptg_msg_t m;
+            memcpy(&m, e->msg, sizeof(m));
+            activation_take(tp, e->src, &m, (const char *)e->msg + sizeof(ptg_msg_t));
+            free(e);
+            e = n;
+        }
+    }
     /* the tasks that wait for no other task start now */
     rill_ptg_out_t out = { .tp = tp };
     start_arg_t a = { .tp = tp, .out = &out };

@@ -19,9 +19,11 @@ extern "C" {
 
 /** A task instance as its body sees it. */
 typedef struct rill_ptg_task {
-    int64_t v[RILL_PTG_MAX_VARS];   /* the parameters, then the locals, in definition order */
-    void *data[RILL_PTG_MAX_FLOWS]; /* each flow's tile (NULL for a control flow) */
-    const void *globals;            /* the program's globals (NAME_globals_t) */
+    int64_t v[RILL_PTG_MAX_VARS];    /* the parameters, then the locals, in definition order */
+    void *data[RILL_PTG_MAX_FLOWS];  /* each flow's tile (NULL for a control flow) */
+    size_t size[RILL_PTG_MAX_FLOWS]; /* its bytes */
+    const void *globals;             /* the program's globals (NAME_globals_t) */
+    void *rt;                        /* the runtime's instance */
 } rill_ptg_task_t;
 
 /** Where a completing task's outputs go (rill_ptg_deliver, rill_ptg_write_tile). */
@@ -61,17 +63,24 @@ typedef struct rill_ptg_program {
 
 /** A successor's input: flow flow of task (cls, params) gets data; params in the order of
  * the class's parameter list. */
-void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data);
+void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data,
+                      size_t size);
+/** A flow's input from tile (i, j) of A: its address (*size its bytes). A tile this rank
+ * does not hold fails the run (reading another rank's tile is not built yet). */
+void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t j, size_t *size);
 /** An output into tile (i, j) of A: copied there unless data is that tile already. */
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data);
 
-/** Create a taskpool that runs prog with these globals (copied): the tasks without inputs
- * from other tasks start at once. One rank only for now (distributed PTG is not built:
- * RILL_ERR_NOT_SUPPORTED). Main thread. */
+/** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
+ * without inputs from other tasks start at once. On several ranks every rank creates it,
+ * in the same order as its other taskpools, with the same globals (its own matrices);
+ * a task's output to a task of another rank travels as an activation message. Main thread. */
 rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
                                        const void *globals, rill_taskpool_t **tp);
 
-/** Free what PTG taskpools keep between runs (rill_fini calls it). */
+/** Set up PTG's message handler (rill_init, every rank in the same order) / free what PTG
+ * taskpools keep between runs (rill_fini). */
+rill_status_t rill_ptg_init(rill_context_t *ctx);
 void rill_ptg_fini(void);
 
 #ifdef __cplusplus

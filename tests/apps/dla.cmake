@@ -194,8 +194,14 @@ if(RILL_HAVE_RILLCC)
         COMMAND testing_dgemm -N 301 -t 64 --transA T --transB T -g 0 -x --dsl ptg)
     dla_test(dla_dgemm_ptg_k0 COMMAND testing_dgemm -M 100 -N 90 -K 0 -t 32 --beta 0 -g 0 -x --dsl ptg)
     dla_usage_test(dla_err_dsl "option --dsl needs dtd or ptg, not pt" COMMAND testing_dpotrf --dsl pt)
-    if(RILL_HAVE_MPI)
-        dla_fail_test(dla_err_ptg_np2 "dsl ptg runs on one rank" NP 2
-            COMMAND testing_dpotrf -N 100 -t 32 -g 0 --dsl ptg)
+    if(RILL_HAVE_MPI) # PTG across ranks: the dpotrf's tiles travel as activations
+        add_test(NAME dla_dpotrf_ptg_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2
+            $<TARGET_FILE:testing_dpotrf> -N 600 -t 96 -P 2 -Q 1 -g 0 -x --nruns 2 --dsl ptg)
+        add_test(NAME dla_dpotrf_ptg_np4 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4
+            $<TARGET_FILE:testing_dpotrf> -N 301 -t 32 -P 2 -Q 2 -g 0 -x --dsl ptg)
+        set_tests_properties(dla_dpotrf_ptg_np2 dla_dpotrf_ptg_np4 PROPERTIES
+            LABELS "apps;mpi;ptg" TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+        dla_fail_test(dla_err_ptg_dgemm_np2 "reading another rank's tile from its collection is not built"
+            NP 2 COMMAND testing_dgemm -N 100 -t 32 -P 2 -Q 1 -g 0 --dsl ptg)
     endif()
 endif()

@@ -6,6 +6,8 @@
  *   potrf  tiled Cholesky on OpenBLAS/LAPACKE, ragged tiles, against LAPACKE_dpotrf
  *   guard  a dependency to a task outside its ranges: the run fails with a message naming
  *          it (no hang)
+ *   hop    (1-4 ranks) a value carried along N tasks spread over the ranks by a hash, with a
+ *          control gather of all of them; many taskpools in a row (activations, termination)
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 #include "chain_run.h"
 #include "fan_run.h"
+#include "hop_run.h"
 #include "noguard_run.h"
 #include "dpotrf.h"
 #include "test_util.h"
@@ -164,6 +167,39 @@ static int test_guard(void)
     return 0;
 }
 
+static int test_hop(void)
+{
+    int nranks = rill_context_nranks(ctx), ntl = 3 * nranks + 1, runs = 0;
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, ntl, 2, 1, 1, nranks, &A)); /* tiles 2 x 1 */
+    static const int sizes[] = { 1, 2, 3, 17, 64, 301, 1000 };
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++, runs++) {
+            int n = sizes[s];
+            double *t = rill_matrix_tile_ptr(A, 0, 0); /* rank 0's */
+            if (t) {
+                t[0] = 0.5;
+                t[1] = 0;
+            }
+            hop_run_globals_t g = { .N = n, .NTL = ntl, .A = A };
+            rill_taskpool_t *tp;
+            CHECK_OK(hop_run_taskpool_create(ctx, &g, &tp));
+            run(tp);
+            if (t) {
+                double want = 0.5 + (double)n * (n - 1) / 2;
+                CHECK_MSG(t[0] == want, "hop: %d tasks on %d ranks: %g, expected %g", n, nranks,
+                          t[0], want);
+                CHECK_MSG(t[1] == 1, "hop: the gather did not run after the %d tasks", n);
+            }
+        }
+    if (rill_context_rank(ctx) == 0)
+        printf("hop: %d taskpools of 1..1000 tasks spread over %d rank(s) by a hash: the value "
+               "and the gather right each time\n",
+               runs, nranks);
+    CHECK_OK(rill_matrix_destroy(&A));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -177,8 +213,10 @@ int main(int argc, char **argv)
         rc = test_potrf();
     else if (!strcmp(what, "guard"))
         rc = test_guard();
+    else if (!strcmp(what, "hop"))
+        rc = test_hop();
     else {
-        fprintf(stderr, "unknown scenario '%s': chain, fan, potrf, guard\n", what);
+        fprintf(stderr, "unknown scenario '%s': chain, fan, potrf, guard, hop\n", what);
         rc = 2;
     }
     CHECK_OK(rill_fini(&ctx));

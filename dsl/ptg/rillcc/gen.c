@@ -270,12 +270,11 @@ static void gen_class(const tclass_t *c, int ci)
                 if (!ts[k] || ts[k]->kind != T_DATA)
                     continue;
                 guard_open(d, c, ts[k]);
-                fprintf(out, "        t->data[%d] = rill_matrix_tile_ptr(G->%s, (int)(", fi,
-                        ts[k]->name);
+                fprintf(out, "        t->data[%d] = rill_ptg_tile_in(t, G->%s, ", fi, ts[k]->name);
                 expr(ts[k]->args->lo, c);
-                fprintf(out, "), (int)(");
+                fprintf(out, ", ");
                 expr(ts[k]->args->next->lo, c);
-                fprintf(out, "));\n    }\n");
+                fprintf(out, ", &t->size[%d]);\n    }\n", fi);
             }
         }
     fprintf(out, "}\n\n");
@@ -303,8 +302,9 @@ static void gen_class(const tclass_t *c, int ci)
                 int oc = class_index(ts[k]->name);
                 int of = flow_index(class_at(oc), ts[k]->flow);
                 open_args(ts[k], c, "        ");
-                fprintf(out, "            rill_ptg_deliver(out, %d, a, %d, t->data[%d]);\n", oc, of,
-                        fi);
+                fprintf(out,
+                        "            rill_ptg_deliver(out, %d, a, %d, t->data[%d], t->size[%d]);\n",
+                        oc, of, fi, fi);
                 fprintf(out, "        }\n    }\n");
             }
         }
