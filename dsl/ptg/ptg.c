@@ -29,9 +29,9 @@ typedef struct ptg_inst {
     rill_task_t super; /* first: the core's view */
     rill_ptg_task_t t;
     ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received tiles this instance holds a ref of */
-    int64_t key[RILL_PTG_MAX_VARS]; /* the parameters, in the class's list order */
+    int64_t key[RILL_PTG_MAX_VARS];       /* the parameters, in the class's list order */
     int cls;
-    bool broken; /* an input could not be had: the body does not run (the task completes) */
+    bool broken;   /* an input could not be had: the body does not run (the task completes) */
     int remaining; /* inputs still to come (under the table's lock) */
     uint64_t hash;
     struct ptg_inst *hnext;
@@ -170,7 +170,7 @@ static void send_activation(ptg_tp_t *tp, int dst, int cls, const int64_t *param
 /* Deliver to a local instance; buf (may be NULL): a received tile whose one reference is
  * handed to the instance. */
 static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                          int flow, void *data, size_t size, ptg_buf_t *buf)
+                          int flow, void *data, size_t size, ptg_buf_t *buf, bool broken)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
@@ -197,6 +197,8 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
         pp = &tp->buckets[b];
         tp->nwaiting++;
     }
+    if (broken) /* its input was lost (the run failed, saying why): the body must not run */
+        i->broken = true;
     if (data && flow >= 0 && flow < c->nflows) {
         i->t.data[flow] = data;
         i->t.size[flow] = size;
@@ -259,7 +261,7 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
                 atomic_fetch_add(&buf->refs, 1);
                 break;
             }
-    deliver_local(out, cls, v, params, flow, data, size, buf);
+    deliver_local(out, cls, v, params, flow, data, size, buf, false);
 }
 
 void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t j, size_t *size)
@@ -310,8 +312,8 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
     /* the received tiles it held: acq_rel, the last holder frees after every use */
     for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++)
-        if (i->owned[f] && atomic_fetch_sub_explicit(&i->owned[f]->refs, 1,
-                                                     memory_order_acq_rel) == 1)
+        if (i->owned[f] &&
+            atomic_fetch_sub_explicit(&i->owned[f]->refs, 1, memory_order_acq_rel) == 1)
             free(i->owned[f]);
     rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
@@ -392,8 +394,8 @@ static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, ptg_buf_t *buf)
         v[c->param_var[k]] = m->params[k];
     c->valid(tp->globals, v); /* the locals */
     rill_ptg_out_t out = { .tp = tp };
-    deliver_local(&out, m->cls, v, m->params, m->flow, buf ? (void *)buf->bytes : NULL,
-                  m->size, buf);
+    deliver_local(&out, m->cls, v, m->params, m->flow, buf ? (void *)buf->bytes : NULL, m->size,
+                  buf, m->size && !buf);
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
 }
@@ -417,8 +419,7 @@ static void activation_take(ptg_tp_t *tp, int src, const ptg_msg_t *m, const voi
     atomic_fetch_add_explicit(&tp->received, 1, memory_order_relaxed);
     rill_taskpool_pending_add(&tp->super, 1);
     if (m->cls < 0 || m->cls >= tp->prog->nclasses) {
-        rill_taskpool_fail(&tp->super, RILL_ERR_COMM, "PTG: an activation names class %d",
-                           m->cls);
+        rill_taskpool_fail(&tp->super, RILL_ERR_COMM, "PTG: an activation names class %d", m->cls);
         rill_taskpool_pending_sub(&tp->super, 1);
         return;
     }
@@ -443,8 +444,7 @@ static void activation_take(ptg_tp_t *tp, int src, const ptg_msg_t *m, const voi
     rill_status_t s = g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
     if (g) {
         *g = (get_arg_t){ .tp = tp, .buf = buf, .m = *m };
-        s = rill_comm_get(tp->super.ctx->comm, src, m->handle, buf->bytes, m->size, 0, get_done,
-                          g);
+        s = rill_comm_get(tp->super.ctx->comm, src, m->handle, buf->bytes, m->size, 0, get_done, g);
     }
     if (s != RILL_SUCCESS) {
         free(g);
@@ -556,8 +556,8 @@ static rill_status_t ptg_close(rill_taskpool_t *super)
                                   super);
                 c[wave][0] = atomic_load(&tp->sent);
                 c[wave][1] = atomic_load(&tp->received);
-                rill_status_t s = rill_comm_allreduce_u64(ctx->comm, c[wave], c[wave], 2,
-                                                          RILL_COMM_SUM);
+                rill_status_t s =
+                    rill_comm_allreduce_u64(ctx->comm, c[wave], c[wave], 2, RILL_COMM_SUM);
                 if (s != RILL_SUCCESS) {
                     rill_taskpool_fail(super, s, "PTG termination: the allreduce failed");
                     rill_taskpool_pending_sub(super, 1);
