@@ -255,7 +255,7 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     /* a received tile the completing task holds goes on to this one: one more reference */
     ptg_buf_t *buf = NULL;
     if (out->from && data)
-        for (int f = 0; f < RILL_PTG_MAX_FLOWS; f++)
+        for (int f = 0; f < tp->prog->classes[out->from->cls].nflows; f++)
             if (out->from->owned[f] && (void *)out->from->owned[f]->bytes == data) {
                 buf = out->from->owned[f];
                 atomic_fetch_add(&buf->refs, 1);
