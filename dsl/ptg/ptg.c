@@ -208,6 +208,8 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
         }
     }
     bool ready = --i->remaining == 0;
+    bool excess = i->remaining < 0; /* read under the lock: once it is released, another
+                                     * deliverer may make i ready, run and free it */
     if (ready) { /* no more inputs: out of the table */
         *pp = i->hnext;
         tp->nwaiting--;
@@ -215,7 +217,7 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
     rill_spinlock_unlock(&tp->lock);
     if (buf && atomic_fetch_sub(&buf->refs, 1) == 1) /* not kept: give the reference back */
         free(buf);
-    if (i->remaining < 0)
+    if (excess)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
                            "%s received more inputs than its dependencies say: the two sides of "
                            "a dependency disagree in their guards",
