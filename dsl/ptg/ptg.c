@@ -210,7 +210,7 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
     bool ready = --i->remaining == 0;
     bool excess = i->remaining < 0; /* read under the lock: once it is released, another
                                      * deliverer may make i ready, run and free it */
-    if (ready) { /* no more inputs: out of the table */
+    if (ready) {                    /* no more inputs: out of the table */
         *pp = i->hnext;
         tp->nwaiting--;
     }
