@@ -712,22 +712,14 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
             pp = &e->next;
     }
     pthread_mutex_unlock(&live_lock);
-    while (mine) { /* oldest first: the list was built newest first, then reversed here */
-        early_msg_t *rev = NULL;
-        while (mine) {
-            early_msg_t *n = mine->next;
-            mine->next = rev;
-            rev = mine;
-            mine = n;
-        }
-        for (early_msg_t *e = rev; e;) {
-            early_msg_t *n = e->next;
-            ptg_msg_t m;
-            memcpy(&m, e->msg, sizeof(m));
-            activation_take(tp, e->src, &m, (const char *)e->msg + sizeof(ptg_msg_t));
-            free(e);
-            e = n;
-        }
+    /* early holds the newest first; taking them off onto mine reversed them: oldest first */
+    while (mine) {
+        early_msg_t *n = mine->next;
+        ptg_msg_t m;
+        memcpy(&m, mine->msg, sizeof(m));
+        activation_take(tp, mine->src, &m, (const char *)mine->msg + sizeof(ptg_msg_t));
+        free(mine);
+        mine = n;
     }
     /* the tasks that wait for no other task start now */
     rill_ptg_out_t out = { .tp = tp };
