@@ -1,6 +1,7 @@
 /* The CUDA device module: discovery, selection, and each GPU's resources. */
 #include "cuda.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,76 @@ rill_status_t rill_cuda_select(int local_rank, int local_size, rill_cuda_gpu_inf
         }                                                                                          \
     } while (0)
 
+/*
+ * cuBLAS and cuSOLVER are loaded (dlopen) when the first GPU is opened, not linked: a
+ * process on a machine without a GPU (or with GPUs disabled) never maps their several
+ * hundred megabytes, which otherwise cost every process start about 0.1 s and 260 MB of
+ * address space. Only the handle calls below are made by the runtime; task bodies that
+ * call cuBLAS link it themselves (Rill::rill names it in its link interface), and
+ * dlopen then finds that same library already loaded. The names go through cublas_v2.h's
+ * macros (cublasCreate is cublasCreate_v2), so the symbol matches the header's.
+ */
+#define RILL_STR_(x) #x
+#define RILL_STR(x)  RILL_STR_(x)
+#define CUDA_LIB_FUNCS(X)                                                                          \
+    X(blas, cublasCreate)                                                                          \
+    X(blas, cublasSetStream)                                                                       \
+    X(blas, cublasSetWorkspace)                                                                    \
+    X(blas, cublasDestroy)                                                                         \
+    X(solver, cusolverDnCreate)                                                                    \
+    X(solver, cusolverDnSetStream)                                                                 \
+    X(solver, cusolverDnDestroy)
+
+static struct {
+#define X(lib, f) __typeof__(f) *f;
+    CUDA_LIB_FUNCS(X)
+#undef X
+} cl;
+static pthread_once_t cl_once = PTHREAD_ONCE_INIT;
+static bool cl_ok;       /* loaded (set once, under cl_once) */
+static char cl_err[512]; /* else why not */
+
+/* dlopen the library: by the soname of the toolkit Rill was built with, then by the path
+ * CMake found at build time */
+static void *cuda_lib_open(const char *soname, const char *path)
+{
+    void *h = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
+    if (!h && path[0])
+        h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(cl_err, sizeof(cl_err), "cannot load %s (%s): %s", soname, path,
+                 e ? e : "unknown reason");
+    }
+    return h;
+}
+
+static void cuda_libs_load(void)
+{
+    void *blas = cuda_lib_open("libcublas.so." RILL_STR(CUBLAS_VER_MAJOR), RILL_CUBLAS_PATH);
+    void *solver =
+        blas ? cuda_lib_open("libcusolver.so." RILL_STR(CUSOLVER_VER_MAJOR), RILL_CUSOLVER_PATH)
+             : NULL;
+    if (!solver)
+        return; /* cl_err says why */
+#define X(lib, f)                                                                                  \
+    if (!(cl.f = (__typeof__(f) *)dlsym(lib, RILL_STR(f)))) {                                      \
+        snprintf(cl_err, sizeof(cl_err), "%s has no %s", #lib, RILL_STR(f));                       \
+        return;                                                                                    \
+    }
+    CUDA_LIB_FUNCS(X)
+#undef X
+    cl_ok = true;
+}
+
+/* whether cuBLAS and cuSOLVER are loaded (the first call loads them; any thread:
+ * pthread_once orders cl and cl_err before every return) */
+static bool cuda_libs_ready(void)
+{
+    pthread_once(&cl_once, cuda_libs_load);
+    return cl_ok;
+}
+
 void rill_cuda_config_from_params(rill_cuda_gpu_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -301,6 +372,11 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
         return RILL_ERR_NO_MEMORY;
     }
     g->info = *info;
+    if (!cuda_libs_ready()) {
+        snprintf(err, len, "GPU %d: %s (the runtime needs cuBLAS and cuSOLVER for GPUs)",
+                 info->ordinal, cl_err);
+        goto fail;
+    }
     CU_TRY(cudaSetDevice(info->ordinal));
     /* bodies and the manager poll events: no blocking synchronisation anywhere */
     size_t free_b = 0, total_b = 0;
@@ -358,15 +434,15 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
             CU_TRY(cudaStreamCreateWithPriority(&x->stream, cudaStreamNonBlocking, hi));
         else
             CU_TRY(cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));
-        LIB_TRY(cublasCreate(&x->cublas), CUBLAS_STATUS_SUCCESS);
-        LIB_TRY(cublasSetStream(x->cublas, x->stream), CUBLAS_STATUS_SUCCESS);
+        LIB_TRY(cl.cublasCreate(&x->cublas), CUBLAS_STATUS_SUCCESS);
+        LIB_TRY(cl.cublasSetStream(x->cublas, x->stream), CUBLAS_STATUS_SUCCESS);
         /* cuBLAS would otherwise allocate its workspace from the device on first use */
         void *cws;
         if ((st = carve(g, 32u << 20, &cws, err, len, "cuBLAS workspace")) != RILL_SUCCESS)
             goto fail;
-        LIB_TRY(cublasSetWorkspace(x->cublas, cws, 32u << 20), CUBLAS_STATUS_SUCCESS);
-        LIB_TRY(cusolverDnCreate(&x->cusolver), CUSOLVER_STATUS_SUCCESS);
-        LIB_TRY(cusolverDnSetStream(x->cusolver, x->stream), CUSOLVER_STATUS_SUCCESS);
+        LIB_TRY(cl.cublasSetWorkspace(x->cublas, cws, 32u << 20), CUBLAS_STATUS_SUCCESS);
+        LIB_TRY(cl.cusolverDnCreate(&x->cusolver), CUSOLVER_STATUS_SUCCESS);
+        LIB_TRY(cl.cusolverDnSetStream(x->cusolver, x->stream), CUSOLVER_STATUS_SUCCESS);
         if ((st = carve(g, cfg->workspace, &x->workspace, err, len, "exec stream workspace")) !=
             RILL_SUCCESS)
             goto fail;
@@ -402,9 +478,9 @@ void rill_cuda_gpu_close(rill_cuda_gpu_t **gpu_p)
     for (int i = 0; i < g->nexec; i++) {
         rill_cuda_exec_t *x = &g->exec[i];
         if (x->cusolver)
-            cusolverDnDestroy(x->cusolver);
+            cl.cusolverDnDestroy(x->cusolver);
         if (x->cublas)
-            cublasDestroy(x->cublas);
+            cl.cublasDestroy(x->cublas);
         if (x->stream)
             cudaStreamDestroy(x->stream);
     }

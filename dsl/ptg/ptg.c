@@ -28,7 +28,7 @@ typedef struct ptg_buf {
 typedef struct ptg_inst {
     rill_task_t super; /* first: the core's view */
     rill_ptg_task_t t;
-    ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received tiles this instance holds a ref of */
+    ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received and NEW tiles it holds a ref of */
     int64_t key[RILL_PTG_MAX_VARS];       /* the parameters, in the class's list order */
     int cls;
     bool broken;   /* an input could not be had: the body does not run (the task completes) */
@@ -52,15 +52,23 @@ typedef struct ptg_tp {
 
 /* ------------------------------------------------------------ messages */
 
-/** An activation: flow `flow` of task (cls, params) of taskpool tp_id gets size bytes,
- * inside (handle 0) or exposed by the sender as handle. */
+/** An activation: one tile (size bytes, 0 for control) for ntargets tasks of one rank,
+ * inside the message (handle 0) or exposed by the sender as handle. Followed by the
+ * targets, each a ptg_target_t and its class's parameters (int64_t, list order), then the
+ * tile when it is inside. A tile that goes to several tasks of a rank travels once. */
 typedef struct ptg_msg {
     uint32_t tp_id;
-    int32_t cls, flow;
-    int32_t prio;
+    uint32_t ntargets;
     uint64_t size, handle;
-    int64_t params[RILL_PTG_MAX_VARS];
 } ptg_msg_t;
+
+typedef struct ptg_target {
+    int32_t cls, flow;
+} ptg_target_t;
+
+/* the targets of one message take at most this many bytes (rill_comm_am_send takes
+ * comm_short_limit + 1024) */
+#define PTG_TARGETS_MAX_BYTES (1024 - sizeof(ptg_msg_t))
 
 static int msg_tag = -1;
 /* live taskpools of this process, and activations that arrived before their taskpool was
@@ -94,11 +102,23 @@ void rill_ptg_fini(void)
     msg_tag = -1;
 }
 
+/* An output to a task of another rank, held until the completing task's release ends:
+ * the outputs of one tile to one rank then leave as one activation (send_remote). */
+typedef struct ptg_remote {
+    int dst, cls, flow;
+    const void *data;
+    size_t size;
+    int64_t params[RILL_PTG_MAX_VARS];
+} ptg_remote_t;
+
 struct rill_ptg_out {
     ptg_tp_t *tp;
     ptg_inst_t *from;   /* the completing instance (NULL: a message) */
     rill_task_t *ready; /* instances made ready, pushed together */
     int nready;
+    ptg_remote_t *remote; /* nremote outputs to other ranks (in fixed, or malloc'd) */
+    int nremote, capremote;
+    ptg_remote_t fixed[8];
 };
 
 static uint64_t key_hash(int cls, const int64_t *v, int n)
@@ -163,9 +183,6 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     atomic_fetch_add_explicit(&tp->created, 1, memory_order_relaxed);
     return i;
 }
-
-static void send_activation(ptg_tp_t *tp, int dst, int cls, const int64_t *params, int flow,
-                            const void *data, size_t size);
 
 /* Deliver to a local instance; buf (may be NULL): a received tile whose one reference is
  * handed to the instance. */
@@ -250,8 +267,25 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         return;
     }
     int rank = c->rank(tp->globals, v);
-    if (rank != tp->super.ctx->rank) {
-        send_activation(tp, rank, cls, params, flow, data, size);
+    if (rank != tp->super.ctx->rank) { /* sent with the others to that rank (send_remote) */
+        if (out->nremote == out->capremote) {
+            int cap = out->capremote ? 2 * out->capremote : 64;
+            ptg_remote_t *r = malloc(sizeof(*r) * (size_t)cap);
+            if (!r) {
+                rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY,
+                                   "out of memory (a PTG activation)");
+                return;
+            }
+            if (out->nremote)
+                memcpy(r, out->remote, sizeof(*r) * (size_t)out->nremote);
+            if (out->remote != out->fixed)
+                free(out->remote);
+            out->remote = r;
+            out->capremote = cap;
+        }
+        ptg_remote_t *r = &out->remote[out->nremote++];
+        *r = (ptg_remote_t){ .dst = rank, .cls = cls, .flow = flow, .data = data, .size = size };
+        memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
     /* a received tile the completing task holds goes on to this one: one more reference */
@@ -284,6 +318,26 @@ void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t 
     return tile;
 }
 
+void *rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j,
+                        size_t *size)
+{
+    ptg_inst_t *in = t->rt;
+    size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
+               sizeof(double);
+    ptg_buf_t *buf = calloc(1, sizeof(ptg_buf_t) + n);
+    *size = buf ? n : 0;
+    if (!buf) {
+        in->broken = true;
+        rill_taskpool_fail(in->super.tp, RILL_ERR_NO_MEMORY,
+                           "out of memory (a NEW tile of %zu bytes for a PTG task)", n);
+        return NULL;
+    }
+    atomic_init(&buf->refs, 1);
+    buf->size = n;
+    in->owned[flow] = buf; /* freed by the last holder (ptg_complete) */
+    return buf->bytes;
+}
+
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data)
 {
     double *tile = rill_matrix_tile_ptr(A, (int)i, (int)j);
@@ -300,6 +354,8 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
     memcpy(tile, data, n * sizeof(double));
 }
 
+static void send_remote(rill_ptg_out_t *out);
+
 /* The task ran: its outputs go to their successors (released when complete), the tiles. */
 static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
 {
@@ -307,9 +363,13 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     ptg_inst_t *i = (ptg_inst_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
     rill_ptg_out_t out = { .tp = tp, .from = i };
+    out.remote = out.fixed;
+    out.capremote = (int)(sizeof(out.fixed) / sizeof(out.fixed[0]));
     /* the body's writes happen before the successors' reads: rill_sched_push publishes
      * them (release), and the table's lock orders the deliveries */
     tp->prog->classes[i->cls].release(tp->globals, &i->t, &out);
+    /* the activations copy the tiles before a local successor (an RW) may write them */
+    send_remote(&out);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
     /* the received tiles it held: acq_rel, the last holder frees after every use */
@@ -337,67 +397,152 @@ static void expose_release(void *arg, rill_status_t status)
     free(arg);
 }
 
-/* An output to a task of rank dst: the tile travels inside the message when it is small,
- * else a copy is exposed for the receiver's GET (a copy: a local RW successor may write the
- * tile before the GET). Counted in sent before it leaves (termination). */
-static void send_activation(ptg_tp_t *tp, int dst, int cls, const int64_t *params, int flow,
-                            const void *data, size_t size)
+static size_t target_bytes(const ptg_tp_t *tp, int cls)
 {
-    const rill_ptg_class_t *c = &tp->prog->classes[cls];
-    rill_comm_t *comm = tp->super.ctx->comm;
-    size_t inline_max = rill_comm_short_limit(comm);
-    bool inside = !data || size <= inline_max;
-    size_t len = sizeof(ptg_msg_t) + (inside && data ? size : 0);
-    ptg_msg_t *m = calloc(1, len);
+    return sizeof(ptg_target_t) + sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
+}
+
+/* One activation to rank dst for targets t[0 .. n-1] (same tile): the tile inside when
+ * it is small, else handle (a copy exposed for the receiver's GETs). Counted in sent
+ * before it leaves (termination). */
+static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, int n, bool inside,
+                         uint64_t handle)
+{
+    const rill_ptg_program_t *prog = tp->prog;
+    const ptg_remote_t *r0 = t[0];
+    size_t tbytes = 0;
+    for (int k = 0; k < n; k++)
+        tbytes += target_bytes(tp, t[k]->cls);
+    size_t tile = inside && r0->data ? r0->size : 0;
+    size_t len = sizeof(ptg_msg_t) + tbytes + tile;
+    char *m = malloc(len);
     if (!m) {
         rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
         return;
     }
-    m->tp_id = tp->super.id;
-    m->cls = cls;
-    m->flow = flow;
-    m->size = data ? size : 0;
-    memcpy(m->params, params, sizeof(int64_t) * (size_t)c->nparams);
-    rill_status_t s = RILL_SUCCESS;
-    if (inside && data && size)
-        memcpy(m + 1, data, size);
-    else if (data && size) {
-        void *copy = malloc(size);
-        if (!copy)
-            s = RILL_ERR_NO_MEMORY;
-        else {
-            memcpy(copy, data, size);
-            s = rill_comm_expose(comm, copy, size, 1, expose_release, copy, &m->handle);
-            if (s != RILL_SUCCESS)
-                free(copy);
-        }
+    ptg_msg_t h = { .tp_id = tp->super.id,
+                    .ntargets = (uint32_t)n,
+                    .size = r0->data ? r0->size : 0,
+                    .handle = handle };
+    memcpy(m, &h, sizeof(h));
+    char *p = m + sizeof(h);
+    for (int k = 0; k < n; k++) {
+        ptg_target_t tg = { .cls = t[k]->cls, .flow = t[k]->flow };
+        size_t pb = sizeof(int64_t) * (size_t)prog->classes[t[k]->cls].nparams;
+        memcpy(p, &tg, sizeof(tg));
+        memcpy(p + sizeof(tg), t[k]->params, pb);
+        p += sizeof(tg) + pb;
     }
+    if (tile)
+        memcpy(p, r0->data, tile);
     atomic_fetch_add_explicit(&tp->sent, 1, memory_order_relaxed);
-    if (s == RILL_SUCCESS)
-        s = rill_comm_am_send(comm, dst, msg_tag, m, len, 0);
+    rill_status_t s = rill_comm_am_send(tp->super.ctx->comm, dst, msg_tag, m, len, 0);
     if (s != RILL_SUCCESS)
-        rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s", c->name,
-                           dst, rill_status_string(s));
+        rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s",
+                           prog->classes[r0->cls].name, dst, rill_status_string(s));
     free(m);
+}
+
+/* The outputs to other ranks of a completing task: those of one tile to one rank leave
+ * together, in as few messages as the targets fit in (one tile copy exposed for all of
+ * their GETs when it is too large to go inside). */
+static void send_remote(rill_ptg_out_t *out)
+{
+    ptg_tp_t *tp = out->tp;
+    rill_comm_t *comm = tp->super.ctx->comm;
+    size_t inline_max = rill_comm_short_limit(comm);
+    const ptg_remote_t *group_fixed[64], **group = group_fixed;
+    if (out->nremote > 64 && !(group = malloc(sizeof(*group) * (size_t)out->nremote))) {
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
+        group = NULL;
+    }
+    for (int a = 0; group && a < out->nremote; a++) {
+        ptg_remote_t *r = &out->remote[a];
+        if (r->dst < 0)
+            continue; /* sent with an earlier one */
+        /* the group of r, in messages of at most PTG_TARGETS_MAX_BYTES of targets */
+        int n = 0, nmsg = 1;
+        size_t bytes = 0;
+        for (int b = a; b < out->nremote; b++) {
+            ptg_remote_t *q = &out->remote[b];
+            if (q->dst != r->dst || q->data != r->data || q->size != r->size)
+                continue;
+            size_t tb = target_bytes(tp, q->cls);
+            if (n > 0 && bytes + tb > PTG_TARGETS_MAX_BYTES) {
+                nmsg++;
+                bytes = 0;
+            }
+            bytes += tb;
+            group[n++] = q;
+        }
+        bool inside = !r->data || r->size <= inline_max;
+        uint64_t handle = 0;
+        rill_status_t s = RILL_SUCCESS;
+        if (!inside) { /* a copy: a local RW successor may write the tile before the GETs */
+            void *copy = malloc(r->size);
+            if (!copy)
+                s = RILL_ERR_NO_MEMORY;
+            else {
+                memcpy(copy, r->data, r->size);
+                s = rill_comm_expose(comm, copy, r->size, nmsg, expose_release, copy, &handle);
+                if (s != RILL_SUCCESS)
+                    free(copy);
+            }
+        }
+        if (s != RILL_SUCCESS)
+            rill_taskpool_fail(&tp->super, s, "PTG: cannot expose %s's input for rank %d: %s",
+                               tp->prog->classes[r->cls].name, r->dst, rill_status_string(s));
+        else { /* the same cuts as above: nmsg messages */
+            int first = 0;
+            bytes = 0;
+            for (int e = 0; e < n; e++) {
+                size_t tb = target_bytes(tp, group[e]->cls);
+                if (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES) {
+                    send_message(tp, r->dst, group + first, e - first, inside, handle);
+                    first = e;
+                    bytes = 0;
+                }
+                bytes += tb;
+            }
+            send_message(tp, r->dst, group + first, n - first, inside, handle);
+        }
+        for (int e = 0; e < n; e++)
+            ((ptg_remote_t *)group[e])->dst = -1;
+    }
+    if (group != group_fixed)
+        free(group);
+    if (out->remote != out->fixed)
+        free(out->remote);
+    out->remote = NULL;
+    out->nremote = 0;
 }
 
 typedef struct get_arg {
     ptg_tp_t *tp;
     ptg_buf_t *buf;
     ptg_msg_t m;
+    max_align_t targets[]; /* the message's targets */
 } get_arg_t;
 
-/* A message's tile is here (inside it, or landed by the GET): deliver it. */
-static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, ptg_buf_t *buf)
+/* A message's tile is here (inside it, or landed by the GET; buf NULL with a size: lost,
+ * the run failed already): deliver it to each target, each taking one of buf's references. */
+static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, const char *targets, ptg_buf_t *buf)
 {
-    const rill_ptg_class_t *c = &tp->prog->classes[m->cls];
-    int64_t v[RILL_PTG_MAX_VARS] = { 0 };
-    for (int k = 0; k < c->nparams; k++)
-        v[c->param_var[k]] = m->params[k];
-    c->valid(tp->globals, v); /* the locals */
     rill_ptg_out_t out = { .tp = tp };
-    deliver_local(&out, m->cls, v, m->params, m->flow, buf ? (void *)buf->bytes : NULL, m->size,
-                  buf, m->size && !buf);
+    const char *p = targets;
+    for (uint32_t k = 0; k < m->ntargets; k++) {
+        ptg_target_t tg;
+        memcpy(&tg, p, sizeof(tg));
+        const rill_ptg_class_t *c = &tp->prog->classes[tg.cls];
+        int64_t params[RILL_PTG_MAX_VARS], v[RILL_PTG_MAX_VARS] = { 0 };
+        memcpy(params, p + sizeof(tg), sizeof(int64_t) * (size_t)c->nparams);
+        p += target_bytes(tp, tg.cls);
+        for (int q = 0; q < c->nparams; q++)
+            v[c->param_var[q]] = params[q];
+        c->valid(tp->globals, v); /* the locals */
+        deliver_local(&out, tg.cls, v, params, tg.flow, buf ? (void *)buf->bytes : NULL, m->size,
+                      buf, m->size && !buf);
+    }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
 }
@@ -410,43 +555,73 @@ static void get_done(void *arg, rill_status_t status)
         free(g->buf);
         g->buf = NULL;
     }
-    activation_land(g->tp, &g->m, g->buf);
+    activation_land(g->tp, &g->m, (const char *)g->targets, g->buf);
     free(g);
 }
 
-/* One activation for a taskpool that exists here: counted, held in pending until its tile
- * is delivered (the rank is not idle meanwhile: termination). */
-static void activation_take(ptg_tp_t *tp, int src, const ptg_msg_t *m, const void *payload)
+/* The size of a message's targets, or 0 when the message is malformed (what the sender
+ * wrote does not parse against this program). */
+static size_t targets_size(const ptg_tp_t *tp, const ptg_msg_t *m, const char *p, size_t len)
+{
+    size_t used = 0;
+    for (uint32_t k = 0; k < m->ntargets; k++) {
+        ptg_target_t tg;
+        if (len - used < sizeof(tg))
+            return 0;
+        memcpy(&tg, p + used, sizeof(tg));
+        if (tg.cls < 0 || tg.cls >= tp->prog->nclasses || tg.flow < 0 ||
+            tg.flow >= tp->prog->classes[tg.cls].nflows || len - used < target_bytes(tp, tg.cls))
+            return 0;
+        used += target_bytes(tp, tg.cls);
+    }
+    if (!m->ntargets || (!m->handle && len - used != m->size) || (m->handle && len != used))
+        return 0;
+    return used;
+}
+
+/* One activation (msg, len bytes) for a taskpool that exists here: counted, held in
+ * pending until its tile is delivered (the rank is not idle meanwhile: termination). */
+static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
 {
     atomic_fetch_add_explicit(&tp->received, 1, memory_order_relaxed);
     rill_taskpool_pending_add(&tp->super, 1);
-    if (m->cls < 0 || m->cls >= tp->prog->nclasses) {
-        rill_taskpool_fail(&tp->super, RILL_ERR_COMM, "PTG: an activation names class %d", m->cls);
+    ptg_msg_t m;
+    memcpy(&m, msg, sizeof(m));
+    const char *targets = (const char *)msg + sizeof(m);
+    size_t tsize = targets_size(tp, &m, targets, len - sizeof(m));
+    if (!tsize) {
+        rill_taskpool_fail(&tp->super, RILL_ERR_COMM,
+                           "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "
+                           "do all ranks run the same program?",
+                           src, len, m.ntargets);
         rill_taskpool_pending_sub(&tp->super, 1);
         return;
     }
     ptg_buf_t *buf = NULL;
-    if (m->size) {
-        buf = malloc(sizeof(ptg_buf_t) + m->size);
+    if (m.size) {
+        buf = malloc(sizeof(ptg_buf_t) + m.size);
         if (!buf) {
             rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
             rill_taskpool_pending_sub(&tp->super, 1);
             return;
         }
-        atomic_init(&buf->refs, 1);
-        buf->size = m->size;
+        atomic_init(&buf->refs, (int)m.ntargets);
+        buf->size = m.size;
     }
-    if (!m->handle) {
+    if (!m.handle) {
         if (buf)
-            memcpy(buf->bytes, payload, m->size);
-        activation_land(tp, m, buf);
+            memcpy(buf->bytes, targets + tsize, m.size);
+        activation_land(tp, &m, targets, buf);
         return;
     }
-    get_arg_t *g = malloc(sizeof(*g));
+    get_arg_t *g = malloc(sizeof(*g) + tsize);
     rill_status_t s = g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
     if (g) {
-        *g = (get_arg_t){ .tp = tp, .buf = buf, .m = *m };
-        s = rill_comm_get(tp->super.ctx->comm, src, m->handle, buf->bytes, m->size, 0, get_done, g);
+        g->tp = tp;
+        g->buf = buf;
+        g->m = m;
+        memcpy(g->targets, targets, tsize);
+        s = rill_comm_get(tp->super.ctx->comm, src, m.handle, buf->bytes, m.size, 0, get_done, g);
     }
     if (s != RILL_SUCCESS) {
         free(g);
@@ -483,7 +658,7 @@ static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, voi
         return;
     }
     pthread_mutex_unlock(&live_lock);
-    activation_take(tp, src, &m, (const char *)msg + sizeof(ptg_msg_t));
+    activation_take(tp, src, msg, len);
 }
 
 rill_status_t rill_ptg_init(rill_context_t *ctx)
@@ -620,6 +795,9 @@ static void ptg_destroy(rill_taskpool_t *super)
         while (tp->buckets[b]) { /* only after a failed run: instances still waiting */
             ptg_inst_t *i = tp->buckets[b];
             tp->buckets[b] = i->hnext;
+            for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++) /* tiles it held */
+                if (i->owned[f] && atomic_fetch_sub(&i->owned[f]->refs, 1) == 1)
+                    free(i->owned[f]);
             rill_mempool_free(&inst_pool, i);
         }
     free(tp->buckets);
@@ -715,9 +893,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     /* early holds the newest first; taking them off onto mine reversed them: oldest first */
     while (mine) {
         early_msg_t *n = mine->next;
-        ptg_msg_t m;
-        memcpy(&m, mine->msg, sizeof(m));
-        activation_take(tp, mine->src, &m, (const char *)mine->msg + sizeof(ptg_msg_t));
+        activation_take(tp, mine->src, mine->msg, mine->len);
         free(mine);
         mine = n;
     }

@@ -68,6 +68,12 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
 /** A flow's input from tile (i, j) of A: its address (*size its bytes). A tile this rank
  * does not hold fails the run (reading another rank's tile is not built yet). */
 void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t j, size_t *size);
+/** A flow's input from NEW: a fresh tile, zero-filled, of the size of tile (i, j) of A (the
+ * task's affinity tile), held by the task; it goes on to the flow's successors like any
+ * tile and is freed by the last task that holds it. NULL (the run fails) when out of
+ * memory. */
+void *rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j,
+                        size_t *size);
 /** An output into tile (i, j) of A: copied there unless data is that tile already. */
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data);
 

@@ -183,8 +183,8 @@ if(RILL_HAVE_MPI)
 endif()
 
 
-# dpotrf written in PTG (apps/dla/dpotrf.rill, --dsl ptg): checked like the DTD version on
-# ragged sizes; refused with a clear message where it does not run yet (several ranks)
+# dpotrf and dgemm written in PTG (apps/dla/*.rill, --dsl ptg): checked like the DTD
+# versions on ragged sizes, on one rank and several
 if(RILL_HAVE_RILLCC)
     dla_test(dla_dpotrf_ptg COMMAND testing_dpotrf -N 300 -t 64 -g 0 -x --dsl ptg)
     dla_test(dla_dpotrf_ptg_ragged COMMAND testing_dpotrf -N 251 -t 48 -g 0 -x --nruns 2 --dsl ptg)
@@ -201,7 +201,15 @@ if(RILL_HAVE_RILLCC)
             $<TARGET_FILE:testing_dpotrf> -N 301 -t 32 -P 2 -Q 2 -g 0 -x --dsl ptg)
         set_tests_properties(dla_dpotrf_ptg_np2 dla_dpotrf_ptg_np4 PROPERTIES
             LABELS "apps;mpi;ptg" TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
-        dla_fail_test(dla_err_ptg_dgemm_np2 "reading another rank's tile from its collection is not built"
-            NP 2 COMMAND testing_dgemm -N 100 -t 32 -P 2 -Q 1 -g 0 --dsl ptg)
+        # dgemm: READ_A / READ_B send each tile once per rank (in several messages when
+        # the targets do not fit in one: 50 GEMMs per rank below; exposed for GETs at 64 B)
+        add_test(NAME dla_dgemm_ptg_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2
+            $<TARGET_FILE:testing_dgemm> -M 64 -N 800 -K 100 -t 8 -P 1 -Q 2 -g 0 -x --nruns 2
+            --dsl ptg --mca comm_short_limit 64)
+        add_test(NAME dla_dgemm_ptg_np4 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4
+            $<TARGET_FILE:testing_dgemm> -N 301 -t 32 -P 2 -Q 2 --transA T --transB T -g 0 -x
+            --dsl ptg)
+        set_tests_properties(dla_dgemm_ptg_np2 dla_dgemm_ptg_np4 PROPERTIES
+            LABELS "apps;mpi;ptg" TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
     endif()
 endif()

@@ -8,6 +8,13 @@
  *          it (no hang)
  *   hop    (1-4 ranks) a value carried along N tasks spread over the ranks by a hash, with a
  *          control gather of all of them; many taskpools in a row (activations, termination)
+ *   stencil (1-4 ranks) a 1-D three-point stencil over T steps, double-buffered, against
+ *          the same arithmetic done sequentially: exactly
+ *   remote (2 ranks or more) a task reading a tile another rank holds: the run fails
+ *          with a message naming the tile (not built yet)
+ *   new    (1-4 ranks) NEW tiles: zero-filled, ragged, to a local and a remote successor
+ *   expr   nested expressions (ranges, locals, priorities) as rillcc compiles them, against
+ *          the same C expressions
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,9 +26,13 @@
 #include "rill/rill.h"
 
 #include "chain_run.h"
+#include "expr_run.h"
 #include "fan_run.h"
 #include "hop_run.h"
+#include "new_run.h"
 #include "noguard_run.h"
+#include "remote_run.h"
+#include "stencil_run.h"
 #include "dpotrf.h"
 #include "test_util.h"
 
@@ -201,6 +212,154 @@ static int test_hop(void)
     return 0;
 }
 
+static int test_stencil(void)
+{
+    int nranks = rill_context_nranks(ctx), mb = 3;
+    static const int shapes[][2] = { { 1, 1 }, { 2, 3 }, { 5, 1 }, { 7, 6 }, { 16, 25 } };
+    for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++) {
+        int n = shapes[sh][0], steps = shapes[sh][1];
+        rill_matrix_t *A, *B;
+        CHECK_OK(rill_matrix_create(ctx, n * mb, 1, mb, 1, nranks, 1, &A));
+        CHECK_OK(rill_matrix_create(ctx, n * mb, 1, mb, 1, nranks, 1, &B));
+        /* the sequential computation, on every rank */
+        double *cur = malloc(sizeof(double) * (size_t)(n * mb)),
+               *nxt = malloc(sizeof(double) * (size_t)(n * mb));
+        CHECK_MSG(cur && nxt, "out of memory");
+        for (int i = 0; i < n; i++)
+            for (int e = 0; e < mb; e++) {
+                cur[i * mb + e] = (double)((i * 31 + e * 7) % 11) - 3.5;
+                double *a = rill_matrix_tile_ptr(A, i, 0), *b = rill_matrix_tile_ptr(B, i, 0);
+                if (a)
+                    a[e] = cur[i * mb + e];
+                if (b)
+                    b[e] = NAN;
+            }
+        for (int t = 0; t < steps; t++) {
+            for (int i = 0; i < n; i++)
+                for (int e = 0; e < mb; e++)
+                    nxt[i * mb + e] =
+                        ((i > 0 ? cur[(i - 1) * mb + e] : 0.0) + 2.0 * cur[i * mb + e] +
+                         (i < n - 1 ? cur[(i + 1) * mb + e] : 0.0)) /
+                        4.0;
+            double *sw = cur;
+            cur = nxt;
+            nxt = sw;
+        }
+        stencil_run_globals_t g = { .N = n, .T = steps, .A = A, .B = B };
+        rill_taskpool_t *tp;
+        CHECK_OK(stencil_run_taskpool_create(ctx, &g, &tp));
+        run(tp);
+        rill_matrix_t *res = steps % 2 ? B : A; /* the last step, t = steps-1, wrote it */
+        for (int i = 0; i < n; i++) {
+            const double *r = rill_matrix_tile_ptr(res, i, 0);
+            for (int e = 0; r && e < mb; e++)
+                CHECK_MSG(r[e] == cur[i * mb + e],
+                          "stencil of %d tiles x %d steps on %d rank(s): tile %d element %d is "
+                          "%.17g, expected %.17g",
+                          n, steps, nranks, i, e, r[e], cur[i * mb + e]);
+        }
+        free(cur);
+        free(nxt);
+        CHECK_OK(rill_matrix_destroy(&B));
+        CHECK_OK(rill_matrix_destroy(&A));
+    }
+    if (rill_context_rank(ctx) == 0)
+        printf("stencil: 1-D stencils of up to 16 tiles x 25 steps on %d rank(s): exact\n", nranks);
+    return 0;
+}
+
+static int test_remote(void)
+{
+    CHECK_MSG(rill_context_nranks(ctx) >= 2, "scenario remote needs 2 ranks or more");
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 4, 2, 2, 2, rill_context_nranks(ctx), 1, &A));
+    remote_run_globals_t g = { .A = A };
+    test_capture_t cap;
+    test_capture_begin(&cap); /* before the create: the task may fail during it */
+    rill_taskpool_t *tp;
+    rill_status_t sc = remote_run_taskpool_create(ctx, &g, &tp);
+    rill_status_t s = sc == RILL_SUCCESS ? rill_taskpool_wait(tp) : sc;
+    char *err = test_capture_end(&cap);
+    CHECK_OK(sc);
+    if (rill_context_rank(ctx) == 0) {
+        CHECK_MSG(s == RILL_ERR_NOT_SUPPORTED, "reading rank 1's tile returned %s",
+                  rill_status_string(s));
+        CHECK_MSG(err && strstr(err, "reads tile (1, 0), which rank 1 holds"),
+                  "the message does not name the tile: %s", err ? err : "(none)");
+        printf("remote: reading another rank's tile fails the run, naming the tile\n");
+    } else
+        CHECK_OK(s);
+    free(err);
+    CHECK_OK(rill_taskpool_destroy(&tp));
+    CHECK_OK(rill_matrix_destroy(&A));
+    return 0;
+}
+
+static int test_new(void)
+{
+    int nranks = rill_context_nranks(ctx), mb = 4;
+    for (int n = 1; n <= 33; n += 8) {
+        rill_matrix_t *A;
+        CHECK_OK(rill_matrix_create(ctx, n * mb - 2, 1, mb, 1, nranks, 1, &A));
+        for (int i = 0; i < n; i++) {
+            double *x = rill_matrix_tile_ptr(A, i, 0);
+            for (int e = 0; x && e < rill_matrix_tile_rows(A, i); e++)
+                x[e] = 1.0;
+        }
+        new_run_globals_t g = { .N = n, .A = A };
+        rill_taskpool_t *tp;
+        CHECK_OK(new_run_taskpool_create(ctx, &g, &tp));
+        run(tp);
+        for (int i = 0; i < n; i++) {
+            const double *x = rill_matrix_tile_ptr(A, i, 0);
+            for (int e = 0; x && e < rill_matrix_tile_rows(A, i); e++) {
+                double want = 1.0 + (10.0 * i + e) + (i > 0 ? 10.0 * (i - 1) + e : 0.0);
+                CHECK_MSG(x[e] == want,
+                          "new: N=%d on %d rank(s): tile %d element %d is %g, "
+                          "expected %g",
+                          n, nranks, i, e, x[e], want);
+            }
+        }
+        CHECK_OK(rill_matrix_destroy(&A));
+    }
+    if (rill_context_rank(ctx) == 0)
+        printf("new: NEW tiles (zero-filled, ragged) to local and remote successors on %d "
+               "rank(s): right\n",
+               nranks);
+    return 0;
+}
+
+static int test_expr(void)
+{
+    for (int n = 1; n <= 9; n += 4) {
+        rill_matrix_t *A;
+        CHECK_OK(rill_matrix_create(ctx, 6 * n, 1, 6, 1, 1, 1, &A));
+        for (int i = 0; i < n; i++)
+            for (int e = 0; e < 6; e++)
+                rill_matrix_tile_ptr(A, i, 0)[e] = NAN;
+        expr_run_globals_t g = { .N = n, .A = A };
+        rill_taskpool_t *tp;
+        CHECK_OK(expr_run_taskpool_create(ctx, &g, &tp));
+        run(tp);
+        for (int i = 0; i < n; i++) {
+            const double *x = rill_matrix_tile_ptr(A, i, 0);
+            int64_t want[6] = { (i - 3) * 2 + 1,
+                                i - 1 + 1,
+                                (i * 7) % 5 - i / 2,
+                                ((i < 3 && i != 1) || i >= 6) ? i * i - 1 : -i + 2,
+                                !(i == 4) + (i <= 2) * 10 - (i > 5),
+                                n - i * 2 % 3 + (n - 1) * (i + 1) / 2 };
+            for (int e = 0; e < 6; e++)
+                CHECK_MSG(x[e] == (double)want[e],
+                          "expr N=%d: EXPR(%d)'s local %c is %g, expected %lld", n, i, 'a' + e,
+                          x[e], (long long)want[e]);
+        }
+        CHECK_OK(rill_matrix_destroy(&A));
+    }
+    printf("expr: nested expressions in ranges and locals evaluate as in C\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -216,8 +375,19 @@ int main(int argc, char **argv)
         rc = test_guard();
     else if (!strcmp(what, "hop"))
         rc = test_hop();
+    else if (!strcmp(what, "stencil"))
+        rc = test_stencil();
+    else if (!strcmp(what, "expr"))
+        rc = test_expr();
+    else if (!strcmp(what, "remote"))
+        rc = test_remote();
+    else if (!strcmp(what, "new"))
+        rc = test_new();
     else {
-        fprintf(stderr, "unknown scenario '%s': chain, fan, potrf, guard, hop\n", what);
+        fprintf(stderr,
+                "unknown scenario '%s': chain, fan, potrf, guard, hop, "
+                "stencil, expr, remote, new\n",
+                what);
         rc = 2;
     }
     CHECK_OK(rill_fini(&ctx));

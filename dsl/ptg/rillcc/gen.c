@@ -73,7 +73,7 @@ static void expr(const expr_t *e, const tclass_t *c)
         return;
     case E_BIN: {
         const char *op = NULL;
-        static char one[2];
+        char one[2] = { 0 }; /* on the stack: the operands' own calls must not overwrite it */
         switch (e->op) {
         case LE:
             op = "<=";
@@ -267,6 +267,17 @@ static void gen_class(const tclass_t *c, int ci)
                 continue;
             const target_t *ts[2] = { d->then, d->other };
             for (int k = 0; k < 2; k++) {
+                if (ts[k] && ts[k]->kind == T_NONE && !strcmp(ts[k]->name, "NEW")) {
+                    /* a fresh tile of the affinity tile's size */
+                    guard_open(d, c, ts[k]);
+                    fprintf(out, "        t->data[%d] = rill_ptg_new_tile(t, %d, G->%s, ", fi, fi,
+                            c->aff_name);
+                    expr(c->aff_args->lo, c);
+                    fprintf(out, ", ");
+                    expr(c->aff_args->next->lo, c);
+                    fprintf(out, ", &t->size[%d]);\n    }\n", fi);
+                    continue;
+                }
                 if (!ts[k] || ts[k]->kind != T_DATA)
                     continue;
                 guard_open(d, c, ts[k]);
@@ -378,16 +389,6 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     pname = name;
     int bad = 0;
     for (const tclass_t *c = p->classes; c; c = c->next) {
-        for (const flow_t *f = c->flows; f; f = f->next)
-            for (const dep_t *d = f->deps; d; d = d->next) {
-                const target_t *ts[2] = { d->then, d->other };
-                for (int k = 0; k < 2; k++)
-                    if (ts[k] && ts[k]->kind == T_NONE && !strcmp(ts[k]->name, "NEW")) {
-                        rillcc_error(ts[k]->loc, "code generation: NEW (a temporary tile) is not "
-                                                 "supported by the code generator yet");
-                        bad++;
-                    }
-            }
         for (const body_t *b = c->bodies; b; b = b->next)
             if (b->type)
                 rillcc_warning(b->loc,
