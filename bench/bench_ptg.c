@@ -113,7 +113,7 @@ int main(int argc, char **argv)
                 if (info)
                     die("DTD dpotrf", RILL_ERR_NUMERIC);
             } else {
-                dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .A = A };
+                dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .NB = rill_matrix_mb(A), .A = A };
                 rill_taskpool_t *tp;
                 OK(dpotrf_taskpool_create(ctx, &g, &tp));
                 OK(rill_taskpool_wait(tp));

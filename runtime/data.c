@@ -348,6 +348,7 @@ struct rill_matrix {
     rill_collection_t dc; /* first: the collection of the tiles */
     int m, n, mb, nb, mt, nt, P, Q;
     double **local; /* mt x nt: local tile storage, NULL for remote tiles; fixed after create */
+    rill_data_t **local_data; /* mt x nt: their data, likewise */
 };
 
 static int matrix_rank_of(uint64_t key, void *arg)
@@ -387,7 +388,8 @@ rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int 
     A->Q = Q;
     collection_init(&A->dc, ctx, (size_t)mb * (size_t)nb * sizeof(double), matrix_rank_of, A);
     A->local = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(double *));
-    if (!A->local)
+    A->local_data = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(rill_data_t *));
+    if (!A->local || !A->local_data)
         goto err_free;
     /* create the local tiles now so their storage exists for in-place generation */
     for (int i = 0; i < A->mt; i++)
@@ -398,6 +400,7 @@ rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int 
             if (!d)
                 goto err_free;
             A->local[(size_t)i * (size_t)A->nt + (size_t)j] = rill_data_ptr(d);
+            A->local_data[(size_t)i * (size_t)A->nt + (size_t)j] = d;
         }
     *A_p = A;
     return RILL_SUCCESS;
@@ -405,6 +408,7 @@ rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int 
 err_free:
     collection_fini(&A->dc);
     free(A->local);
+    free(A->local_data);
     free(A);
     return RILL_ERR_NO_MEMORY;
 }
@@ -437,6 +441,7 @@ rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
         return s;
     collection_fini(&(*A_p)->dc);
     free((*A_p)->local);
+    free((*A_p)->local_data);
     free(*A_p);
     *A_p = NULL;
     return RILL_SUCCESS;
@@ -507,6 +512,13 @@ double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j)
     if (i < 0 || j < 0 || i >= A->mt || j >= A->nt)
         return NULL;
     return A->local[(size_t)i * (size_t)A->nt + (size_t)j];
+}
+
+rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j)
+{
+    if (i < 0 || j < 0 || i >= A->mt || j >= A->nt)
+        return NULL;
+    return A->local_data[(size_t)i * (size_t)A->nt + (size_t)j];
 }
 
 rill_collection_t *rill_matrix_collection(rill_matrix_t *A)

@@ -118,6 +118,10 @@ uint64_t rill_data_wrote(rill_data_t *data, int dev);
  * has none yet: a remote datum's buffer. NULL when out of memory. Main thread. */
 rill_data_copy_t *rill_data_host_ensure(rill_data_t *data);
 
+/** The datum of tile (i, j) when this rank holds it, else NULL. Any thread (fixed after
+ * rill_matrix_create). */
+rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j);
+
 /** Allocate / free host memory for tiles: 64-byte aligned, or page-aligned and page-locked
  * when GPUs are used (*pinned says which). */
 void *rill_host_tile_alloc(size_t size, bool *pinned);

@@ -37,8 +37,8 @@ static void usage(const dla_testing_t *t, FILE *f)
                 "and 0.5)\n",
                 DLA_TESTING_MAX_SIZE);
     if (t->features & DLA_TESTING_DSL)
-        fprintf(f, "  --dsl dtd|ptg the front end: DTD (default) or PTG (apps/dla/*.rill; one "
-                   "rank, CPUs only: -g 0)\n");
+        fprintf(f, "  --dsl dtd|ptg the front end: DTD (default) or PTG (apps/dla/*.rill, "
+                   "CPU and CUDA bodies)\n");
     if (t->features & DLA_TESTING_NRHS)
         fprintf(f, "  --nrhs r      number of right-hand sides, 1..%d (default 1)\n",
                 DLA_TESTING_MAX_SIZE);
@@ -372,14 +372,6 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     t->cores = rill_context_nworkers(t->ctx);
     int asked = t->gpus;
     t->gpus = rill_context_ngpus(t->ctx);
-    if (t->ptg && t->gpus > 0) {
-        dla_testing_error(t, 1,
-                          "--dsl ptg runs on the CPUs for now (CUDA bodies in PTG are not "
-                          "built): add -g 0 (this run: %d GPU(s))",
-                          t->gpus);
-        rill_fini(&t->ctx);
-        return 1;
-    }
     if (asked > 0 && t->gpus < asked) {
         dla_testing_error(t, 1,
                           "-g %d: this process runs on %d GPU(s)%s%s (see rill_info --devices; "

@@ -105,6 +105,7 @@ int main(int argc, char **argv)
         if (t.ptg) {
 #if RILL_DLA_HAVE_PTG
             dgemm_globals_t g = { .MT = rill_matrix_mt(C),
+                                  .NB = rill_matrix_mb(C),
                                   .NT = rill_matrix_nt(C),
                                   .KT = t.transA ? rill_matrix_mt(A) : rill_matrix_nt(A),
                                   .TA = t.transA,

@@ -14,24 +14,69 @@
 #include <string.h>
 
 #include "core.h"
+#include "data_internal.h"
 #include "mempool.h"
 #include "scheduler.h"
 
-/* A tile received from another rank: its bytes follow; freed by the last local task that
- * holds it (refs). */
+/* A tile of PTG's own (received from another rank, or NEW): a standalone datum whose host
+ * copy owns the bytes (page-locked when GPUs are used), so the devices stage it like a
+ * collection's tile; freed with the datum by the last task that holds it (refs). */
 typedef struct ptg_buf {
     atomic_int refs;
-    size_t size;
-    max_align_t bytes[];
+    rill_data_t data;
 } ptg_buf_t;
+
+/* A buf of size bytes (zero-filled when zero) with refs references, or NULL. */
+static ptg_buf_t *buf_new(rill_context_t *ctx, size_t size, int refs, bool zero)
+{
+    static atomic_ullong next_key;
+    ptg_buf_t *b = malloc(sizeof(*b));
+    bool pinned = false;
+    void *bytes = b ? rill_host_tile_alloc(size ? size : 1, &pinned) : NULL;
+    if (!bytes || rill_data_init_pinned(&b->data, ctx, NULL, atomic_fetch_add(&next_key, 1),
+                                        ctx->rank, bytes, size, true, pinned) != RILL_SUCCESS) {
+        if (bytes)
+            rill_host_tile_free(bytes, pinned);
+        free(b);
+        return NULL;
+    }
+    if (zero)
+        memset(bytes, 0, size);
+    atomic_init(&b->refs, refs);
+    return b;
+}
+
+static void *buf_bytes(ptg_buf_t *b)
+{
+    return rill_data_host_copy(&b->data)->ptr;
+}
+
+/* Drop a reference: the last one frees the tile (acq_rel: every holder's use of the bytes
+ * happens before the free). */
+static void buf_unref(ptg_buf_t *b)
+{
+    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        rill_data_fini(&b->data);
+        free(b);
+    }
+}
+
+/* The host address of a datum's bytes (this rank's copy). */
+static inline void *host_ptr(rill_data_t *d)
+{
+    rill_data_copy_t *c = d ? rill_data_host_copy(d) : NULL;
+    return c ? c->ptr : NULL;
+}
 
 typedef struct ptg_inst {
     rill_task_t super; /* first: the core's view */
     rill_ptg_task_t t;
+    rill_data_t *dat[RILL_PTG_MAX_FLOWS]; /* each data flow's datum (NULL: none, control) */
     ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received and NEW tiles it holds a ref of */
     int64_t key[RILL_PTG_MAX_VARS];       /* the parameters, in the class's list order */
     int cls;
     bool broken;   /* an input could not be had: the body does not run (the task completes) */
+    bool wrote;    /* its writes are counted (a GPU ran it; its release runs on a worker) */
     int remaining; /* inputs still to come (under the table's lock) */
     uint64_t hash;
     struct ptg_inst *hnext;
@@ -42,7 +87,11 @@ typedef struct ptg_tp {
     const rill_ptg_program_t *prog;
     void *globals;
     rill_task_class_t *tcs; /* the core's class of each PTG class */
-    rill_spinlock_t lock;   /* the table of instances waiting for inputs */
+    /* the classes of the work a GPU's completion hands to the workers (ptg_complete):
+     * release, an instance whose outputs need host bytes; chore, bringing a tile home or
+     * freeing PTG's tiles */
+    rill_task_class_t release_tc, chore_tc;
+    rill_spinlock_t lock; /* the table of instances waiting for inputs */
     ptg_inst_t **buckets;
     size_t nbuckets, nwaiting;
     atomic_ullong created, completed;
@@ -71,6 +120,9 @@ typedef struct ptg_target {
 #define PTG_TARGETS_MAX_BYTES (1024 - sizeof(ptg_msg_t))
 
 static int msg_tag = -1;
+/* testing (RILL_PTG_TEST_GPU_RELEASE=1): every completion takes the path of a GPU's, so
+ * the CPU-only CI runs the release and chore tasks */
+static bool test_gpu_release;
 /* live taskpools of this process, and activations that arrived before their taskpool was
  * created here (a faster rank): both under live_lock */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -119,6 +171,10 @@ struct rill_ptg_out {
     ptg_remote_t *remote; /* nremote outputs to other ranks (in fixed, or malloc'd) */
     int nremote, capremote;
     ptg_remote_t fixed[8];
+    /* probe: look, do nothing (a GPU ran the task: does its release need host bytes?) */
+    bool probe, need_host;
+    int nhome; /* outputs into the tile the flow's data is already, whose newest copy is on a GPU */
+    rill_data_t *home[RILL_PTG_MAX_FLOWS];
 };
 
 static uint64_t key_hash(int cls, const int64_t *v, int n)
@@ -132,15 +188,14 @@ static uint64_t key_hash(int cls, const int64_t *v, int n)
     return h;
 }
 
-static rill_hook_status_t ptg_hook_cpu(rill_worker_t *w, rill_task_t *task)
+static rill_hook_status_t run_body(rill_task_t *task, bool cuda)
 {
-    (void)w;
     ptg_inst_t *i = (ptg_inst_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
     if (i->broken) /* the run failed already, saying why */
         return RILL_HOOK_ERROR;
-    rill_status_t s = c->body_cpu(&i->t);
+    rill_status_t s = cuda ? c->body_cuda(&i->t) : c->body_cpu(&i->t);
     if (s == RILL_SUCCESS)
         return RILL_HOOK_DONE;
     char args[96];
@@ -148,9 +203,31 @@ static rill_hook_status_t ptg_hook_cpu(rill_worker_t *w, rill_task_t *task)
     for (int k = 0; k < c->nparams && o < sizeof(args); k++)
         o += (size_t)snprintf(args + o, sizeof(args) - o, "%s%lld", k ? ", " : "",
                               (long long)i->key[k]);
-    rill_taskpool_fail(task->tp, RILL_ERR_TASK, "PTG task %s(%s) failed: %s (%d)", c->name, args,
-                       rill_status_string(s), s);
+    rill_taskpool_fail(task->tp, RILL_ERR_TASK, "PTG task %s(%s)%s failed: %s (%d)", c->name, args,
+                       cuda ? " (its CUDA body)" : "", rill_status_string(s), s);
     return RILL_HOOK_ERROR;
+}
+
+static rill_hook_status_t ptg_hook_cpu(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    return run_body(task, false);
+}
+
+/* The GPU manager calls it with the data's device addresses in t.data: the body enqueues
+ * its work on rill_cuda_stream(task) */
+static rill_hook_status_t ptg_hook_cuda(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    return run_body(task, true);
+}
+
+/* The release and chore tasks run nothing: the core brought their data home first. */
+static rill_hook_status_t ptg_hook_none(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    (void)task;
+    return RILL_HOOK_DONE;
 }
 
 /* A new instance of class cls with variables v (locals computed) and key (the parameters
@@ -168,6 +245,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     i->super.prio.priority = c->priority ? c->priority(tp->globals, params) : 0;
     i->cls = cls;
     i->broken = false;
+    i->wrote = false;
     i->remaining = 0;
     i->hash = 0;
     i->hnext = NULL;
@@ -176,6 +254,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     memset(i->t.data, 0, sizeof(void *) * (size_t)c->nflows);
     memset(i->t.size, 0, sizeof(size_t) * (size_t)c->nflows);
     memset(i->owned, 0, sizeof(void *) * (size_t)c->nflows);
+    memset(i->dat, 0, sizeof(void *) * (size_t)c->nflows);
     memcpy(i->t.v, params, sizeof(int64_t) * (size_t)c->nvars);
     memcpy(i->key, key, sizeof(int64_t) * (size_t)c->nparams);
     c->data_inputs(tp->globals, &i->t);
@@ -184,10 +263,10 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     return i;
 }
 
-/* Deliver to a local instance; buf (may be NULL): a received tile whose one reference is
- * handed to the instance. */
+/* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
+ * NULL): PTG's tile behind d, one reference of which is handed to the instance. */
 static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                          int flow, void *data, size_t size, ptg_buf_t *buf, bool broken)
+                          int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
@@ -216,8 +295,9 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
     }
     if (broken) /* its input was lost (the run failed, saying why): the body must not run */
         i->broken = true;
-    if (data && flow >= 0 && flow < c->nflows) {
-        i->t.data[flow] = data;
+    if (d && flow >= 0 && flow < c->nflows) {
+        i->dat[flow] = d;
+        i->t.data[flow] = host_ptr(d); /* a GPU that runs it puts its own copy's there */
         i->t.size[flow] = size;
         if (buf && !i->owned[flow]) {
             i->owned[flow] = buf;
@@ -232,8 +312,7 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
         tp->nwaiting--;
     }
     rill_spinlock_unlock(&tp->lock);
-    if (buf && atomic_fetch_sub(&buf->refs, 1) == 1) /* not kept: give the reference back */
-        free(buf);
+    buf_unref(buf); /* not kept (NULL when it was): give the reference back */
     if (excess)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
                            "%s received more inputs than its dependencies say: the two sides of "
@@ -246,10 +325,12 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
     }
 }
 
-void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data,
-                      size_t size)
+void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, int from_flow)
 {
     ptg_tp_t *tp = out->tp;
+    ptg_inst_t *from = out->from;
+    rill_data_t *d = from->dat[from_flow];
+    size_t size = d ? from->t.size[from_flow] : 0;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
     int64_t v[RILL_PTG_MAX_VARS] = { 0 };
     for (int k = 0; k < c->nparams; k++)
@@ -267,6 +348,10 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         return;
     }
     int rank = c->rank(tp->globals, v);
+    if (out->probe) {
+        out->need_host |= rank != tp->super.ctx->rank && d; /* its bytes travel */
+        return;
+    }
     if (rank != tp->super.ctx->rank) { /* sent with the others to that rank (send_remote) */
         if (out->nremote == out->capremote) {
             int cap = out->capremote ? 2 * out->capremote : 64;
@@ -284,30 +369,35 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
             out->capremote = cap;
         }
         ptg_remote_t *r = &out->remote[out->nremote++];
-        *r = (ptg_remote_t){ .dst = rank, .cls = cls, .flow = flow, .data = data, .size = size };
+        *r = (ptg_remote_t){
+            .dst = rank, .cls = cls, .flow = flow, .data = host_ptr(d), .size = size
+        };
         memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
-    /* a received tile the completing task holds goes on to this one: one more reference */
+    /* a tile of PTG's own that the completing task holds goes on to this one: one more
+     * reference */
     ptg_buf_t *buf = NULL;
-    if (out->from && data)
-        for (int f = 0; f < tp->prog->classes[out->from->cls].nflows; f++)
-            if (out->from->owned[f] && (void *)out->from->owned[f]->bytes == data) {
-                buf = out->from->owned[f];
-                atomic_fetch_add(&buf->refs, 1);
+    if (d)
+        for (int f = 0; f < tp->prog->classes[from->cls].nflows; f++)
+            if (from->owned[f] && &from->owned[f]->data == d) {
+                buf = from->owned[f];
+                atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
                 break;
             }
-    deliver_local(out, cls, v, params, flow, data, size, buf, false);
+    deliver_local(out, cls, v, params, flow, d, size, buf, false);
 }
 
-void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t j, size_t *size)
+void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
 {
-    double *tile = rill_matrix_tile_ptr(A, (int)i, (int)j);
-    *size = tile ? (size_t)rill_matrix_tile_rows(A, (int)i) *
-                       (size_t)rill_matrix_tile_cols(A, (int)j) * sizeof(double)
-                 : 0;
+    ptg_inst_t *in = t->rt;
+    rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j);
+    in->dat[flow] = tile;
+    t->data[flow] = host_ptr(tile);
+    t->size[flow] = tile ? (size_t)rill_matrix_tile_rows(A, (int)i) *
+                               (size_t)rill_matrix_tile_cols(A, (int)j) * sizeof(double)
+                         : 0;
     if (!tile) {
-        ptg_inst_t *in = t->rt;
         in->broken = true;
         rill_taskpool_fail(in->super.tp, RILL_ERR_NOT_SUPPORTED,
                            "PTG: a task of this rank reads tile (%lld, %lld), which rank %d holds: "
@@ -315,32 +405,29 @@ void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t 
                            "(give the task that tile's affinity, or send it from a task there)",
                            (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
     }
-    return tile;
 }
 
-void *rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j,
-                        size_t *size)
+void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
 {
     ptg_inst_t *in = t->rt;
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
                sizeof(double);
-    ptg_buf_t *buf = calloc(1, sizeof(ptg_buf_t) + n);
-    *size = buf ? n : 0;
+    ptg_buf_t *buf = buf_new(in->super.tp->ctx, n, 1, true);
     if (!buf) {
         in->broken = true;
         rill_taskpool_fail(in->super.tp, RILL_ERR_NO_MEMORY,
                            "out of memory (a NEW tile of %zu bytes for a PTG task)", n);
-        return NULL;
+        return;
     }
-    atomic_init(&buf->refs, 1);
-    buf->size = n;
     in->owned[flow] = buf; /* freed by the last holder (ptg_complete) */
-    return buf->bytes;
+    in->dat[flow] = &buf->data;
+    t->data[flow] = buf_bytes(buf);
+    t->size[flow] = n;
 }
 
-void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data)
+void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, int from_flow)
 {
-    double *tile = rill_matrix_tile_ptr(A, (int)i, (int)j);
+    rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j), *d = out->from->dat[from_flow];
     if (!tile) {
         rill_taskpool_fail(&out->tp->super, RILL_ERR_NOT_SUPPORTED,
                            "PTG: an output to tile (%lld, %lld), which rank %d holds: writing "
@@ -348,13 +435,26 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
                            (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
         return;
     }
-    if (!data || tile == data)
+    if (out->probe) {
+        if (d && tile != d)
+            out->need_host = true; /* copied from host bytes */
+        else if (d && !rill_data_copy_current(d, rill_data_host_copy(d)) &&
+                 out->nhome < RILL_PTG_MAX_FLOWS)
+            out->home[out->nhome++] = d; /* brought home (not holding the successors) */
+        return;
+    }
+    if (!d || tile == d) /* the flow's data is that tile already */
         return;
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j);
-    memcpy(tile, data, n * sizeof(double));
+    memcpy(host_ptr(tile), host_ptr(d), n * sizeof(double));
+    rill_data_wrote(tile, 0); /* a GPU's copy of the tile is stale now */
 }
 
 static void send_remote(rill_ptg_out_t *out);
+static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
+                      rill_ptg_out_t *out);
+static int chore_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
+static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
 /* The task ran: its outputs go to their successors (released when complete), the tiles. */
 static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
@@ -362,23 +462,133 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     (void)status; /* a failed task still releases its successors: the run ends, no hang */
     ptg_inst_t *i = (ptg_inst_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
+    const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
+    /* the data it wrote: their copies on the device that ran it hold the new versions,
+     * before any successor can see them (a task that did not run its body counts too: its
+     * successors are ordered after it) */
+    int dev = task->device > 0 ? task->device : 0;
+    if (!i->wrote)
+        for (int f = 0; f < c->nflows; f++)
+            if (i->dat[f] && (c->flow_mode[f] & RILL_FLOW_WRITE))
+                rill_data_wrote(i->dat[f], dev);
+    i->wrote = true;
     rill_ptg_out_t out = { .tp = tp, .from = i };
     out.remote = out.fixed;
     out.capremote = (int)(sizeof(out.fixed) / sizeof(out.fixed[0]));
+    /* (a release task comes back here on a worker: then the release runs) */
+    bool manager = task->tc != &tp->release_tc && ((!w && dev > 0) || test_gpu_release);
+    if (manager) {
+        /* a GPU manager's thread: the newest bytes may be on the GPU only. An output that
+         * needs host bytes (to another rank, a copy into a tile) holds the whole release
+         * until a worker has them home: the instance goes back to the scheduler as a
+         * release task whose flows are its data, so the core brings them home first */
+        out.probe = true;
+        c->release(tp->globals, &i->t, &out);
+        out.probe = false;
+        if (out.need_host) {
+            i->super.tc = &tp->release_tc;
+            i->super.device = -1;
+            i->super.next = NULL;
+            rill_sched_push(tp->super.ctx, NULL, &i->super, 1);
+            return;
+        }
+        /* a tile output in place whose newest copy is on the GPU: brought home by a chore
+         * while the successors go on (PaRSEC's pushout) */
+        for (int h = 0; h < out.nhome; h++)
+            chore_new(tp, out.home[h], NULL, 0, &out);
+    }
     /* the body's writes happen before the successors' reads: rill_sched_push publishes
      * them (release), and the table's lock orders the deliveries */
-    tp->prog->classes[i->cls].release(tp->globals, &i->t, &out);
+    c->release(tp->globals, &i->t, &out);
     /* the activations copy the tiles before a local successor (an RW) may write them */
     send_remote(&out);
+    /* PTG's tiles it held: a manager cannot free a datum with a copy on its own GPU (the
+     * copy's release waits for that manager), so a chore drops them on a worker */
+    if (manager)
+        chore_new(tp, NULL, i->owned, c->nflows, &out);
+    else
+        for (int f = 0; f < c->nflows; f++)
+            buf_unref(i->owned[f]);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
-    /* the received tiles it held: acq_rel, the last holder frees after every use */
-    for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++)
-        if (i->owned[f] &&
-            atomic_fetch_sub_explicit(&i->owned[f]->refs, 1, memory_order_acq_rel) == 1)
-            free(i->owned[f]);
     rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
+}
+
+/* A chore: bring a tile home (its flow, READ) and / or drop references of PTG's tiles. */
+typedef struct ptg_chore {
+    rill_task_t super;
+    rill_data_t *home;
+    ptg_buf_t *bufs[RILL_PTG_MAX_FLOWS];
+    int nbufs;
+} ptg_chore_t;
+
+static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
+                      rill_ptg_out_t *out)
+{
+    int held = 0;
+    for (int b = 0; b < nbufs; b++)
+        held += bufs[b] != NULL;
+    if (!home && !held)
+        return;
+    ptg_chore_t *ch = calloc(1, sizeof(*ch));
+    if (!ch) { /* the references are dropped here then: nothing better to do */
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG chore)");
+        for (int b = 0; b < nbufs; b++)
+            buf_unref(bufs[b]);
+        return;
+    }
+    ch->super.tc = &tp->chore_tc;
+    ch->super.tp = &tp->super;
+    ch->super.device = -1;
+    ch->home = home;
+    for (int b = 0; b < nbufs; b++)
+        if (bufs[b])
+            ch->bufs[ch->nbufs++] = bufs[b];
+    rill_taskpool_pending_add(&tp->super, 1);
+    ch->super.next = out->ready;
+    out->ready = &ch->super;
+    out->nready++;
+}
+
+static int chore_flows(rill_task_t *task, rill_task_flow_t *flows, int max)
+{
+    ptg_chore_t *ch = (ptg_chore_t *)task;
+    if (!ch->home || max < 1)
+        return 0;
+    flows[0] = (rill_task_flow_t){ .data = ch->home, .ptr = NULL, .mode = RILL_FLOW_READ };
+    return 1;
+}
+
+static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
+{
+    (void)w;
+    (void)status;
+    ptg_chore_t *ch = (ptg_chore_t *)task;
+    rill_taskpool_t *tp = task->tp;
+    for (int b = 0; b < ch->nbufs; b++)
+        buf_unref(ch->bufs[b]);
+    free(ch);
+    rill_taskpool_pending_sub(tp, 1);
+}
+
+_Static_assert(RILL_PTG_READ == RILL_FLOW_READ && RILL_PTG_WRITE == RILL_FLOW_WRITE,
+               "a PTG flow's mode is the core's");
+
+/* The data it accesses, for the devices (the GPU that runs it sets t.data[f] to its copy). */
+static int ptg_flows(rill_task_t *task, rill_task_flow_t *flows, int max)
+{
+    ptg_inst_t *i = (ptg_inst_t *)task;
+    const rill_ptg_class_t *c = &((ptg_tp_t *)task->tp)->prog->classes[i->cls];
+    int n = 0;
+    for (int f = 0; f < c->nflows && n < max; f++)
+        if (i->dat[f]) {
+            flows[n].data = i->dat[f];
+            flows[n].ptr = &i->t.data[f];
+            flows[n].mode = c->flow_mode[f];
+            n++;
+        }
+    return n;
 }
 
 static double ptg_flops(const rill_task_t *task)
@@ -540,8 +750,8 @@ static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, const char *target
         for (int q = 0; q < c->nparams; q++)
             v[c->param_var[q]] = params[q];
         c->valid(tp->globals, v); /* the locals */
-        deliver_local(&out, tg.cls, v, params, tg.flow, buf ? (void *)buf->bytes : NULL, m->size,
-                      buf, m->size && !buf);
+        deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, m->size, buf,
+                      m->size && !buf);
     }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
@@ -552,7 +762,8 @@ static void get_done(void *arg, rill_status_t status)
     get_arg_t *g = arg;
     if (status != RILL_SUCCESS) {
         rill_taskpool_fail(&g->tp->super, status, "PTG: a tile of an activation did not arrive");
-        free(g->buf);
+        atomic_store(&g->buf->refs, 1);
+        buf_unref(g->buf);
         g->buf = NULL;
     }
     activation_land(g->tp, &g->m, (const char *)g->targets, g->buf);
@@ -599,18 +810,16 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
     }
     ptg_buf_t *buf = NULL;
     if (m.size) {
-        buf = malloc(sizeof(ptg_buf_t) + m.size);
+        buf = buf_new(tp->super.ctx, m.size, (int)m.ntargets, false);
         if (!buf) {
             rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
             rill_taskpool_pending_sub(&tp->super, 1);
             return;
         }
-        atomic_init(&buf->refs, (int)m.ntargets);
-        buf->size = m.size;
     }
     if (!m.handle) {
         if (buf)
-            memcpy(buf->bytes, targets + tsize, m.size);
+            memcpy(buf_bytes(buf), targets + tsize, m.size);
         activation_land(tp, &m, targets, buf);
         return;
     }
@@ -621,11 +830,15 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
         g->buf = buf;
         g->m = m;
         memcpy(g->targets, targets, tsize);
-        s = rill_comm_get(tp->super.ctx->comm, src, m.handle, buf->bytes, m.size, 0, get_done, g);
+        s = rill_comm_get(tp->super.ctx->comm, src, m.handle, buf_bytes(buf), m.size, 0, get_done,
+                          g);
     }
     if (s != RILL_SUCCESS) {
         free(g);
-        free(buf);
+        if (buf) {
+            atomic_store(&buf->refs, 1);
+            buf_unref(buf);
+        }
         rill_taskpool_fail(&tp->super, s, "PTG: cannot fetch a tile from rank %d", src);
         rill_taskpool_pending_sub(&tp->super, 1);
     }
@@ -664,6 +877,8 @@ static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, voi
 rill_status_t rill_ptg_init(rill_context_t *ctx)
 {
     msg_tag = -1;
+    const char *e = getenv("RILL_PTG_TEST_GPU_RELEASE");
+    test_gpu_release = e && !strcmp(e, "1");
     if (ctx->nranks == 1)
         return RILL_SUCCESS;
     return rill_comm_am_register_new(ctx->comm, activation_am, NULL, &msg_tag);
@@ -796,8 +1011,7 @@ static void ptg_destroy(rill_taskpool_t *super)
             ptg_inst_t *i = tp->buckets[b];
             tp->buckets[b] = i->hnext;
             for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++) /* tiles it held */
-                if (i->owned[f] && atomic_fetch_sub(&i->owned[f]->refs, 1) == 1)
-                    free(i->owned[f]);
+                buf_unref(i->owned[f]);
             rill_mempool_free(&inst_pool, i);
         }
     free(tp->buckets);
@@ -863,12 +1077,29 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     for (int c = 0; c < prog->nclasses; c++) {
         rill_task_class_t *tc = &tp->tcs[c];
         tc->name = prog->classes[c].name;
-        tc->nb_incarnations = 1;
-        tc->incarnations[0].type = RILL_DEVICE_CPU;
-        tc->incarnations[0].hook = ptg_hook_cpu;
+        tc->nb_incarnations = 0;
+        if (prog->classes[c].body_cuda) { /* tried first: the core picks the device */
+            tc->incarnations[tc->nb_incarnations].type = RILL_DEVICE_CUDA;
+            tc->incarnations[tc->nb_incarnations++].hook = ptg_hook_cuda;
+        }
+        if (prog->classes[c].body_cpu) {
+            tc->incarnations[tc->nb_incarnations].type = RILL_DEVICE_CPU;
+            tc->incarnations[tc->nb_incarnations++].hook = ptg_hook_cpu;
+        }
         tc->complete = ptg_complete;
         tc->flops = ptg_flops;
+        tc->flows = ptg_flows;
     }
+    tp->release_tc = (rill_task_class_t){ .name = "ptg-release",
+                                          .nb_incarnations = 1,
+                                          .incarnations = { { RILL_DEVICE_CPU, ptg_hook_none } },
+                                          .complete = ptg_complete,
+                                          .flows = ptg_flows };
+    tp->chore_tc = (rill_task_class_t){ .name = "ptg-home",
+                                        .nb_incarnations = 1,
+                                        .incarnations = { { RILL_DEVICE_CPU, ptg_hook_none } },
+                                        .complete = chore_complete,
+                                        .flows = chore_flows };
     atomic_init(&tp->sent, 0);
     atomic_init(&tp->received, 0);
     rill_taskpool_init(&tp->super, ctx, &ptg_taskpool_ops);

@@ -26,6 +26,14 @@ typedef struct rill_ptg_task {
     void *rt;                        /* the runtime's instance */
 } rill_ptg_task_t;
 
+/** The runtime's task behind t, for what a CUDA body calls (rill/cuda.h:
+ * rill_cuda_stream(task), rill_cuda_cublas(task), ...); generated CUDA bodies have it as
+ * `task`. */
+static inline rill_task_t *rill_ptg_core_task(rill_ptg_task_t *t)
+{
+    return (rill_task_t *)t->rt; /* the instance starts with the core's task */
+}
+
 /** Where a completing task's outputs go (rill_ptg_deliver, rill_ptg_write_tile). */
 typedef struct rill_ptg_out rill_ptg_out_t;
 
@@ -37,6 +45,8 @@ typedef struct rill_ptg_class {
      * (definition order): v[param_var[k]]. Dependencies name tasks by their parameters in
      * list order; the variables follow the order of the definitions. */
     const int *param_var;
+    /** Each flow's access: RILL_PTG_READ | RILL_PTG_WRITE (0: a control flow). */
+    const uint8_t *flow_mode;
     /** Whether the parameters (set in v) lie in their ranges; fills the locals. */
     int (*valid)(const void *g, int64_t *v);
     /** Call visit(arg, v) for every tuple of the parameters' ranges (locals filled). */
@@ -51,8 +61,14 @@ typedef struct rill_ptg_class {
     void (*release)(const void *g, const rill_ptg_task_t *t, rill_ptg_out_t *out);
     int32_t (*priority)(const void *g, const int64_t *v); /* NULL: 0 */
     double (*flops)(const void *g, const int64_t *v);     /* NULL: unknown */
-    rill_status_t (*body_cpu)(rill_ptg_task_t *t);
+    rill_status_t (*body_cpu)(rill_ptg_task_t *t);        /* NULL: none (CUDA only) */
+    /** The CUDA body (NULL: none): it enqueues its work on rill_cuda_stream(task), with
+     * t->data the flows' device addresses. */
+    rill_status_t (*body_cuda)(rill_ptg_task_t *t);
 } rill_ptg_class_t;
+
+#define RILL_PTG_READ  1 /* = the core's RILL_FLOW_READ */
+#define RILL_PTG_WRITE 2
 
 typedef struct rill_ptg_program {
     const char *name;
@@ -61,21 +77,21 @@ typedef struct rill_ptg_program {
     size_t globals_size;
 } rill_ptg_program_t;
 
-/** A successor's input: flow flow of task (cls, params) gets data; params in the order of
- * the class's parameter list. */
-void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, void *data,
-                      size_t size);
-/** A flow's input from tile (i, j) of A: its address (*size its bytes). A tile this rank
- * does not hold fails the run (reading another rank's tile is not built yet). */
-void *rill_ptg_tile_in(rill_ptg_task_t *t, rill_matrix_t *A, int64_t i, int64_t j, size_t *size);
-/** A flow's input from NEW: a fresh tile, zero-filled, of the size of tile (i, j) of A (the
+/** A successor's input: flow flow of task (cls, params) gets the data of the completing
+ * task's flow from_flow; params in the order of the class's parameter list. */
+void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, int from_flow);
+/** Flow flow's input is tile (i, j) of A (t->data[flow] its address, t->size[flow] its
+ * bytes). A tile this rank does not hold fails the run (reading another rank's tile is not
+ * built yet). */
+void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j);
+/** Flow flow's input is NEW: a fresh tile, zero-filled, of the size of tile (i, j) of A (the
  * task's affinity tile), held by the task; it goes on to the flow's successors like any
- * tile and is freed by the last task that holds it. NULL (the run fails) when out of
- * memory. */
-void *rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j,
-                        size_t *size);
-/** An output into tile (i, j) of A: copied there unless data is that tile already. */
-void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, void *data);
+ * tile and is freed by the last task that holds it. Out of memory fails the run. */
+void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j);
+/** An output of the completing task's flow from_flow into tile (i, j) of A: copied there
+ * unless the flow's data is that tile already. */
+void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
+                         int from_flow);
 
 /** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
  * without inputs from other tasks start at once. On several ranks every rank creates it,

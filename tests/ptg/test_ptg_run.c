@@ -13,10 +13,13 @@
  *   remote (2 ranks or more) a task reading a tile another rank holds: the run fails
  *          with a message naming the tile (not built yet)
  *   new    (1-4 ranks) NEW tiles: zero-filled, ragged, to a local and a remote successor
+ *   gpu    (1-2 ranks, GPUs) CUDA bodies: a value carried over the ranks by tasks on the
+ *          GPUs, brought home at the end; exit 77 (skipped) without a GPU
  *   expr   nested expressions (ranges, locals, priorities) as rillcc compiles them, against
  *          the same C expressions
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@
 #include "chain_run.h"
 #include "expr_run.h"
 #include "fan_run.h"
+#include "gpu_run.h"
 #include "hop_run.h"
 #include "new_run.h"
 #include "noguard_run.h"
@@ -120,7 +124,7 @@ static int test_potrf(void)
                     for (int ii = 0; ii < r; ii++)
                         t[ii + (size_t)jj * r] = ref[ti * nb + ii + (size_t)(tj * nb + jj) * n];
             }
-        dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .A = A };
+        dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .NB = rill_matrix_mb(A), .A = A };
         rill_taskpool_t *tp;
         CHECK_OK(dpotrf_taskpool_create(ctx, &g, &tp));
         run(tp);
@@ -329,6 +333,43 @@ static int test_new(void)
     return 0;
 }
 
+atomic_int gpu_run_cuda_bodies;
+
+static int test_gpu(void)
+{
+    if (rill_context_ngpus(ctx) == 0) {
+        printf("gpu: skipped: this process has no GPU (rill_info --devices)\n");
+        return 77;
+    }
+    int nranks = rill_context_nranks(ctx), ntl = 3 * nranks + 1;
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, ntl, 2, 1, 1, nranks, &A)); /* tiles 2 x 1 */
+    static const int sizes[] = { 1, 2, 17, 300 };
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        int n = sizes[k];
+        double *t = rill_matrix_tile_ptr(A, 0, 0); /* rank 0's */
+        if (t) {
+            t[0] = 0.5;
+            t[1] = 1.0;
+        }
+        gpu_run_globals_t g = { .N = n, .NTL = ntl, .A = A };
+        rill_taskpool_t *tp;
+        CHECK_OK(gpu_run_taskpool_create(ctx, &g, &tp));
+        run(tp);
+        if (t) {
+            double want = 2 * (0.5 + (double)n * (n - 1) / 2);
+            CHECK_MSG(t[0] == want, "gpu: %d tasks on %d rank(s): %g, expected %g", n, nranks, t[0],
+                      want);
+        }
+    }
+    int ran = atomic_load(&gpu_run_cuda_bodies);
+    CHECK_MSG(ran > 0, "gpu: no CUDA body ran on this rank's %d GPU(s)", rill_context_ngpus(ctx));
+    printf("gpu: rank %d: %d CUDA bodies ran; the values came home right\n", rill_context_rank(ctx),
+           ran);
+    CHECK_OK(rill_matrix_destroy(&A));
+    return 0;
+}
+
 static int test_expr(void)
 {
     for (int n = 1; n <= 9; n += 4) {
@@ -383,10 +424,12 @@ int main(int argc, char **argv)
         rc = test_remote();
     else if (!strcmp(what, "new"))
         rc = test_new();
+    else if (!strcmp(what, "gpu"))
+        rc = test_gpu();
     else {
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
-                "stencil, expr, remote, new\n",
+                "stencil, expr, remote, new, gpu\n",
                 what);
         rc = 2;
     }

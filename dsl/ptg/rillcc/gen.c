@@ -161,6 +161,31 @@ static void guard_open(const dep_t *d, const tclass_t *c, const target_t *t)
     }
 }
 
+/* One body as a function NAME_body_KIND: the globals, parameters, locals and flows as
+ * variables (and, in a CUDA body, task: the runtime's task, for rill/cuda.h); the body's
+ * lines are the .rill file's (#line), then the C file's again */
+static void gen_body(const tclass_t *c, const body_t *b, const char *kind)
+{
+    fprintf(out, "static rill_status_t %s_body_%s(rill_ptg_task_t *rill_t_)\n{\n", c->name, kind);
+    fprintf(out, "    const %s_globals_t *G = rill_t_->globals;\n    (void)G;\n", pname);
+    if (!strcmp(kind, "cuda"))
+        fprintf(out, "    rill_task_t *const task = rill_ptg_core_task(rill_t_);\n"
+                     "    (void)task;\n");
+    for (const global_t *g = prog->globals; g; g = g->next)
+        fprintf(out, "    %s %s = G->%s;\n    (void)%s;\n", g->type, g->name, g->name, g->name);
+    int vi = 0;
+    for (const def_t *d = c->defs; d; d = d->next, vi++)
+        fprintf(out, "    const int %s = (int)rill_t_->v[%d];\n    (void)%s;\n", d->name, vi,
+                d->name);
+    int fi = 0;
+    for (const flow_t *f = c->flows; f; f = f->next, fi++)
+        if (f->kind != F_CTL)
+            fprintf(out, "    double *%s = (double *)rill_t_->data[%d];\n    (void)%s;\n", f->name,
+                    fi, f->name);
+    fprintf(out, "#line %d \"%s\"\n%s\n%s\n", b->code_line, prog->file, b->code, LINE_MARK);
+    fprintf(out, "    return RILL_SUCCESS;\n}\n");
+}
+
 static void gen_class(const tclass_t *c, int ci)
 {
     int nvars = 0, nflows = 0;
@@ -173,7 +198,15 @@ static void gen_class(const tclass_t *c, int ci)
     fprintf(out, "static const int %s_param_var[] = {", c->name);
     for (int k = 0; k < c->nparams; k++)
         fprintf(out, "%s%d", k ? ", " : " ", def_index(c, c->params[k]));
-    fprintf(out, "%s};\n\n", c->nparams ? " " : " 0 ");
+    fprintf(out, "%s};\n", c->nparams ? " " : " 0 ");
+    fprintf(out, "static const uint8_t %s_flow_mode[] = {", c->name);
+    for (const flow_t *f = c->flows; f; f = f->next)
+        fprintf(out, " %s,",
+                f->kind == F_READ    ? "RILL_PTG_READ"
+                : f->kind == F_WRITE ? "RILL_PTG_WRITE"
+                : f->kind == F_RW    ? "RILL_PTG_READ | RILL_PTG_WRITE"
+                                     : "0");
+    fprintf(out, " };\n\n");
     /* valid: the parameters in their ranges, the locals computed */
     fn_head("int", c, "valid", "const void *g, int64_t *v");
     for (const def_t *d = c->defs; d; d = d->next) {
@@ -270,22 +303,21 @@ static void gen_class(const tclass_t *c, int ci)
                 if (ts[k] && ts[k]->kind == T_NONE && !strcmp(ts[k]->name, "NEW")) {
                     /* a fresh tile of the affinity tile's size */
                     guard_open(d, c, ts[k]);
-                    fprintf(out, "        t->data[%d] = rill_ptg_new_tile(t, %d, G->%s, ", fi, fi,
-                            c->aff_name);
+                    fprintf(out, "        rill_ptg_new_tile(t, %d, G->%s, ", fi, c->aff_name);
                     expr(c->aff_args->lo, c);
                     fprintf(out, ", ");
                     expr(c->aff_args->next->lo, c);
-                    fprintf(out, ", &t->size[%d]);\n    }\n", fi);
+                    fprintf(out, ");\n    }\n");
                     continue;
                 }
                 if (!ts[k] || ts[k]->kind != T_DATA)
                     continue;
                 guard_open(d, c, ts[k]);
-                fprintf(out, "        t->data[%d] = rill_ptg_tile_in(t, G->%s, ", fi, ts[k]->name);
+                fprintf(out, "        rill_ptg_tile_in(t, %d, G->%s, ", fi, ts[k]->name);
                 expr(ts[k]->args->lo, c);
                 fprintf(out, ", ");
                 expr(ts[k]->args->next->lo, c);
-                fprintf(out, ", &t->size[%d]);\n    }\n", fi);
+                fprintf(out, ");\n    }\n");
             }
         }
     fprintf(out, "}\n\n");
@@ -307,15 +339,13 @@ static void gen_class(const tclass_t *c, int ci)
                     expr(ts[k]->args->lo, c);
                     fprintf(out, ", ");
                     expr(ts[k]->args->next->lo, c);
-                    fprintf(out, ", t->data[%d]);\n    }\n", fi);
+                    fprintf(out, ", %d);\n    }\n", fi);
                     continue;
                 }
                 int oc = class_index(ts[k]->name);
                 int of = flow_index(class_at(oc), ts[k]->flow);
                 open_args(ts[k], c, "        ");
-                fprintf(out,
-                        "            rill_ptg_deliver(out, %d, a, %d, t->data[%d], t->size[%d]);\n",
-                        oc, of, fi, fi);
+                fprintf(out, "            rill_ptg_deliver(out, %d, a, %d, %d);\n", oc, of, fi);
                 fprintf(out, "        }\n    }\n");
             }
         }
@@ -332,29 +362,21 @@ static void gen_class(const tclass_t *c, int ci)
         expr(c->flops, c);
         fprintf(out, ");\n}\n\n");
     }
-    /* the CPU body: globals, parameters, locals and flows as variables */
-    const body_t *cpu = NULL;
-    for (const body_t *b = c->bodies; b; b = b->next)
+    /* the bodies: globals, parameters, locals and flows as variables */
+    const body_t *cpu = NULL, *cuda = NULL;
+    for (const body_t *b = c->bodies; b; b = b->next) {
         if (!b->type)
             cpu = b;
-    fprintf(out, "static rill_status_t %s_body_cpu(rill_ptg_task_t *rill_t_)\n{\n", c->name);
-    fprintf(out, "    const %s_globals_t *G = rill_t_->globals;\n    (void)G;\n", pname);
-    for (const global_t *g = prog->globals; g; g = g->next)
-        fprintf(out, "    %s %s = G->%s;\n    (void)%s;\n", g->type, g->name, g->name, g->name);
-    int vi = 0;
-    for (const def_t *d = c->defs; d; d = d->next, vi++)
-        fprintf(out, "    const int %s = (int)rill_t_->v[%d];\n    (void)%s;\n", d->name, vi,
-                d->name);
-    fi = 0;
-    for (const flow_t *f = c->flows; f; f = f->next, fi++)
-        if (f->kind != F_CTL)
-            fprintf(out, "    double *%s = (double *)rill_t_->data[%d];\n    (void)%s;\n", f->name,
-                    fi, f->name);
-    if (cpu) { /* the body's lines are the .rill file's; then the C file's again */
-        fprintf(out, "#line %d \"%s\"\n%s\n%s\n", cpu->code_line, prog->file, cpu->code, LINE_MARK);
-    } else
-        fprintf(out, "    /* no CPU body in %s: nothing to run on the CPU */\n", c->name);
-    fprintf(out, "    return RILL_SUCCESS;\n}\n");
+        else if (!strcmp(b->type, "CUDA"))
+            cuda = b;
+    }
+    if (cpu)
+        gen_body(c, cpu, "cpu");
+    if (cuda) { /* only where Rill has CUDA: the code calls the toolkit's libraries */
+        fprintf(out, "#if RILL_HAVE_CUDA\n");
+        gen_body(c, cuda, "cuda");
+        fprintf(out, "#endif\n");
+    }
     (void)ci;
     (void)nflows;
 }
@@ -367,10 +389,10 @@ static void gen_class_entry(const tclass_t *c)
     for (const flow_t *f = c->flows; f; f = f->next)
         nflows++;
     fprintf(out,
-            "    { \"%s\", %d, %d, %d, %s_param_var, %s_valid, %s_enumerate, %s_rank, "
-            "%s_ninputs, %s_data_inputs, %s_release, ",
+            "    { \"%s\", %d, %d, %d, %s_param_var, %s_flow_mode, %s_valid, %s_enumerate, "
+            "%s_rank, %s_ninputs, %s_data_inputs, %s_release, ",
             c->name, c->nparams, nvars, nflows, c->name, c->name, c->name, c->name, c->name,
-            c->name, c->name);
+            c->name, c->name, c->name);
     if (c->priority)
         fprintf(out, "%s_priority, ", c->name);
     else
@@ -379,7 +401,21 @@ static void gen_class_entry(const tclass_t *c)
         fprintf(out, "%s_flops, ", c->name);
     else
         fprintf(out, "NULL, ");
-    fprintf(out, "%s_body_cpu },\n", c->name);
+    bool cpu = false, cuda = false;
+    for (const body_t *b = c->bodies; b; b = b->next) {
+        cpu |= !b->type;
+        cuda |= b->type && !strcmp(b->type, "CUDA");
+    }
+    if (cpu)
+        fprintf(out, "%s_body_cpu, ", c->name);
+    else
+        fprintf(out, "NULL, ");
+    if (cuda)
+        fprintf(out,
+                "\n#if RILL_HAVE_CUDA\n      %s_body_cuda\n#else\n      NULL\n#endif\n    },\n",
+                c->name);
+    else
+        fprintf(out, "NULL },\n");
 }
 
 int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_out,
@@ -389,12 +425,6 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     pname = name;
     int bad = 0;
     for (const tclass_t *c = p->classes; c; c = c->next) {
-        for (const body_t *b = c->bodies; b; b = b->next)
-            if (b->type)
-                rillcc_warning(b->loc,
-                               "code generation: %s's %s body is not generated yet: "
-                               "the task runs its CPU body",
-                               c->name, b->type);
     }
     if (bad)
         return bad;
@@ -428,6 +458,7 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     }
     fprintf(out, "/* Generated by rillcc from %s: do not edit. */\n", p->file);
     fprintf(out, "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    fprintf(out, "#include \"rill/config.h\" /* RILL_HAVE_CUDA, for the CUDA bodies */\n");
     if (p->prologue)
         fprintf(out, "#line %d \"%s\"\n%s\n", p->prologue_loc.line, p->file, p->prologue);
     fprintf(out, "#include \"%s\"\n", h_name);
