@@ -109,6 +109,8 @@ typedef struct ptg_msg {
     uint32_t tp_id;
     uint32_t ntargets;
     uint64_t size, handle;
+    int32_t prio; /* the targets' highest priority: the message's and its GET's */
+    int32_t unused;
 } ptg_msg_t;
 
 typedef struct ptg_target {
@@ -158,6 +160,7 @@ void rill_ptg_fini(void)
  * the outputs of one tile to one rank then leave as one activation (send_remote). */
 typedef struct ptg_remote {
     int dst, cls, flow;
+    int32_t prio; /* the target's priority */
     const void *data;
     size_t size;
     int64_t params[RILL_PTG_MAX_VARS];
@@ -369,9 +372,12 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
             out->capremote = cap;
         }
         ptg_remote_t *r = &out->remote[out->nremote++];
-        *r = (ptg_remote_t){
-            .dst = rank, .cls = cls, .flow = flow, .data = host_ptr(d), .size = size
-        };
+        *r = (ptg_remote_t){ .dst = rank,
+                             .cls = cls,
+                             .flow = flow,
+                             .prio = c->priority ? c->priority(tp->globals, v) : 0,
+                             .data = host_ptr(d),
+                             .size = size };
         memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
@@ -633,7 +639,10 @@ static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, in
     ptg_msg_t h = { .tp_id = tp->super.id,
                     .ntargets = (uint32_t)n,
                     .size = r0->data ? r0->size : 0,
-                    .handle = handle };
+                    .handle = handle,
+                    .prio = INT32_MIN };
+    for (int k = 0; k < n; k++)
+        h.prio = t[k]->prio > h.prio ? t[k]->prio : h.prio;
     memcpy(m, &h, sizeof(h));
     char *p = m + sizeof(h);
     for (int k = 0; k < n; k++) {
@@ -646,7 +655,7 @@ static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, in
     if (tile)
         memcpy(p, r0->data, tile);
     atomic_fetch_add_explicit(&tp->sent, 1, memory_order_relaxed);
-    rill_status_t s = rill_comm_am_send(tp->super.ctx->comm, dst, msg_tag, m, len, 0);
+    rill_status_t s = rill_comm_am_send(tp->super.ctx->comm, dst, msg_tag, m, len, h.prio);
     if (s != RILL_SUCCESS)
         rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s",
                            prog->classes[r0->cls].name, dst, rill_status_string(s));
@@ -830,8 +839,8 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
         g->buf = buf;
         g->m = m;
         memcpy(g->targets, targets, tsize);
-        s = rill_comm_get(tp->super.ctx->comm, src, m.handle, buf_bytes(buf), m.size, 0, get_done,
-                          g);
+        s = rill_comm_get(tp->super.ctx->comm, src, m.handle, buf_bytes(buf), m.size, m.prio,
+                          get_done, g);
     }
     if (s != RILL_SUCCESS) {
         free(g);
