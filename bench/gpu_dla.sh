@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rill's dense linear algebra on GPUs next to the vendor libraries, in one run on one
 # machine: dpotrf on 1 GPU against cusolverDnDpotrf, dgemm on 1 GPU against cublasDgemm,
-# dpotrf on 2 GPUs of one process against cusolverMgPotrf (when the machine has 2), and
-# the GPU manager's own cost. Prints a table last; logs under $OUT (default /tmp/rill-gpu).
+# dpotrf on 2 GPUs of one process against cusolverMgPotrf (when the machine has 2), the
+# PTG dpotrf (apps/dla/dpotrf.rill) next to the DTD one on 1 and 2 GPUs, and the GPU
+# manager's own cost. Prints a table last; logs under $OUT (default /tmp/rill-gpu).
 #
 #   bench/gpu_dla.sh [build-dir]      (configures and builds it when missing)
 set -uo pipefail
@@ -30,10 +31,10 @@ busy() { # exec streams' busy fraction per GPU during the best run of a tester l
 vend() { # median TFLOP/s of a vendor log
     sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1
 }
-run_potrf() { # N NB gpus
-    local log=$out/rill_potrf_$1_$2_g$3.log
-    "$T/testing_dpotrf" -N "$1" -t "$2" -g "$3" --nruns 3 >"$log" 2>&1
-    rows+=("dpotrf|$1|$2|$3|$(best "$log" 8)|$(busy "$log" 8)")
+run_potrf() { # N NB gpus [dsl]
+    local dsl=${4:-dtd} log=$out/rill_potrf_$1_$2_g$3${4:+_$4}.log
+    "$T/testing_dpotrf" -N "$1" -t "$2" -g "$3" --nruns 3 --dsl "$dsl" >"$log" 2>&1
+    rows+=("dpotrf${4:+ ($4)}|$1|$2|$3|$(best "$log" 8)|$(busy "$log" 8)")
 }
 run_gemm() { # N NB
     local log=$out/rill_gemm_$1_$2.log
@@ -44,6 +45,7 @@ for n in 16384 32768; do
     "$V" potrf "$n" 3 >"$out/vendor_potrf_$n.log" 2>&1
     rows+=("cusolverDnDpotrf|$n|-|1|$(vend "$out/vendor_potrf_$n.log")|-")
     for nb in 1024 2048; do run_potrf "$n" "$nb" 1; done
+    run_potrf "$n" 2048 1 ptg
 done
 "$V" gemm 32768 3 >"$out/vendor_gemm_32768.log" 2>&1
 rows+=("cublasDgemm|32768|-|1|$(vend "$out/vendor_gemm_32768.log")|-")
@@ -53,6 +55,7 @@ if [ "$ngpu" -ge 2 ]; then
     "$V" mgpotrf 65536 2 1024 3 >"$out/vendor_mgpotrf_65536.log" 2>&1
     rows+=("cusolverMgPotrf|65536|1024|2|$(vend "$out/vendor_mgpotrf_65536.log")|-")
     for nb in 1024 2048; do run_potrf 65536 "$nb" 2; done
+    run_potrf 65536 2048 2 ptg
 fi
 "$build/bench/bench_gpu_tasks" 200000 >"$out/gpu_tasks.log" 2>&1
 echo "# $(date -u +%F) on $ngpu x $gpu, Rill $(git -C "$top" rev-parse --short HEAD)"
