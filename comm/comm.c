@@ -12,7 +12,7 @@
 #include "rill/params.h"
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
-    *p_yield_max_us, *p_poll_us;
+    *p_yield_max_us, *p_poll_us, *p_gpu_direct;
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
@@ -62,7 +62,21 @@ rill_status_t rill_comm_register_params(void)
         RILL_PARAM_LEVEL_TUNER, 4, 1, 1000000, &p_poll_us);
     if (s != RILL_SUCCESS)
         status = s;
+    static const char *const gpu_direct_values[] = { "auto", "off", NULL };
+    s = rill_param_register_enum(
+        "comm_gpu_direct",
+        "Reach the GPU memory of peer ranks directly (auto: on the same node when CUDA IPC "
+        "works both ways, checked at rill_init) or never (off: host-staged, through host "
+        "memory and MPI, for every peer)",
+        RILL_PARAM_LEVEL_TUNER, gpu_direct_values, "auto", &p_gpu_direct);
+    if (s != RILL_SUCCESS)
+        status = s;
     return status;
+}
+
+bool rill_comm_gpu_direct_allowed(void)
+{
+    return !p_gpu_direct || rill_param_get_enum(p_gpu_direct) == 0;
 }
 
 static rill_status_t comm_read_params(rill_comm_t *comm)

@@ -1044,12 +1044,15 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     if ((s = rill_comm_allgather(ctx->comm, &mine, sizeof(mine), recs)) != RILL_SUCCESS)
         goto out;
     a.recs = recs;
+    bool allowed = rill_comm_gpu_direct_allowed();
     for (int r = 0; r < n; r++) {
-        ok[r] = r != ctx->rank && recs[r].node == mine.node && recs[r].ngpus > 0 && mine.ngpus > 0;
+        ok[r] = allowed && r != ctx->rank && recs[r].node == mine.node && recs[r].ngpus > 0 &&
+                mine.ngpus > 0;
         if (r != ctx->rank && !ok[r])
             snprintf(why[r], sizeof(why[r]), "%s",
-                     recs[r].node != mine.node ? "on another node"
-                                               : "no GPU on one side (or its setup failed)");
+                     !allowed                    ? "comm_gpu_direct = off"
+                     : recs[r].node != mine.node ? "on another node"
+                                                 : "no GPU on one side (or its setup failed)");
     }
     for (int g = 0; g < mine.ngpus; g++)
         call(proxies[g], do_write_tokens, &a, "channel setup");
@@ -1109,4 +1112,13 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
 }
 
 void rill_gpu_channels_forget(void) {}
+
+int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why_p)
+{
+    (void)ctx;
+    (void)rank;
+    if (why_p)
+        *why_p = "Rill was built without CUDA";
+    return 0;
+}
 #endif

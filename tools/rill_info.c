@@ -34,6 +34,9 @@ static void usage(FILE *out, const char *prog)
             "  --topology         the machine and the binding each worker would get\n"
             "  --devices          the devices: the CPU and the CUDA GPUs, with their nearest "
             "cores\n"
+            "  --peers            start Rill (under mpirun: every rank) and print how this rank\n"
+            "                     reaches each other rank's GPU memory: GPU direct (CUDA IPC,\n"
+            "                     checked both ways) or host-staged, and why (comm_gpu_direct)\n"
             "  --mca NAME VALUE   set a parameter, as for any Rill program\n"
             "  --help             this text\n"
             "\n"
@@ -52,6 +55,36 @@ static bool name_matches(const char *name, char **patterns, int npatterns)
             return true;
     }
     return false;
+}
+
+/* Start Rill (every rank of the run) and print how this rank reaches the others' GPUs. */
+static rill_status_t print_peers(int *argc, char ***argv)
+{
+    rill_context_t *ctx;
+    rill_status_t s = rill_init(argc, argv, &ctx);
+    if (s != RILL_SUCCESS) {
+        fprintf(stderr, "rill_info --peers: rill_init failed: %s\n", rill_status_string(s));
+        return s;
+    }
+    int me = rill_context_rank(ctx), n = rill_context_nranks(ctx);
+    char line[4096];
+    size_t o =
+        (size_t)snprintf(line, sizeof(line), "rank %d (%d GPU(s)):", me, rill_context_ngpus(ctx));
+    if (n == 1)
+        o += (size_t)snprintf(line + o, sizeof(line) - o, " the only rank (run under mpirun)");
+    for (int r = 0; r < n && o < sizeof(line); r++) {
+        if (r == me)
+            continue;
+        const char *why = "";
+        int direct = rill_context_gpu_direct(ctx, r, &why);
+        o += (size_t)snprintf(line + o, sizeof(line) - o, "%s rank %d %s%s%s",
+                              o > 0 && line[o - 1] != ':' ? ";" : "", r,
+                              direct ? "GPU direct (CUDA IPC, checked both ways)" : "host-staged (",
+                              direct ? "" : why, direct ? "" : ")");
+    }
+    printf("%s\n", line); /* one line per rank: the ranks' lines do not interleave */
+    fflush(stdout);
+    return rill_fini(&ctx);
 }
 
 /* Print text word-wrapped, every line indented by `indent` spaces. */
@@ -176,10 +209,18 @@ static void print_build(void)
 int main(int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "rill_info";
+    /* the command line as given, for rill_init (--peers): it reads --mca again */
+    int argc0 = argc;
+    char **argv0 = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (!argv0) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    memcpy(argv0, argv, sizeof(char *) * (size_t)(argc + 1));
     /* first, so that --mca is taken out of argv before the options are read */
     rill_status_t reg_status = rill_info_register_params(&argc, &argv);
 
-    bool all_levels = false, build = false, topology = false, devices = false;
+    bool all_levels = false, build = false, topology = false, devices = false, peers = false;
     char **patterns = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*patterns));
     int npatterns = 0;
     if (!patterns) {
@@ -191,6 +232,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, prog);
             free(patterns);
+            free(argv0);
             return 0;
         } else if (strcmp(a, "--all") == 0 || strcmp(a, "--all-levels") == 0) {
             all_levels = true;
@@ -200,10 +242,13 @@ int main(int argc, char **argv)
             topology = true;
         } else if (strcmp(a, "--devices") == 0) {
             devices = true;
+        } else if (strcmp(a, "--peers") == 0) {
+            peers = true;
         } else if (strcmp(a, "--param") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: --param needs a PATTERN\n", prog);
                 free(patterns);
+                free(argv0);
                 return 2;
             }
             patterns[npatterns++] = argv[++i];
@@ -212,9 +257,10 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "%s: unknown option '%s'; allowed: --param PATTERN, --all, --all-levels, "
-                    "--build, --topology, --devices, --mca NAME VALUE, --help\n",
+                    "--build, --topology, --devices, --peers, --mca NAME VALUE, --help\n",
                     prog, a);
             free(patterns);
+            free(argv0);
             return 2;
         }
     }
@@ -226,7 +272,7 @@ int main(int argc, char **argv)
     rill_params_warn_unknown();
 
     printf("Rill %s\n", rill_version_string());
-    bool params = (!build && !topology && !devices) || all_levels || npatterns > 0;
+    bool params = (!build && !topology && !devices && !peers) || all_levels || npatterns > 0;
     if (build)
         print_build();
     if (params) {
@@ -251,6 +297,12 @@ int main(int argc, char **argv)
         fflush(stdout);
         rill_info_print_devices(stdout);
     }
+    if (peers) {
+        fflush(stdout);
+        if (print_peers(&argc0, &argv0) != RILL_SUCCESS)
+            rc = 1;
+    }
     free(patterns);
+    free(argv0);
     return rc;
 }

@@ -130,9 +130,7 @@ rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem);
  * Collective: every rank calls it, in the same order as other collectives. Main thread. */
 rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out);
 
-/** Whether this process reaches GPU memory of peer rank's GPUs directly (same node, CUDA
- * IPC checked at rill_init): 1 yes, 0 no (then why, if not NULL, says why). */
-int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
+/* rill_context_gpu_direct (rill/runtime.h): whether a peer rank's GPUs are reachable */
 
 /**
  * A port channel from local GPU gpu: puts copy from src (a region of gpu) into dst (a

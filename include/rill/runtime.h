@@ -94,6 +94,11 @@ int rill_task_worker_id(const rill_task_t *task);
 /** The context a task runs in. Task body. */
 rill_context_t *rill_task_context(const rill_task_t *task);
 
+/** Whether this process reaches GPU memory of peer rank's GPUs directly (same node, CUDA
+ * IPC checked both ways at rill_init, comm_gpu_direct = auto): 1 yes, 0 no, host-staged
+ * (then why, if not NULL, says why). Any thread. */
+int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
+
 #ifdef __cplusplus
 }
 #endif

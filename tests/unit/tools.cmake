@@ -51,6 +51,19 @@ add_test(NAME rill_info_mca_empty_name
         "command line: --mca '' '3': the parameter name is empty"
         $<TARGET_FILE:rill_info> --param sched --mca "" 3)
 set_tests_properties(rill_info_mca_empty_name PROPERTIES LABELS unit TIMEOUT 60)
+# issue 11: how each rank reaches the others' GPU memory, and comm_gpu_direct = off forcing
+# host-staged for every peer
+if(RILL_HAVE_MPI)
+    add_test(NAME rill_info_peers_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2
+        $<TARGET_FILE:rill_info> --peers)
+    set_tests_properties(rill_info_peers_np2 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
+        PASS_REGULAR_EXPRESSION "rank 0 \\([0-9]+ GPU\\(s\\)\\): rank 1 (GPU direct|host-staged \\()")
+    add_test(NAME rill_info_peers_off_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS}
+        -np 2 $<TARGET_FILE:rill_info> --peers --mca comm_gpu_direct off)
+    set_tests_properties(rill_info_peers_off_np2 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
+        PASS_REGULAR_EXPRESSION "rank 1 \\([0-9]+ GPU\\(s\\)\\): rank 0 host-staged \\((comm_gpu_direct = off|Rill was built without CUDA)\\)"
+        FAIL_REGULAR_EXPRESSION "GPU direct")
+endif()
 # Each layer includes only its own headers and those of the layers below it.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
