@@ -13,7 +13,9 @@ T=build-gpu/apps/dla
 for cmd in "testing_dpotrf -N 3001 -t 512 -x" "testing_dpotrf -N 2500 -t 1000 -x --nruns 2" \
     "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" "testing_dgemm -N 3001 -t 700 -x --transA T" \
     "testing_dposv -N 3001 -t 512 -x --nrhs 7" \
-    "testing_dpotrf -N 8192 -t 512 -x --mca device_cuda_memory_size 1200M"; do
+    "testing_dpotrf -N 8192 -t 512 -x --mca device_cuda_memory_size 1200M" \
+    "testing_dpotrf -N 3001 -t 512 -x --dsl ptg" "testing_dpotrf -N 8192 -t 1024 -x --dsl ptg" \
+    "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x --dsl ptg"; do
     echo "== $cmd"
     timeout 120 $T/$cmd 2>&1 | grep -E "^ *[0-9]|error|GPU 0:" | tail -4
 done
