@@ -268,6 +268,17 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
 }
 
 /* A collection in use by a taskpool that has not ended may not go. */
+void rill_collection_use(rill_collection_t *dc, uint32_t tp_id)
+{
+    dc->users++;
+    dc->user_tp = tp_id;
+}
+
+void rill_collection_unuse(rill_collection_t *dc)
+{
+    dc->users--;
+}
+
 static rill_status_t collection_check_unused(const rill_collection_t *dc, const char *call)
 {
     if (!dc->users)

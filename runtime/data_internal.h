@@ -118,6 +118,11 @@ uint64_t rill_data_wrote(rill_data_t *data, int dev);
  * has none yet: a remote datum's buffer. NULL when out of memory. Main thread. */
 rill_data_copy_t *rill_data_host_ensure(rill_data_t *data);
 
+/** A taskpool starts / stops using a whole collection (PTG: its globals): destroying it is
+ * refused with RILL_ERR_BUSY meanwhile. Main thread. */
+void rill_collection_use(rill_collection_t *dc, uint32_t tp_id);
+void rill_collection_unuse(rill_collection_t *dc);
+
 /** The datum of tile (i, j) when this rank holds it, else NULL. Any thread (fixed after
  * rill_matrix_create). */
 rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j);

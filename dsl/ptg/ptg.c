@@ -1000,9 +1000,19 @@ static void ptg_describe(rill_taskpool_t *super, FILE *out)
     rill_spinlock_unlock(&tp->lock);
 }
 
+/* The collection global k of the program (NULL when not set). */
+static rill_matrix_t *global_matrix(const rill_ptg_program_t *prog, const void *globals, int k)
+{
+    rill_matrix_t *A;
+    memcpy(&A, (const char *)globals + prog->collections[k].offset, sizeof(A));
+    return A;
+}
+
 static void ptg_ended(rill_taskpool_t *super)
 {
-    (void)super;
+    ptg_tp_t *tp = (ptg_tp_t *)super;
+    for (int k = 0; k < tp->prog->ncollections; k++) /* claimed at the creation */
+        rill_collection_unuse(rill_matrix_collection(global_matrix(tp->prog, tp->globals, k)));
 }
 
 static void ptg_destroy(rill_taskpool_t *super)
@@ -1055,6 +1065,14 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
                        "and %d",
                        prog->classes[c].name, prog->classes[c].nvars, prog->classes[c].nflows,
                        RILL_PTG_MAX_VARS, RILL_PTG_MAX_FLOWS);
+            return RILL_ERR_INVALID_ARG;
+        }
+    for (int k = 0; k < prog->ncollections; k++)
+        if (!global_matrix(prog, globals, k)) {
+            RILL_ERROR(RILL_LOG_RUNTIME,
+                       "PTG program %s: the collection global %s is NULL: set it to a matrix "
+                       "(rill_matrix_create) before creating the taskpool",
+                       prog->name, prog->collections[k].name);
             return RILL_ERR_INVALID_ARG;
         }
     if (!inst_pool_ready) {
@@ -1113,6 +1131,10 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     atomic_init(&tp->received, 0);
     rill_taskpool_init(&tp->super, ctx, &ptg_taskpool_ops);
     tp->super.used = true;
+    /* its collections cannot be destroyed until the wait (ptg_ended) */
+    for (int k = 0; k < prog->ncollections; k++)
+        rill_collection_use(rill_matrix_collection(global_matrix(prog, tp->globals, k)),
+                            tp->super.id);
     /* live from now on: activations for it are taken; those that came early, now */
     pthread_mutex_lock(&live_lock);
     tp->live_next = live;

@@ -70,11 +70,21 @@ typedef struct rill_ptg_class {
 #define RILL_PTG_READ  1 /* = the core's RILL_FLOW_READ */
 #define RILL_PTG_WRITE 2
 
+/** A global that is a collection (a rill_matrix_t *): its name and offset in the globals. */
+typedef struct rill_ptg_global {
+    const char *name;
+    size_t offset;
+} rill_ptg_global_t;
+
 typedef struct rill_ptg_program {
     const char *name;
     int nclasses;
     const rill_ptg_class_t *classes;
     size_t globals_size;
+    /** The collections among the globals: each must be set (not NULL) and cannot be
+     * destroyed while the taskpool runs (RILL_ERR_BUSY until rill_taskpool_wait). */
+    int ncollections;
+    const rill_ptg_global_t *collections;
 } rill_ptg_program_t;
 
 /** A successor's input: flow flow of task (cls, params) gets the data of the completing

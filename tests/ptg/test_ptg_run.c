@@ -179,6 +179,29 @@ static int test_guard(void)
     free(err);
     CHECK_OK(rill_taskpool_destroy(&tp));
     printf("guard: a dependency to STEP(5) past the end fails the run, naming it\n");
+    /* a collection global left NULL is refused at the creation, naming it */
+    chain_run_globals_t g3 = { .N = 3, .A = NULL };
+    test_capture_begin(&cap);
+    s = chain_run_taskpool_create(ctx, &g3, &tp);
+    err = test_capture_end(&cap);
+    CHECK_MSG(s == RILL_ERR_INVALID_ARG, "a NULL collection global gave %s", rill_status_string(s));
+    CHECK_MSG(err && strstr(err, "the collection global A is NULL"),
+              "the message does not name the global: %s", err ? err : "(none)");
+    free(err);
+    /* the matrix of a running taskpool cannot be destroyed until the wait */
+    g = (chain_run_globals_t){ .N = 50, .A = A };
+    CHECK_OK(chain_run_taskpool_create(ctx, &g, &tp));
+    test_capture_begin(&cap);
+    s = rill_matrix_destroy(&A);
+    err = test_capture_end(&cap);
+    CHECK_MSG(s == RILL_ERR_BUSY && A, "destroying the matrix of a running taskpool gave %s",
+              rill_status_string(s));
+    CHECK_MSG(err && strstr(err, "call rill_taskpool_wait on it first"),
+              "the message does not say to wait: %s", err ? err : "(none)");
+    free(err);
+    run(tp);
+    printf("guard: a NULL collection global is refused; a running taskpool's matrix cannot be "
+           "destroyed before the wait\n");
     CHECK_OK(rill_matrix_destroy(&A));
     return 0;
 }
