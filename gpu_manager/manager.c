@@ -75,6 +75,7 @@ typedef struct gm_entry {
     uint64_t xfer_version;        /* the version the last of them brings */
     bool writeback;               /* its block is being written home before it is freed */
     rill_mpsc_node_t dead_link;   /* the datum was destroyed: link in the dead queue */
+    atomic_bool *reaped;          /* then set (release) once the entry is freed */
 } gm_entry_t;
 
 enum { OP_TASK, OP_XFER, OP_HOME, OP_WB };
@@ -419,8 +420,11 @@ static rill_status_t zone_get(gm_t *m, size_t size, uintptr_t *addr)
         }
         if (mine && host && !home) { /* the only current copy: home first, then free */
             int z = 0;               /* one copy into a host buffer at a time */
+            /* holding the flag, the version again: a host writer raises it before it gives
+             * the flag back, and then this copy is stale */
             if (!atomic_compare_exchange_strong_explicit(
                     &host->landing, &z, 1, memory_order_acq_rel, memory_order_relaxed) ||
+                atomic_load_explicit(&d->version, memory_order_acquire) != v ||
                 !writeback_start(m, e, host, v)) {
                 if (!z)
                     atomic_store_explicit(&host->landing, 0, memory_order_release);
@@ -821,7 +825,10 @@ static void home_start(gm_t *m, rill_task_t *task)
     for (int i = 0; i < n; i++) {
         rill_data_t *d = flows[i].data;
         rill_data_copy_t *c = rill_data_copy(d, m->index), *host = rill_data_host_copy(d);
-        if (!host || !c || rill_data_copy_current(d, host) || !rill_data_copy_current(d, c))
+        /* (a copy a task is writing right now, EXCLUSIVE, is not copied: its bytes are
+         * changing; the task comes back and finds the version its writer leaves) */
+        if (!host || !c || rill_data_copy_current(d, host) || !rill_data_copy_current(d, c) ||
+            atomic_load_explicit(&c->coherency, memory_order_acquire) == RILL_COHERENCY_EXCLUSIVE)
             continue;
         bool dup = false;
         for (int k = 0; k < op->nent; k++)
@@ -831,6 +838,13 @@ static void home_start(gm_t *m, rill_task_t *task)
         int z = 0; /* one copy into a host buffer at a time; else the task comes back */
         if (!atomic_compare_exchange_strong_explicit(&host->landing, &z, 1, memory_order_acq_rel,
                                                      memory_order_relaxed)) {
+            copy_reader_put(c);
+            continue;
+        }
+        /* again, holding the flag: a host writer (PTG's copy into a tile) raises the version
+         * before it gives the flag back, so an older copy is not started over its bytes */
+        if (rill_data_copy_current(d, host) || !rill_data_copy_current(d, c)) {
+            atomic_store_explicit(&host->landing, 0, memory_order_release);
             copy_reader_put(c);
             continue;
         }
@@ -1104,8 +1118,10 @@ static int reap_dead(gm_t *m)
         if (e->block)
             entry_drop_block(m, e);
         rill_cuda_event_put(m->res, e->ready, false);
+        atomic_bool *reaped = e->reaped;
         free(e->copy);
         free(e);
+        atomic_store_explicit(reaped, true, memory_order_release); /* its waiter may go */
         node = next;
         n++;
     }
@@ -1137,8 +1153,10 @@ static const rill_device_ops_t gm_ops = {
     .describe = describe,
 };
 
-/* The datum of a GPU copy is destroyed (main thread): hand the copy to its manager and wait
- * until it let go of it (one turn of its loop, which never blocks). */
+/* The datum of a GPU copy is destroyed (any thread but this GPU's manager: the main
+ * thread, or a worker dropping PTG's last reference): hand the copy to its manager and wait
+ * until it let go of it (its transfers landed; the manager's loop never blocks). Each
+ * waiter waits for its own entry: entries are freed in any order (a busy one later). */
 static void copy_release(rill_data_copy_t *c)
 {
     rill_device_t *dev = rill_device_get(c->device);
@@ -1149,10 +1167,13 @@ static void copy_release(rill_data_copy_t *c)
         free(c);
         return;
     }
-    unsigned long long ticket = atomic_fetch_add_explicit(&m->dead_in, 1, memory_order_relaxed) + 1;
-    rill_mpsc_push(&m->dead, &e->dead_link);
+    atomic_bool reaped;
+    atomic_init(&reaped, false);
+    e->reaped = &reaped;
+    atomic_fetch_add_explicit(&m->dead_in, 1, memory_order_relaxed);
+    rill_mpsc_push(&m->dead, &e->dead_link); /* publishes e->reaped (the push is a release) */
     rill_evcount_signal(&m->wake, 1);
-    while (atomic_load_explicit(&m->dead_done, memory_order_acquire) < ticket)
+    while (!atomic_load_explicit(&reaped, memory_order_acquire))
         sched_yield();
 }
 

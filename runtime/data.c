@@ -113,7 +113,9 @@ uint64_t rill_data_wrote(rill_data_t *data, int dev)
 
 void rill_data_fini(rill_data_t *data)
 {
-    for (int i = 0; i < RILL_MAX_DEVICES; i++) {
+    /* the GPUs' copies first: a copy of one may be landing in the host copy, which is
+     * freed last, once every manager let go of its copy (copy_release waits for that) */
+    for (int i = RILL_MAX_DEVICES - 1; i >= 0; i--) {
         rill_data_copy_t *c = atomic_load_explicit(&data->copies[i], memory_order_acquire);
         if (!c)
             continue;

@@ -8,6 +8,7 @@
 #include "rill/ptg.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -136,6 +137,14 @@ typedef struct early_msg {
     max_align_t msg[];
 } early_msg_t;
 static early_msg_t *early;
+/* taskpools (ids) for which an early activation could not be kept (out of memory), with how
+ * many: the creation counts them as received (termination) and fails the run */
+#define PTG_LOST_MAX 16
+static struct {
+    uint32_t tp_id;
+    uint32_t n;
+} lost[PTG_LOST_MAX];
+static int nlost;
 
 /* the instances of every PTG taskpool (created with the first one, freed by rill_fini) */
 static rill_mempool_t inst_pool;
@@ -174,10 +183,9 @@ struct rill_ptg_out {
     ptg_remote_t *remote; /* nremote outputs to other ranks (in fixed, or malloc'd) */
     int nremote, capremote;
     ptg_remote_t fixed[8];
-    /* probe: look, do nothing (a GPU ran the task: does its release need host bytes?) */
+    /* probe: look, do nothing but the home chores (a GPU ran the task: does its release
+     * need host bytes?) */
     bool probe, need_host;
-    int nhome; /* outputs into the tile the flow's data is already, whose newest copy is on a GPU */
-    rill_data_t *home[RILL_PTG_MAX_FLOWS];
 };
 
 static uint64_t key_hash(int cls, const int64_t *v, int n)
@@ -287,6 +295,7 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
         if (!i) {
             rill_spinlock_unlock(&tp->lock);
             rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG task)");
+            buf_unref(buf); /* on a manager never the last: the completing task holds one */
             return;
         }
         i->hash = h;
@@ -431,6 +440,9 @@ void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i
     t->size[flow] = n;
 }
 
+static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
+                      rill_ptg_out_t *out);
+
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, int from_flow)
 {
     rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j), *d = out->from->dat[from_flow];
@@ -444,21 +456,29 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
     if (out->probe) {
         if (d && tile != d)
             out->need_host = true; /* copied from host bytes */
-        else if (d && !rill_data_copy_current(d, rill_data_host_copy(d)) &&
-                 out->nhome < RILL_PTG_MAX_FLOWS)
-            out->home[out->nhome++] = d; /* brought home (not holding the successors) */
+        else if (d && !rill_data_copy_current(d, rill_data_host_copy(d)))
+            chore_new(out->tp, d, NULL, 0, out); /* brought home, not holding the successors */
         return;
     }
     if (!d || tile == d) /* the flow's data is that tile already */
         return;
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j);
-    memcpy(host_ptr(tile), host_ptr(d), n * sizeof(double));
+    /* a GPU's copy of an older version of the tile may be landing in its host copy (a
+     * chore, an eviction): one copy into a host buffer at a time, as the managers do
+     * (landing 0 -> 1, held while the bytes go in; a transfer is bounded, so is the wait).
+     * The version is raised before the flag is given back (release): a manager that takes
+     * the flag next sees this version and does not copy an older one over it. */
+    rill_data_copy_t *host = rill_data_host_copy(tile);
+    for (int z = 0; !atomic_compare_exchange_weak_explicit(
+             &host->landing, &z, 1, memory_order_acq_rel, memory_order_relaxed);
+         z = 0)
+        sched_yield();
+    memcpy(host->ptr, host_ptr(d), n * sizeof(double));
     rill_data_wrote(tile, 0); /* a GPU's copy of the tile is stale now */
+    atomic_store_explicit(&host->landing, 0, memory_order_release);
 }
 
 static void send_remote(rill_ptg_out_t *out);
-static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
-                      rill_ptg_out_t *out);
 static int chore_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
 static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
@@ -481,27 +501,30 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     rill_ptg_out_t out = { .tp = tp, .from = i };
     out.remote = out.fixed;
     out.capremote = (int)(sizeof(out.fixed) / sizeof(out.fixed[0]));
-    /* (a release task comes back here on a worker: then the release runs) */
-    bool manager = task->tc != &tp->release_tc && ((!w && dev > 0) || test_gpu_release);
-    if (manager) {
-        /* a GPU manager's thread: the newest bytes may be on the GPU only. An output that
-         * needs host bytes (to another rank, a copy into a tile) holds the whole release
-         * until a worker has them home: the instance goes back to the scheduler as a
-         * release task whose flows are its data, so the core brings them home first */
+    /* a GPU manager's thread (w NULL: its completions, and the tasks it fails): it must
+     * not free a datum with a copy on its own GPU (the copy's release waits for this very
+     * thread), and the newest bytes may be on the GPU only */
+    bool manager = !w || test_gpu_release;
+    /* (a release task comes back here on a worker, then runs the release; one failed on a
+     * manager, when its data could not be brought home, runs it anyway: the run failed) */
+    if (manager && task->tc != &tp->release_tc && status != RILL_HOOK_ERROR) {
+        /* an output that needs host bytes (to another rank, a copy into a tile) holds the
+         * whole release until a worker has them home: the instance goes back to the
+         * scheduler as a release task whose flows are its data, so the core brings them
+         * home first and no local successor can overwrite them before they are copied;
+         * a tile output in place whose newest copy is on the GPU gets a chore that brings
+         * it home while the successors go on (PaRSEC's pushout) */
         out.probe = true;
         c->release(tp->globals, &i->t, &out);
         out.probe = false;
         if (out.need_host) {
             i->super.tc = &tp->release_tc;
             i->super.device = -1;
-            i->super.next = NULL;
-            rill_sched_push(tp->super.ctx, NULL, &i->super, 1);
+            i->super.flow_in = 0; /* traces: its GPU span ended that flow */
+            i->super.next = out.ready;
+            rill_sched_push(tp->super.ctx, NULL, &i->super, out.nready + 1);
             return;
         }
-        /* a tile output in place whose newest copy is on the GPU: brought home by a chore
-         * while the successors go on (PaRSEC's pushout) */
-        for (int h = 0; h < out.nhome; h++)
-            chore_new(tp, out.home[h], NULL, 0, &out);
     }
     /* the body's writes happen before the successors' reads: rill_sched_push publishes
      * them (release), and the table's lock orders the deliveries */
@@ -538,10 +561,9 @@ static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, i
     if (!home && !held)
         return;
     ptg_chore_t *ch = calloc(1, sizeof(*ch));
-    if (!ch) { /* the references are dropped here then: nothing better to do */
+    if (!ch) { /* the references are kept (leaked): dropping one here could free a datum
+                * on a manager's thread, which would wait for itself */
         rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG chore)");
-        for (int b = 0; b < nbufs; b++)
-            buf_unref(bufs[b]);
         return;
     }
     ch->super.tc = &tp->chore_tc;
@@ -568,10 +590,18 @@ static int chore_flows(rill_task_t *task, rill_task_flow_t *flows, int max)
 
 static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
 {
-    (void)w;
     (void)status;
     ptg_chore_t *ch = (ptg_chore_t *)task;
     rill_taskpool_t *tp = task->tp;
+    if (!w && ch->nbufs) { /* failed on a manager (its tile could not come home): the
+                            * references are dropped on a worker, with nothing to bring */
+        ch->home = NULL;
+        ch->super.device = -1;
+        ch->super.flow_in = 0;
+        ch->super.next = NULL;
+        rill_sched_push(tp->ctx, NULL, &ch->super, 1);
+        return;
+    }
     for (int b = 0; b < ch->nbufs; b++)
         buf_unref(ch->bufs[b]);
     free(ch);
@@ -656,9 +686,11 @@ static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, in
         memcpy(p, r0->data, tile);
     atomic_fetch_add_explicit(&tp->sent, 1, memory_order_relaxed);
     rill_status_t s = rill_comm_am_send(tp->super.ctx->comm, dst, msg_tag, m, len, h.prio);
-    if (s != RILL_SUCCESS)
+    if (s != RILL_SUCCESS) { /* it did not leave: not counted (termination) */
+        atomic_fetch_sub_explicit(&tp->sent, 1, memory_order_relaxed);
         rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s",
                            prog->classes[r0->cls].name, dst, rill_status_string(s));
+    }
     free(m);
 }
 
@@ -794,7 +826,8 @@ static size_t targets_size(const ptg_tp_t *tp, const ptg_msg_t *m, const char *p
             return 0;
         used += target_bytes(tp, tg.cls);
     }
-    if (!m->ntargets || (!m->handle && len - used != m->size) || (m->handle && len != used))
+    if (!m->ntargets || (!m->handle && len - used != m->size) ||
+        (m->handle && (len != used || !m->size)))
         return 0;
     return used;
 }
@@ -875,6 +908,21 @@ static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, voi
             memcpy(e->msg, msg, len);
             e->next = early;
             early = e;
+        } else { /* remembered (without memory to spare) so that the run fails, not hangs */
+            int k = 0;
+            while (k < nlost && lost[k].tp_id != m.tp_id)
+                k++;
+            if (k == nlost && nlost < PTG_LOST_MAX)
+                lost[nlost++] = (__typeof__(lost[0])){ .tp_id = m.tp_id, .n = 0 };
+            if (k < nlost)
+                lost[k].n++;
+            else { /* nothing left to remember it with: the run could only hang */
+                RILL_ERROR(RILL_LOG_RUNTIME,
+                           "PTG: out of memory keeping an activation for taskpool %u, which "
+                           "does not exist here yet: aborting",
+                           m.tp_id);
+                abort();
+            }
         }
         pthread_mutex_unlock(&live_lock);
         return;
@@ -927,10 +975,44 @@ static void start_visit(void *arg, const int64_t *v)
     }
 }
 
+/* Nothing but the creation hold pending: no task, no activation being fetched. In a failed
+ * run, instances still waiting for inputs do not count: some never get them (a lost tile,
+ * an excess input) and are dropped once no message can come any more (ptg_purge). */
 static bool locally_idle(void *arg)
 {
     ptg_tp_t *tp = arg;
-    return atomic_load_explicit(&tp->super.pending, memory_order_acquire) <= 1;
+    long long pending = atomic_load_explicit(&tp->super.pending, memory_order_acquire);
+    if (pending > 1 && atomic_load_explicit(&tp->super.error, memory_order_acquire)) {
+        rill_spinlock_lock(&tp->lock);
+        pending -= (long long)tp->nwaiting;
+        rill_spinlock_unlock(&tp->lock);
+    }
+    return pending <= 1;
+}
+
+/* A failed run, once no activation can come any more: the instances still waiting for
+ * inputs never run; drop them (and the tiles they hold) so the taskpool ends. Main thread. */
+static void ptg_purge(ptg_tp_t *tp)
+{
+    rill_spinlock_lock(&tp->lock);
+    ptg_inst_t *all = NULL;
+    for (size_t b = 0; b < tp->nbuckets; b++)
+        while (tp->buckets[b]) {
+            ptg_inst_t *i = tp->buckets[b];
+            tp->buckets[b] = i->hnext;
+            i->hnext = all;
+            all = i;
+        }
+    tp->nwaiting = 0;
+    rill_spinlock_unlock(&tp->lock);
+    while (all) {
+        ptg_inst_t *i = all;
+        all = i->hnext;
+        for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++)
+            buf_unref(i->owned[f]);
+        rill_mempool_free(&inst_pool, i);
+        rill_taskpool_pending_sub(&tp->super, 1);
+    }
 }
 
 /*
@@ -973,7 +1055,10 @@ static rill_status_t ptg_close(rill_taskpool_t *super)
             if (c[0][0] == c[0][1] && c[1][0] == c[1][1] && c[0][0] == c[1][0])
                 break;
         }
-    }
+    } else
+        rill_context_wait(rill_worker_self(), locally_idle, tp, "PTG: this rank's tasks", super);
+    if (atomic_load_explicit(&super->error, memory_order_acquire))
+        ptg_purge(tp);
     rill_taskpool_pending_sub(super, 1); /* the creation hold */
     return RILL_SUCCESS;
 }
@@ -1151,7 +1236,21 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         } else
             pp = &e->next;
     }
+    uint32_t nlost_here = 0;
+    for (int k = 0; k < nlost; k++)
+        if (lost[k].tp_id == tp->super.id) {
+            nlost_here = lost[k].n;
+            lost[k] = lost[--nlost];
+            break;
+        }
     pthread_mutex_unlock(&live_lock);
+    if (nlost_here) { /* received, for the termination; lost, for the run */
+        atomic_fetch_add_explicit(&tp->received, nlost_here, memory_order_relaxed);
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY,
+                           "PTG: %u activation(s) for this taskpool arrived before it was "
+                           "created and could not be kept (out of memory)",
+                           nlost_here);
+    }
     /* early holds the newest first; taking them off onto mine reversed them: oldest first */
     while (mine) {
         early_msg_t *n = mine->next;
