@@ -367,6 +367,19 @@ rill_status_t rill_sem_stream_wait(cudaStream_t stream, const uint64_t *sem, uin
         w->device = dev;
         w->cap = cap;
         w->ev = calloc((size_t)cap, sizeof(cudaEvent_t));
+        /* the whole ring now, before any wait of this stream is outstanding: creating an
+         * event later, while the stream is blocked on a semaphore that another thread's
+         * enqueue must release, is one more CUDA call that may wait on the driver */
+        if (w->ev && dev != cur)
+            cudaSetDevice(dev);
+        for (int k = 0; w->ev && k < cap; k++)
+            if (cudaEventCreateWithFlags(&w->ev[k], cudaEventDisableTiming) != cudaSuccess) {
+                w->ev[k] = NULL; /* made on first use instead */
+                cudaGetLastError();
+                break;
+            }
+        if (w->ev && dev != cur)
+            cudaSetDevice(cur);
         if (!w->ev) {
             free(w);
             w = NULL;

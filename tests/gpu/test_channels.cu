@@ -824,8 +824,15 @@ __global__ void fill_words(uint64_t *p, uint64_t n, int side, uint32_t round)
         p[w] = side_word(side, round, w);
 }
 
-__global__ void check_words(const uint64_t *p, uint64_t n, int from, uint32_t round, sig_res_t *res)
+/* side s's progress, read by the host without a CUDA call (host-mapped): 1 + the last round
+ * whose check started on s's stream (the throttle and the hang report) */
+static volatile unsigned long long *sig_progress[2];
+
+__global__ void check_words(const uint64_t *p, uint64_t n, int from, uint32_t round, sig_res_t *res,
+                            unsigned long long *progress)
 {
+    if (threadIdx.x == 0)
+        atomicMax_system(progress, (unsigned long long)round + 1);
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x, bad = 0;
     for (uint64_t w = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; w < n; w += stride)
         bad += p[w] != side_word(from, round, w);
@@ -853,6 +860,97 @@ typedef struct sig_state {
     unsigned long long busy;
 } sig_state_t;
 
+/* The hang report (docs/channels.md, "Limits": this scenario hung in one process): the
+ * feeding thread records its step before each CUDA call; a watchdog thread that sees no new
+ * step for 45 s (less than CTest's limit) prints the step, the progress words, the channel
+ * counters (no CUDA call), every thread's stack (gdb, when installed) and exits. */
+static struct {
+    pthread_mutex_t lock;
+    unsigned long long seq;
+    int side;
+    uint32_t round;
+    const char *what;
+    bool stop;
+    sig_state_t *g;
+} sig_wd = { PTHREAD_MUTEX_INITIALIZER, 0, -1, 0, "start", false, NULL };
+
+static void sig_step(int s, uint32_t r, const char *what)
+{
+    pthread_mutex_lock(&sig_wd.lock);
+    sig_wd.seq++;
+    sig_wd.side = s;
+    sig_wd.round = r;
+    sig_wd.what = what;
+    pthread_mutex_unlock(&sig_wd.lock);
+}
+
+static void *sig_watchdog(void *arg)
+{
+    (void)arg;
+    unsigned long long last = ~0ull;
+    double since = now_s();
+    for (;;) {
+        usleep(500000);
+        pthread_mutex_lock(&sig_wd.lock);
+        bool stop = sig_wd.stop;
+        unsigned long long seq = sig_wd.seq;
+        int side = sig_wd.side;
+        uint32_t round = sig_wd.round;
+        const char *what = sig_wd.what;
+        pthread_mutex_unlock(&sig_wd.lock);
+        if (stop)
+            return NULL;
+        if (seq != last) {
+            last = seq;
+            since = now_s();
+            continue;
+        }
+        if (now_s() - since < 45)
+            continue;
+        fprintf(stderr,
+                "signal: HANG: no progress of the feeding thread for 45 s; its last step: side %d "
+                "round %u: %s\n",
+                side, round, what);
+        for (int k = 0; k < 2; k++) {
+            if (!sides[k].mine)
+                continue;
+            rill_channel_counters_t c;
+            memset(&c, 0, sizeof(c));
+            rill_channel_counters(ctx, sides[k].gpu, &c);
+            fprintf(stderr,
+                    "signal: side %d (GPU %d): progress %llu (1 + last round checked), waits "
+                    "enqueued %llu; proxy: %llu requests, %llu puts, %llu signals\n",
+                    k, sides[k].ordinal, sig_progress[k] ? *sig_progress[k] : 0ull,
+                    sig_wd.g ? (unsigned long long)sig_wd.g->received[k] : 0ull, c.requests,
+                    c.puts, c.signals);
+        }
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd),
+                 "timeout 30 gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | grep -E "
+                 "'^Thread|^#' | head -150 1>&2",
+                 (int)getpid());
+        fflush(stderr);
+        if (system(cmd) != 0)
+            fprintf(stderr, "signal: (no stacks: gdb missing or failed)\n");
+        _exit(3);
+    }
+}
+
+static void sig_watchdog_start(sig_state_t *g)
+{
+    sig_wd.g = g;
+    pthread_t t;
+    if (pthread_create(&t, NULL, sig_watchdog, NULL) == 0)
+        pthread_detach(t);
+}
+
+static void sig_watchdog_stop(void)
+{
+    pthread_mutex_lock(&sig_wd.lock);
+    sig_wd.stop = true;
+    pthread_mutex_unlock(&sig_wd.lock);
+}
+
 static unsigned sig_blocks(uint64_t words)
 {
     uint64_t b = (words + 255) / 256;
@@ -866,10 +964,11 @@ static void sig_receive(sig_state_t *g, int s, uint32_t r)
     uint64_t v = ++g->received[s];
     double t0 = now_s();
     rill_status_t st;
+    sig_step(s, r, "rill_sem_stream_wait");
     while ((st = rill_sem_stream_wait(sides[s].st, g->sem[s].ptr, v)) == RILL_ERR_BUSY) {
         g->busy++;
-        if (now_s() - t0 > 120)
-            FAIL("side %d: a semaphore wait for %llu was refused for 120 s (the stream does not "
+        if (now_s() - t0 > 60)
+            FAIL("side %d: a semaphore wait for %llu was refused for 60 s (the stream does not "
                  "move: semaphore at %llu)",
                  s, (unsigned long long)v, (unsigned long long)sem_value(s, &g->sem[s]));
         usleep(10);
@@ -878,7 +977,9 @@ static void sig_receive(sig_state_t *g, int s, uint32_t r)
     CHECK_MSG(st == RILL_SUCCESS, "side %d: rill_sem_stream_wait(%llu): %s", s,
               (unsigned long long)v, rill_status_string(st));
     uint64_t words = sig_sizes[r % 3] / 8;
-    check_words<<<sig_blocks(words), 256, 0, sides[s].st>>>(g->dst[s], words, 1 - s, r, g->res[s]);
+    sig_step(s, r, "launch check_words");
+    check_words<<<sig_blocks(words), 256, 0, sides[s].st>>>(g->dst[s], words, 1 - s, r, g->res[s],
+                                                           (unsigned long long *)sig_progress[s]);
     CU(cudaGetLastError());
 }
 
@@ -891,13 +992,17 @@ static void sig_side_round(sig_state_t *g, int s, uint32_t r, bool host_api)
     else if (r > 0)
         sig_receive(g, s, r - 1); /* side 1's answer to the previous round */
     uint64_t size = sig_sizes[r % 3];
+    sig_step(s, r, "launch fill_words");
     fill_words<<<sig_blocks(size / 8), 256, 0, sides[s].st>>>(g->src[s], size / 8, s, r);
     CU(cudaGetLastError());
     if (!host_api) {
+        sig_step(s, r, "launch push_put_signal");
         push_put_signal<<<1, 1, 0, sides[s].st>>>(g->h[s], size, g->res[s]);
         CU(cudaGetLastError());
     } else {
-        bounded_sync(s, 120, "the wait, check and fill before a host put");
+        sig_step(s, r, "bounded_sync before a host put");
+        bounded_sync(s, 60, "the wait, check and fill before a host put");
+        sig_step(s, r, "rill_port_channel_push");
         CHECK_OK(rill_port_channel_push(g->pc[s], RILL_PC_PUT | RILL_PC_SIGNAL, 0, 0, size, NULL));
     }
 }
@@ -907,7 +1012,8 @@ static void bounded_sync_to(sig_state_t *g, int s, uint32_t r)
 {
     uint64_t want = s == 1 ? (uint64_t)r + 1 : (uint64_t)r; /* side 0 received rounds 0..r-1 */
     double t0 = now_s();
-    while (sem_value(s, &g->sem[s]) < want) {
+    sig_step(s, r, "throttle (host-mapped progress, no CUDA call)");
+    while (*sig_progress[s] < want) {
         if (now_s() - t0 > 30) {
             char msg[300] = "";
             int code = rill_channel_device_error(ctx, sides[s].gpu, msg, sizeof(msg));
@@ -932,6 +1038,23 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
 {
     sig_state_t g;
     memset(&g, 0, sizeof(g));
+    for (int s = 0; s < 2; s++) {
+        if (!sides[s].mine)
+            continue;
+        use(s);
+        unsigned long long *p;
+        CU(cudaHostAlloc((void **)&p, sizeof(*p), cudaHostAllocMapped | cudaHostAllocPortable));
+        *p = 0;
+        sig_progress[s] = p;
+        /* the kernels loaded on this GPU now (lazy loading would load them at their first
+         * launch, which may wait on the driver while a stream waits on a semaphore that a
+         * GPU manager's enqueue, in this process, must release) */
+        cudaFuncAttributes fa;
+        CU(cudaFuncGetAttributes(&fa, (const void *)check_words));
+        CU(cudaFuncGetAttributes(&fa, (const void *)fill_words));
+        CU(cudaFuncGetAttributes(&fa, (const void *)push_put_signal));
+    }
+    sig_watchdog_start(&g);
     typedef struct {
         rill_regmem_t dst;
         rill_sem_t sem;
@@ -989,7 +1112,7 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
         }
         for (int s = 0; s < 2; s++)
             if (sides[s].mine)
-                bounded_sync(s, 240, "the ping-pong of puts with signals");
+                bounded_sync(s, 90, "the ping-pong of puts with signals");
         double dt = now_s() - t0;
         uint64_t bytes = 0;
         for (uint32_t r = r0; r < r1; r++)
@@ -1035,6 +1158,12 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
         use(s);
         CU(cudaFree(g.res[s]));
     }
+    sig_watchdog_stop();
+    for (int s = 0; s < 2; s++)
+        if (sig_progress[s]) {
+            CU(cudaFreeHost((void *)sig_progress[s]));
+            sig_progress[s] = NULL;
+        }
     CHECK_MSG(ok, "the put/signal ping-pong failed (see above)");
     return 0;
 }
