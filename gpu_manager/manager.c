@@ -128,7 +128,6 @@ typedef struct gm {
     rill_mpsc_t intake;           /* tasks handed over (task->link) */
     rill_mpsc_t dead;             /* entries of destroyed data (entry->dead_link) */
     rill_mpsc_node_t *dead_later; /* of those, the ones still busy (manager thread) */
-    atomic_ullong dead_in, dead_done;
     atomic_bool stop;
     rill_evcount_t wake;
     /* manager thread only */
@@ -1125,8 +1124,6 @@ static int reap_dead(gm_t *m)
         node = next;
         n++;
     }
-    if (n)
-        atomic_fetch_add_explicit(&m->dead_done, (unsigned long long)n, memory_order_release);
     return n;
 }
 
@@ -1170,7 +1167,6 @@ static void copy_release(rill_data_copy_t *c)
     atomic_bool reaped;
     atomic_init(&reaped, false);
     e->reaped = &reaped;
-    atomic_fetch_add_explicit(&m->dead_in, 1, memory_order_relaxed);
     rill_mpsc_push(&m->dead, &e->dead_link); /* publishes e->reaped (the push is a release) */
     rill_evcount_signal(&m->wake, 1);
     while (!atomic_load_explicit(&reaped, memory_order_acquire))

@@ -163,17 +163,15 @@ void rill_data_use(rill_data_t *data, uint32_t tp_id)
 {
     data->users++;
     data->user_tp = tp_id;
-    if (data->dc) {
-        data->dc->users++;
-        data->dc->user_tp = tp_id;
-    }
+    if (data->dc)
+        rill_collection_use(data->dc, tp_id);
 }
 
 void rill_data_unuse(rill_data_t *data)
 {
     data->users--;
     if (data->dc)
-        data->dc->users--;
+        rill_collection_unuse(data->dc);
     /* a remote datum's host buffer lives while taskpools use it: the next one receives the
      * version it needs again */
     rill_data_copy_t *c = rill_data_host_copy(data);
@@ -269,7 +267,6 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
     return RILL_SUCCESS;
 }
 
-/* A collection in use by a taskpool that has not ended may not go. */
 void rill_collection_use(rill_collection_t *dc, uint32_t tp_id)
 {
     dc->users++;
@@ -281,6 +278,7 @@ void rill_collection_unuse(rill_collection_t *dc)
     dc->users--;
 }
 
+/* A collection in use by a taskpool that has not ended may not go. */
 static rill_status_t collection_check_unused(const rill_collection_t *dc, const char *call)
 {
     if (!dc->users)

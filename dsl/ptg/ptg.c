@@ -137,14 +137,6 @@ typedef struct early_msg {
     max_align_t msg[];
 } early_msg_t;
 static early_msg_t *early;
-/* taskpools (ids) for which an early activation could not be kept (out of memory), with how
- * many: the creation counts them as received (termination) and fails the run */
-#define PTG_LOST_MAX 16
-static struct {
-    uint32_t tp_id;
-    uint32_t n;
-} lost[PTG_LOST_MAX];
-static int nlost;
 
 /* the instances of every PTG taskpool (created with the first one, freed by rill_fini) */
 static rill_mempool_t inst_pool;
@@ -479,6 +471,16 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
 }
 
 static void send_remote(rill_ptg_out_t *out);
+
+/* Hand task (and the nmore tasks linked after it) back to the scheduler, to run on a worker
+ * (the core chooses again: device -1; traces: a GPU span ended its flow already). */
+static void requeue(ptg_tp_t *tp, rill_task_t *task, rill_task_t *more, int nmore)
+{
+    task->device = -1;
+    task->flow_in = 0;
+    task->next = more;
+    rill_sched_push(tp->super.ctx, NULL, task, nmore + 1);
+}
 static int chore_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
 static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
 
@@ -519,10 +521,7 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
         out.probe = false;
         if (out.need_host) {
             i->super.tc = &tp->release_tc;
-            i->super.device = -1;
-            i->super.flow_in = 0; /* traces: its GPU span ended that flow */
-            i->super.next = out.ready;
-            rill_sched_push(tp->super.ctx, NULL, &i->super, out.nready + 1);
+            requeue(tp, &i->super, out.ready, out.nready);
             return;
         }
     }
@@ -596,10 +595,7 @@ static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status
     if (!w && ch->nbufs) { /* failed on a manager (its tile could not come home): the
                             * references are dropped on a worker, with nothing to bring */
         ch->home = NULL;
-        ch->super.device = -1;
-        ch->super.flow_in = 0;
-        ch->super.next = NULL;
-        rill_sched_push(tp->ctx, NULL, &ch->super, 1);
+        requeue((ptg_tp_t *)tp, &ch->super, NULL, 0);
         return;
     }
     for (int b = 0; b < ch->nbufs; b++)
@@ -908,21 +904,12 @@ static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, voi
             memcpy(e->msg, msg, len);
             e->next = early;
             early = e;
-        } else { /* remembered (without memory to spare) so that the run fails, not hangs */
-            int k = 0;
-            while (k < nlost && lost[k].tp_id != m.tp_id)
-                k++;
-            if (k == nlost && nlost < PTG_LOST_MAX)
-                lost[nlost++] = (__typeof__(lost[0])){ .tp_id = m.tp_id, .n = 0 };
-            if (k < nlost)
-                lost[k].n++;
-            else { /* nothing left to remember it with: the run could only hang */
-                RILL_ERROR(RILL_LOG_RUNTIME,
-                           "PTG: out of memory keeping an activation for taskpool %u, which "
-                           "does not exist here yet: aborting",
-                           m.tp_id);
-                abort();
-            }
+        } else { /* a lost activation would leave the termination waiting forever */
+            RILL_ERROR(RILL_LOG_RUNTIME,
+                       "PTG: out of memory keeping an activation for taskpool %u, which does "
+                       "not exist here yet: aborting",
+                       m.tp_id);
+            abort();
         }
         pthread_mutex_unlock(&live_lock);
         return;
@@ -1236,21 +1223,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         } else
             pp = &e->next;
     }
-    uint32_t nlost_here = 0;
-    for (int k = 0; k < nlost; k++)
-        if (lost[k].tp_id == tp->super.id) {
-            nlost_here = lost[k].n;
-            lost[k] = lost[--nlost];
-            break;
-        }
     pthread_mutex_unlock(&live_lock);
-    if (nlost_here) { /* received, for the termination; lost, for the run */
-        atomic_fetch_add_explicit(&tp->received, nlost_here, memory_order_relaxed);
-        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY,
-                           "PTG: %u activation(s) for this taskpool arrived before it was "
-                           "created and could not be kept (out of memory)",
-                           nlost_here);
-    }
     /* early holds the newest first; taking them off onto mine reversed them: oldest first */
     while (mine) {
         early_msg_t *n = mine->next;

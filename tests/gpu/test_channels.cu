@@ -921,8 +921,8 @@ static void *sig_watchdog(void *arg)
                     "signal: side %d (GPU %d): progress %llu (1 + last round checked), waits "
                     "enqueued %llu; proxy: %llu requests, %llu puts, %llu signals\n",
                     k, sides[k].ordinal, sig_progress[k] ? *sig_progress[k] : 0ull,
-                    sig_wd.g ? (unsigned long long)sig_wd.g->received[k] : 0ull, c.requests,
-                    c.puts, c.signals);
+                    sig_wd.g ? (unsigned long long)sig_wd.g->received[k] : 0ull, c.requests, c.puts,
+                    c.signals);
         }
         char cmd[160];
         snprintf(cmd, sizeof(cmd),
@@ -979,7 +979,7 @@ static void sig_receive(sig_state_t *g, int s, uint32_t r)
     uint64_t words = sig_sizes[r % 3] / 8;
     sig_step(s, r, "launch check_words");
     check_words<<<sig_blocks(words), 256, 0, sides[s].st>>>(g->dst[s], words, 1 - s, r, g->res[s],
-                                                           (unsigned long long *)sig_progress[s]);
+                                                            (unsigned long long *)sig_progress[s]);
     CU(cudaGetLastError());
 }
 

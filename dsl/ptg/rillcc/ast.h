@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct loc {
     int line, col;
@@ -120,6 +121,12 @@ typedef struct global {
     loc_t loc;
     struct global *next;
 } global_t;
+
+/** A global names tiles when its type is the tiled matrix (a pointer to rill_matrix_t). */
+static inline bool global_is_collection(const global_t *g)
+{
+    return g && strstr(g->type, "rill_matrix_t") && strchr(g->type, '*');
+}
 
 typedef struct program {
     const char *file;

@@ -16,12 +16,6 @@ static global_t *global_find(const char *name)
     return NULL;
 }
 
-/** A global names tiles when its type is the tiled matrix (a pointer to rill_matrix_t). */
-static bool is_collection(const global_t *g)
-{
-    return g && strstr(g->type, "rill_matrix_t") && strchr(g->type, '*');
-}
-
 static tclass_t *class_find(const char *name)
 {
     for (tclass_t *c = prog->classes; c; c = c->next)
@@ -69,7 +63,7 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
     case E_ID: {
         global_t *g = global_find(e->text);
         if (g) {
-            if (is_collection(g))
+            if (global_is_collection(g))
                 rillcc_error(e->loc,
                              "'%s' is a collection (%s), not a value: it cannot be used in an "
                              "expression (a tile of it is written %s(m, n) in a dependency)",
@@ -183,7 +177,7 @@ static void check_target(const tclass_t *c, const flow_t *f, const dep_t *d, con
                                              : "");
             return;
         }
-        if (!is_collection(g)) {
+        if (!global_is_collection(g)) {
             rillcc_error(t->loc,
                          "'%s' has type %s, not a collection: only a global of type "
                          "'rill_matrix_t *' names tiles",
@@ -281,7 +275,7 @@ static void check_class(tclass_t *c)
                      "unknown collection '%s' in the affinity of %s (': A(m, n)' "
                      "names the tile whose rank runs the task)",
                      c->aff_name, c->name);
-    else if (!is_collection(g))
+    else if (!global_is_collection(g))
         rillcc_error(c->aff_loc,
                      "'%s' has type %s, not a collection: the affinity names a "
                      "tile of a global of type 'rill_matrix_t *'",

@@ -474,7 +474,7 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     int ncoll = 0;
     fprintf(out, "};\n\nstatic const rill_ptg_global_t %s_collections[] = {", name);
     for (const global_t *g = p->globals; g; g = g->next)
-        if (strstr(g->type, "rill_matrix_t") && strchr(g->type, '*')) {
+        if (global_is_collection(g)) {
             fprintf(out, "\n    { \"%s\", offsetof(%s_globals_t, %s) },", g->name, name, g->name);
             ncoll++;
         }
