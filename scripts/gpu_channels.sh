@@ -9,7 +9,8 @@ out=${OUT:-/tmp/rill-gpu}; mkdir -p "$out"
 what=${1:-all}
 nvidia-smi -L
 mpi=(mpirun --oversubscribe); [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DRILL_WERROR=ON >"$out/configure.log" 2>&1 &&
+gen=(); [ -f build/ptg-gen/parser.c ] && gen=(-DRILLCC_GENERATED_DIR="$PWD/build/ptg-gen")
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DRILL_WERROR=ON "${gen[@]}" >"$out/configure.log" 2>&1 &&
     timeout 300 cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 ||
     { grep -E "error|Error" "$out/build.log" | head -30; exit 1; }
 export RILL_MCA_runtime_watchdog_s=60 RILL_MCA_runtime_watchdog_action=abort
