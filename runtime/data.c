@@ -525,6 +525,23 @@ double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j)
     return A->local[(size_t)i * (size_t)A->nt + (size_t)j];
 }
 
+double *rill_matrix_tile_write(rill_matrix_t *A, int i, int j)
+{
+    rill_data_t *d = rill_matrix_tile_local(A, i, j);
+    if (!d)
+        return NULL;
+    rill_data_copy_t *h = rill_data_copy(d, 0);
+    if (!h || !rill_data_copy_current(d, h)) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_matrix_tile_write: tile (%d, %d)'s newest version is not in host "
+                   "memory; wait for the taskpool that writes it first",
+                   i, j);
+        return NULL;
+    }
+    rill_data_wrote(d, 0); /* the host copy alone is current: GPU copies are stale */
+    return rill_matrix_tile_ptr(A, i, j);
+}
+
 rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j)
 {
     if (i < 0 || j < 0 || i >= A->mt || j >= A->nt)

@@ -93,8 +93,18 @@ int rill_matrix_tile_cols(const rill_matrix_t *A, int j);
 int rill_matrix_tile_rank(const rill_matrix_t *A, int i, int j);
 /** The datum of tile (i, j) (a proxy when remote), for DTD insertion. Main thread. */
 rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j);
-/** Local storage of tile (i, j), or NULL when this rank is not its home. Any thread. */
+/** Local storage of tile (i, j), or NULL when this rank is not its home. Any thread. For
+ * reading between taskpools (a waited taskpool brought its results home), or inside a
+ * task's body that names the tile. To change it between taskpools, use
+ * rill_matrix_tile_write. */
 double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j);
+/** Local storage of tile (i, j), for the caller to change between taskpools: the tile's
+ * copies in GPU memory are made stale, so the next taskpool reads what is written here
+ * (through rill_matrix_tile_ptr, GPU copies kept from an earlier taskpool would be used
+ * instead). NULL when this rank is not its home, or when its newest version is not in
+ * host memory (a taskpool that writes it was not waited for; the log says which).
+ * Main thread, no taskpool using the tile running. */
+double *rill_matrix_tile_write(rill_matrix_t *A, int i, int j);
 /** Spread this rank's tiles over the GPUs of this process: tile (i, j) goes to GPU
  * (i / P + j / Q) % ngpus, i.e. tasks that write it run there whenever their class has a
  * CUDA body (on 2 H200s this gave dpotrf 91 TFLOP/s where spreading by tile rows gave 87). A no-op

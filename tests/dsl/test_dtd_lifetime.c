@@ -99,6 +99,10 @@ int main(int argc, char **argv)
     /* nothing was lost: the task runs at the wait */
     CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
     CHECK(atomic_load(&ran) == 1);
+    /* the host tile to change between taskpools: a local tile's storage, NULL elsewhere */
+    double *w = rill_matrix_tile_write(A, 1, 1);
+    CHECK(w && w == rill_matrix_tile_ptr(A, 1, 1));
+    CHECK(rill_matrix_tile_write(A, 2, 0) == NULL);
     /* once the taskpool ended everything may go, before the taskpool itself */
     CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
     CHECK(rill_collection_destroy(&dc) == RILL_SUCCESS);
