@@ -5,11 +5,14 @@
 #define RILL_DEVICE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "rill/status.h"
 
 #include "log.h"
+#include "mpsc.h"
 
 /** The device layer's log component (device_verbose). */
 extern rill_log_comp_t rill_log_device;
@@ -28,6 +31,43 @@ typedef enum rill_device_type {
 typedef struct rill_device rill_device_t;
 
 /**
+ * A version of a datum moving from one process's GPU memory straight into another's
+ * (GPU-direct remote dependencies; docs/architecture.md). The front end fills it, hands it
+ * to a GPU's manager (land or put below) and gets it back through done, on the manager
+ * thread, which frees it after that call.
+ *
+ * RILL_REMOTE_LAND, on the receiving rank: the manager reserves a block of its zone for the
+ * datum (its copy on this GPU: the landing buffer, no second copy) and a semaphore, enqueues
+ * a wait on the semaphore on its landing stream, and marks the copy as under transfer: every
+ * later use of the copy on this GPU is ordered behind the landing on the GPU (an event), not
+ * by a host thread. It fills dst_off, sem_off and target (what the sender needs) and calls
+ * done: the front end then asks the sender for the bytes and completes its receive.
+ *
+ * RILL_REMOTE_PUT, on the sending rank: the manager copies the newest copy (its own, or the
+ * host's) into the receiver's landing buffer through the CUDA IPC mapping of the receiver's
+ * zone, then writes target into the receiver's semaphore on the same stream (ordered after
+ * the data), and calls done once its event shows both complete: until then it holds a reader
+ * on the source copy, so no later writer can change the bytes being sent.
+ */
+typedef struct rill_remote_xfer {
+    rill_mpsc_node_t link;
+    int kind;     /* RILL_REMOTE_LAND or RILL_REMOTE_PUT */
+    void *task;   /* the front end's receive or send */
+    void *data;   /* the datum (rill_data_t) */
+    int peer;     /* the other rank */
+    int peer_gpu; /* PUT: the receiver's GPU (its position among that rank's GPUs) */
+    int gpu;      /* set by the manager: its GPU's position; device: its device index */
+    int device;
+    uint64_t dst_off, sem_off, target; /* zone offsets of the landing buffer and semaphore,
+                                        * and the value that says the bytes landed */
+    uint64_t cookie;                   /* the front end's own (the sender's id of the send) */
+    bool waited;                       /* the manager's: counted as waiting for room */
+    void (*done)(struct rill_remote_xfer *x, rill_status_t status);
+} rill_remote_xfer_t;
+#define RILL_REMOTE_LAND 1
+#define RILL_REMOTE_PUT  2
+
+/**
  * What the layer that runs a device's tasks (a GPU manager) offers the runtime. Tasks are
  * passed as void * because this layer sits below the runtime core, which defines them.
  */
@@ -38,6 +78,9 @@ typedef struct rill_device_ops {
     /** Bring the newest copies this device holds of the task's data home (host memory),
      * then hand the task back to the runtime's scheduler. Any thread. */
     void (*stage_home)(rill_device_t *dev, void *task);
+    /** Take a rill_remote_xfer_t (land it here, or put it to a peer's GPU); returns at once.
+     * Any thread. NULL where the device has no GPU-direct path. */
+    void (*remote)(rill_device_t *dev, rill_remote_xfer_t *x);
     /** For the watchdog: one or more lines on what the device is doing. */
     void (*describe)(rill_device_t *dev, FILE *out);
 } rill_device_ops_t;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include "data_internal.h"
 #include "cuda.h"
 #include "dtd_internal.h"
 #include "manager.h"
@@ -134,6 +135,7 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
     if (!ctx_p || !*ctx_p)
         return RILL_ERR_INVALID_ARG;
     rill_status_t status = rill_context_destroy(ctx_p);
+    rill_host_tile_cache_drain(); /* the page-locked tile buffers kept for reuse */
     rill_gpu_channels_forget();
     rill_ptg_fini();
     rill_dtd_fini();

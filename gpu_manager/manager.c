@@ -32,6 +32,7 @@
 
 #include "rill/params.h"
 
+#include "channel.h"
 #include "data_internal.h"
 #include "proxy.h"
 #include "scheduler.h"
@@ -78,7 +79,11 @@ typedef struct gm_entry {
     atomic_bool *reaped;          /* then set (release) once the entry is freed */
 } gm_entry_t;
 
-enum { OP_TASK, OP_XFER, OP_HOME, OP_WB };
+enum { OP_TASK, OP_XFER, OP_HOME, OP_WB, OP_LAND, OP_PUT };
+
+/* Landing semaphores per GPU: also the bound on the stream waits outstanding on its landing
+ * stream (a stream full of waits that nothing satisfies yet blocks the enqueuing thread). */
+#define GM_NSEMS 64
 
 /** An operation in flight on one stream, completed in order. */
 typedef struct gm_op {
@@ -94,6 +99,8 @@ typedef struct gm_op {
     int slot;                              /* TASK: its status word */
     bool body_failed;                      /* TASK: the body returned an error */
     int peer;                              /* XFER: the source GPU's ordinal, -1: host */
+    int sem;                               /* LAND: its semaphore slot */
+    rill_remote_xfer_t *rx;                /* PUT: the request (done when the op is) */
     uint64_t t_launch;
 } gm_op_t;
 
@@ -133,9 +140,17 @@ typedef struct gm {
     /* manager thread only */
     rill_heap_t pending;
     uint64_t seq;
-    int nfifo; /* exec streams, then h2d, d2h, then one per peer ordinal */
-    gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS];
-    cudaStream_t fifo_stream[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS];
+    int nfifo; /* exec streams, then h2d, d2h, one per peer ordinal, landings, puts */
+    gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 4 + RILL_CUDA_MAX_GPUS];
+    cudaStream_t fifo_stream[RILL_CUDA_MAX_STREAMS + 4 + RILL_CUDA_MAX_GPUS];
+    /* GPU-direct remote transfers (rill_remote_xfer_t): handed over by other threads, and
+     * (manager thread) those waiting for room, a semaphore or their source */
+    rill_mpsc_t remote;
+    rill_mpsc_node_t *remote_later;
+    cudaStream_t land_stream, put_stream;
+    uint64_t *sems;             /* GM_NSEMS landing semaphores in the zone (device words) */
+    uint64_t sem_seq[GM_NSEMS]; /* the last target of each: they only grow */
+    int free_sems[GM_NSEMS], nfree_sems;
     int max_inflight;
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
@@ -145,7 +160,7 @@ typedef struct gm {
     int inflight;         /* operations in all fifos */
     uint64_t stuck_since; /* no room for the first pending task and nothing in flight */
     rill_trace_track_t *tr_exec[RILL_CUDA_MAX_STREAMS]; /* traces: one track per exec stream */
-    rill_trace_track_t *tr_copy[3];                     /* host to GPU, GPU to host, GPU to GPU */
+    rill_trace_track_t *tr_copy[5]; /* host to GPU, GPU to host, GPU to GPU, from / to ranks */
     /* the watchdog thread's last look (describe) */
     bool wd_seen;
     unsigned long long wd_tasks, wd_evict, wd_loads;
@@ -163,6 +178,7 @@ typedef struct gm {
     /* counters (read by the report) */
     atomic_ullong n_tasks, n_h2d, n_d2h, n_d2d, b_h2d, b_d2h, b_d2d, n_evict, n_wb, n_home, n_hits,
         n_nospace;
+    atomic_ullong n_land, b_land, n_put, b_put, n_land_wait; /* GPU-direct, in and out */
 
 } gm_t;
 
@@ -264,6 +280,14 @@ static inline int fifo_peer(const gm_t *m, int ordinal)
 {
     return m->res->nexec + 2 + ordinal;
 }
+static inline int fifo_land(const gm_t *m)
+{
+    return m->res->nexec + 2 + RILL_CUDA_MAX_GPUS;
+}
+static inline int fifo_put(const gm_t *m)
+{
+    return m->res->nexec + 3 + RILL_CUDA_MAX_GPUS;
+}
 
 static void lru_unlink(gm_t *m, gm_entry_t *e)
 {
@@ -361,6 +385,7 @@ static bool writeback_start(gm_t *m, gm_entry_t *e, rill_data_copy_t *host, uint
     if (!op)
         return false;
     op_begin(m, op, m->res->d2h, m->trace);
+    rill_data_copy_pin(host);
     cudaError_t err = cudaMemcpyAsync(host->ptr, (void *)e->block, e->copy->data->size,
                                       cudaMemcpyDeviceToHost, m->res->d2h);
     if (err == cudaSuccess)
@@ -540,7 +565,10 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
         if (g == m->index || rill_device_get(g)->type != RILL_DEVICE_CUDA)
             continue;
         rill_data_copy_t *pc = rill_data_copy(d, g);
-        if (!pc || !rill_data_copy_current(d, pc) || !copy_reader_get(pc))
+        /* (a copy whose bytes are still landing from another rank is current only for its
+         * own GPU, whose streams wait for the landing: not a source for us yet) */
+        if (!pc || !rill_data_copy_current(d, pc) ||
+            atomic_load_explicit(&pc->landing, memory_order_acquire) || !copy_reader_get(pc))
             continue;
         if (!rill_data_copy_current(d, pc) || !pc->ptr) { /* lost it meanwhile */
             copy_reader_put(pc);
@@ -571,6 +599,7 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
         f = fifo_h2d(m);
         if (after)
             err = cudaStreamWaitEvent(m->fifo_stream[f], e->ready, 0);
+        rill_data_copy_pin(host);
         op_begin(m, op, m->fifo_stream[f], m->trace);
         op->peer = -1;
         if (err == cudaSuccess)
@@ -655,13 +684,13 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
         rill_data_t *d = flows[i].data;
         if (flows[i].mode & RILL_FLOW_READ) {
             uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
-            bool wait = false;
-            if (rill_data_copy_current(d, e->copy)) {
-                /* its bytes are here (a transfer still in flight into it is an older one
-                 * that landed before the write that made it current) */
+            bool wait = false, current = rill_data_copy_current(d, e->copy);
+            if (current && e->xfers == 0) {
                 atomic_fetch_add_explicit(&m->n_hits, 1, memory_order_relaxed);
-            } else if (e->xfers > 0 && e->xfer_version == v) {
-                wait = true; /* on its way for another task */
+            } else if (e->xfers > 0 && (current || e->xfer_version == v)) {
+                /* on its way for another task, or landing from another rank (current from
+                 * the receive's completion on: its bytes are there once e->ready is) */
+                wait = true;
             } else {
                 cudaError_t err = stage_in(m, e, d);
                 if (err == cudaErrorNotReady)
@@ -678,6 +707,13 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
                     fail_cuda(m, task, "cudaStreamWaitEvent", err);
                     goto failed;
                 }
+            }
+        } else if (e->xfers > 0) {
+            /* written only: not over bytes still landing in the block */
+            cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
+            if (err != cudaSuccess) {
+                fail_cuda(m, task, "cudaStreamWaitEvent", err);
+                goto failed;
             }
         }
     }
@@ -847,8 +883,12 @@ static void home_start(gm_t *m, rill_task_t *task)
             copy_reader_put(c);
             continue;
         }
-        cudaError_t err =
-            cudaMemcpyAsync(host->ptr, c->ptr, d->size, cudaMemcpyDeviceToHost, m->res->d2h);
+        gm_entry_t *ce = c->dev_priv;
+        cudaError_t err = ce->xfers > 0 ? cudaStreamWaitEvent(m->res->d2h, ce->ready, 0)
+                                        : cudaSuccess; /* bytes still landing from a rank */
+        rill_data_copy_pin(host);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(host->ptr, c->ptr, d->size, cudaMemcpyDeviceToHost, m->res->d2h);
         if (err != cudaSuccess) {
             atomic_store_explicit(&host->landing, 0, memory_order_release);
             copy_reader_put(c);
@@ -873,6 +913,229 @@ static void home_start(gm_t *m, rill_task_t *task)
     }
     atomic_fetch_add_explicit(&m->n_home, 1, memory_order_relaxed);
     fifo_push(m, fifo_d2h(m), op);
+}
+
+/* ------------------------------------------------------------ GPU-direct remote transfers */
+
+/* The request cannot be carried out: say why (the front end fails its taskpool). */
+static void remote_fail(gm_t *m, rill_remote_xfer_t *x, rill_status_t s, const char *what)
+{
+    rill_data_t *d = x->data;
+    RILL_ERROR(RILL_LOG_GPU, "GPU %d: %s datum (key %llu, %zu bytes) %s rank %d: %s",
+               m->res->info.ordinal, x->kind == RILL_REMOTE_LAND ? "receiving" : "sending",
+               (unsigned long long)d->key, d->size, x->kind == RILL_REMOTE_LAND ? "from" : "to",
+               x->peer, what);
+    x->done(x, s);
+    free(x);
+}
+
+/* Receive side: reserve the landing buffer (this GPU's copy of the datum) and a semaphore,
+ * and make the landing stream wait for the sender's signal; the event recorded behind the
+ * wait (e->ready) orders every later use of the copy on this GPU after the bytes landed,
+ * GPU side. false: not now (no room, no free semaphore, or the old bytes are still read). */
+static bool land_start(gm_t *m, rill_remote_xfer_t *x)
+{
+    rill_data_t *d = x->data;
+    if (d->size > m->capacity) {
+        char why[200];
+        snprintf(why, sizeof(why),
+                 "the datum is larger than the zone holds for data (%zu bytes): raise "
+                 "device_cuda_memory_use or device_cuda_memory_size, or use smaller tiles",
+                 m->capacity);
+        remote_fail(m, x, RILL_ERR_NO_MEMORY, why);
+        return true;
+    }
+    if (m->nfree_sems == 0)
+        return false;
+    gm_entry_t *e = entry_of(m, d);
+    if (!e) {
+        remote_fail(m, x, RILL_ERR_NO_MEMORY, "out of host memory");
+        return true;
+    }
+    rill_data_copy_t *c = e->copy;
+    /* the receive writes the datum, so the tasks that read the older version have
+     * completed; a transfer out of the block (home, to a peer GPU) may still run */
+    if (e->writeback || atomic_load_explicit(&c->readers, memory_order_acquire) != 0)
+        return false;
+    if (!e->block) {
+        uintptr_t addr;
+        if (zone_get(m, d->size, &addr) != RILL_SUCCESS) {
+            if (!x->waited) { /* counted once per landing */
+                x->waited = true;
+                atomic_fetch_add_explicit(&m->n_land_wait, 1, memory_order_relaxed);
+            }
+            return false;
+        }
+        e->block = addr;
+        c->ptr = (void *)addr;
+        atomic_store_explicit(&c->coherency, RILL_COHERENCY_INVALID, memory_order_release);
+        lru_append(m, e);
+    } else {
+        lru_touch(m, e);
+    }
+    gm_op_t *op = op_new(m, OP_LAND);
+    if (!op || (!e->ready && !(e->ready = rill_cuda_event_get(m->res, false)))) {
+        if (op)
+            op_free(m, op);
+        remote_fail(m, x, RILL_ERR_NO_MEMORY, "out of host memory or CUDA events");
+        return true;
+    }
+    int k = m->free_sems[--m->nfree_sems];
+    uint64_t target = ++m->sem_seq[k];
+    cudaStream_t st = m->land_stream;
+    char err[200] = "";
+    op_begin(m, op, st, m->trace);
+    /* behind an older transfer into the block, if one is still in flight */
+    cudaError_t ce = e->xfers > 0 ? cudaStreamWaitEvent(st, e->ready, 0) : cudaSuccess;
+    rill_status_t rs = ce == cudaSuccess
+                           ? rill_cu_stream_wait64(st, m->sems + k, target, err, sizeof(err))
+                           : RILL_ERR_DEVICE;
+    if (rs == RILL_SUCCESS && (ce = cudaEventRecord(e->ready, st)) == cudaSuccess)
+        ce = op_record(m, op, st);
+    if (rs != RILL_SUCCESS || ce != cudaSuccess) {
+        if (ce != cudaSuccess)
+            snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
+        m->free_sems[m->nfree_sems++] = k;
+        op_free(m, op);
+        remote_fail(m, x, RILL_ERR_DEVICE, err);
+        return true;
+    }
+    uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
+    e->xfers++;
+    e->xfer_version = v; /* the receive's completion makes this copy that version */
+    /* release: other GPUs see the copy as landing before they see it current */
+    atomic_store_explicit(&c->landing, 1, memory_order_release);
+    op->nent = 1;
+    op->ent[0] = e;
+    op->version[0] = v;
+    op->sem = k;
+    fifo_push(m, fifo_land(m), op);
+    atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->b_land, d->size, memory_order_relaxed);
+    x->gpu = m->gpu;
+    x->device = m->index;
+    x->dst_off = gm_zone_offset(m->ctx, m->gpu, e->block);
+    x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
+    x->target = target;
+    x->done(x, RILL_SUCCESS); /* the front end asks the sender and completes its receive */
+    free(x);
+    return true;
+}
+
+/* Send side: copy the newest copy into the receiver's landing buffer, then its semaphore,
+ * on the put stream. The source copy keeps a reader until the op's event completed. false:
+ * not now (the only current copy is on its way home). */
+static bool put_start(gm_t *m, rill_remote_xfer_t *x)
+{
+    rill_data_t *d = x->data;
+    rill_data_copy_t *c = rill_data_copy(d, m->index), *src = NULL;
+    const void *from = NULL;
+    cudaEvent_t after = NULL;
+    if (c && rill_data_copy_current(d, c) && copy_reader_get(c)) {
+        if (rill_data_copy_current(d, c) && c->ptr) {
+            gm_entry_t *e = c->dev_priv;
+            src = c;
+            from = c->ptr;
+            if (e->xfers > 0) /* still landing (received, and sent on) */
+                after = e->ready;
+        } else {
+            copy_reader_put(c);
+        }
+    }
+    if (!src) {
+        rill_data_copy_t *host = rill_data_host_copy(d);
+        if (host && rill_data_copy_current(d, host)) {
+            from = host->ptr;
+            rill_data_copy_pin(host);
+        } else {
+            for (int g = 1; g < rill_device_count(); g++) { /* another GPU has it: there */
+                rill_data_copy_t *o = rill_data_copy(d, g);
+                rill_device_t *dev = rill_device_get(g);
+                if (g != m->index && dev->type == RILL_DEVICE_CUDA && o &&
+                    rill_data_copy_current(d, o)) {
+                    dev->ops->remote(dev, x);
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+    char err[256];
+    void *dst = NULL, *sem = NULL;
+    rill_status_t rs =
+        gm_peer_zone_map(x->peer, x->peer_gpu, x->dst_off, d->size, &dst, err, sizeof(err));
+    if (rs == RILL_SUCCESS)
+        rs = gm_peer_zone_map(x->peer, x->peer_gpu, x->sem_off, sizeof(uint64_t), &sem, err,
+                              sizeof(err));
+    gm_op_t *op = rs == RILL_SUCCESS ? op_new(m, OP_PUT) : NULL;
+    if (rs == RILL_SUCCESS && !op) {
+        rs = RILL_ERR_NO_MEMORY;
+        snprintf(err, sizeof(err), "out of host memory");
+    }
+    cudaStream_t st = m->put_stream;
+    cudaError_t ce = cudaSuccess;
+    if (rs == RILL_SUCCESS) {
+        op_begin(m, op, st, m->trace);
+        if (after)
+            ce = cudaStreamWaitEvent(st, after, 0);
+        if (ce == cudaSuccess)
+            ce = cudaMemcpyAsync(dst, from, d->size, cudaMemcpyDefault, st);
+        /* the signal on the same stream, after the data (rill_cu_stream_write64 orders it
+         * behind the copy's writes with its memory barrier): the receiver's wait on the
+         * semaphore then sees the bytes */
+        if (ce == cudaSuccess &&
+            (rs = rill_cu_stream_write64(st, sem, x->target, err, sizeof(err))) == RILL_SUCCESS)
+            ce = op_record(m, op, st);
+        if (ce != cudaSuccess) {
+            rs = RILL_ERR_DEVICE;
+            snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
+        }
+    }
+    if (rs != RILL_SUCCESS) {
+        if (op)
+            op_free(m, op);
+        if (src)
+            copy_reader_put(src);
+        remote_fail(m, x, rs, err);
+        return true;
+    }
+    op->src[0] = src;
+    op->rx = x;
+    fifo_push(m, fifo_put(m), op);
+    atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
+    return true;
+}
+
+static inline rill_remote_xfer_t *rx_of(rill_mpsc_node_t *n)
+{
+    return (rill_remote_xfer_t *)((char *)n - offsetof(rill_remote_xfer_t, link));
+}
+
+/* Those waiting, then new requests (oldest first); the ones that cannot start wait, in
+ * order. */
+static int remote_step(gm_t *m)
+{
+    rill_mpsc_node_t *todo = m->remote_later, **tail = &todo;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = rill_mpsc_take_all(&m->remote);
+    m->remote_later = NULL;
+    rill_mpsc_node_t **later = &m->remote_later;
+    int n = 0;
+    while (todo) {
+        rill_mpsc_node_t *node = todo;
+        todo = node->next; /* (a started request may be freed) */
+        rill_remote_xfer_t *x = rx_of(node);
+        if (x->kind == RILL_REMOTE_LAND ? land_start(m, x) : put_start(m, x)) {
+            n++;
+        } else {
+            node->next = NULL;
+            *later = node;
+            later = &node->next;
+        }
+    }
+    return n;
 }
 
 /* ------------------------------------------------------------ completion */
@@ -933,6 +1196,28 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
             atomic_store_explicit(&c->version, op->version[0], memory_order_release);
             atomic_store_explicit(&c->coherency, RILL_COHERENCY_SHARED, memory_order_release);
         }
+        break;
+    }
+    case OP_LAND: { /* the sender's signal came: the bytes are in the block */
+        gm_entry_t *e = op->ent[0];
+        e->xfers--;
+        m->free_sems[m->nfree_sems++] = op->sem;
+        trace_xfer(m, op, 3, "landed from a rank", e->copy->data->size);
+        if (e->xfers == 0) /* release: other GPUs may read the copy from now on */
+            atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
+        if (err != cudaSuccess)
+            fail_cuda(m, NULL, "waiting for a tile from another rank", err);
+        break;
+    }
+    case OP_PUT: {
+        rill_remote_xfer_t *x = op->rx;
+        trace_xfer(m, op, 4, "to a rank's GPU", ((rill_data_t *)x->data)->size);
+        if (op->src[0])
+            copy_reader_put(op->src[0]);
+        if (err != cudaSuccess)
+            fail_cuda(m, NULL, "sending a tile to another rank's GPU", err);
+        x->done(x, err == cudaSuccess ? RILL_SUCCESS : RILL_ERR_DEVICE);
+        free(x);
         break;
     }
     case OP_WB: {
@@ -1142,11 +1427,19 @@ static void stage_home(rill_device_t *dev, void *task)
     submit(dev, task);
 }
 
+static void remote(rill_device_t *dev, rill_remote_xfer_t *x)
+{
+    gm_t *m = dev->priv;
+    rill_mpsc_push(&m->remote, &x->link);
+    rill_evcount_signal(&m->wake, 1); /* as submit */
+}
+
 static void describe(rill_device_t *dev, FILE *out);
 
 static const rill_device_ops_t gm_ops = {
     .submit = submit,
     .stage_home = stage_home,
+    .remote = remote,
     .describe = describe,
 };
 
@@ -1171,6 +1464,33 @@ static void copy_release(rill_data_copy_t *c)
     rill_evcount_signal(&m->wake, 1);
     while (!atomic_load_explicit(&reaped, memory_order_acquire))
         sched_yield();
+}
+
+/* The landing and put streams and the landing semaphores (zeroed once, here: the only
+ * synchronisation, at start). */
+static rill_status_t remote_open(gm_t *m)
+{
+    uintptr_t addr = 0;
+    cudaError_t e = cudaStreamCreateWithFlags(&m->land_stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&m->put_stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess &&
+        rill_zone_alloc(m->res->zone, GM_NSEMS * sizeof(uint64_t), &addr) != RILL_SUCCESS)
+        e = cudaErrorMemoryAllocation;
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync((void *)addr, 0, GM_NSEMS * sizeof(uint64_t), m->land_stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(m->land_stream);
+    if (e != cudaSuccess) {
+        snprintf(m->start_err, sizeof(m->start_err),
+                 "setting up the streams and semaphores of remote transfers: %s",
+                 cudaGetErrorString(e));
+        return RILL_ERR_DEVICE;
+    }
+    m->sems = (uint64_t *)addr;
+    for (int k = 0; k < GM_NSEMS; k++)
+        m->free_sems[m->nfree_sems++] = GM_NSEMS - 1 - k;
+    return RILL_SUCCESS;
 }
 
 static void *manager_main(void *arg)
@@ -1210,6 +1530,12 @@ static void *manager_main(void *arg)
             m->fifo_stream[fifo_d2h(m)] = m->res->d2h;
             for (int p = 0; p < RILL_CUDA_MAX_GPUS; p++)
                 m->fifo_stream[fifo_peer(m, p)] = m->res->peer[p];
+            if ((st = remote_open(m)) == RILL_SUCCESS) {
+                m->nfifo = m->res->nexec + 4 + RILL_CUDA_MAX_GPUS;
+                m->fifo_stream[fifo_land(m)] = m->land_stream;
+                m->fifo_stream[fifo_put(m)] = m->put_stream;
+                m->capacity = rill_zone_size(m->res->zone) - rill_zone_used(m->res->zone);
+            }
         }
     }
     if (st == RILL_SUCCESS)
@@ -1228,8 +1554,10 @@ static void *manager_main(void *arg)
                      s == 0 && m->res->nexec > 1 ? " (high priority)" : "");
             m->tr_exec[s] = rill_trace_track(3000 + 64 * m->gpu + s, name);
         }
-        static const char *const copy_names[3] = { "host to GPU", "GPU to host", "GPU to GPU" };
-        for (int k = 0; k < 3; k++) {
+        static const char *const copy_names[5] = { "host to GPU", "GPU to host", "GPU to GPU",
+                                                   "landings from other ranks",
+                                                   "puts to other ranks' GPUs" };
+        for (int k = 0; k < 5; k++) {
             snprintf(name, sizeof(name), "GPU %d copies: %s", m->res->info.ordinal, copy_names[k]);
             m->tr_copy[k] = rill_trace_track(3000 + 64 * m->gpu + 40 + k, name);
         }
@@ -1255,6 +1583,7 @@ static void *manager_main(void *arg)
     while (!atomic_load_explicit(&m->stop, memory_order_acquire)) {
         int progress = reap_dead(m);
         progress += intake(m);
+        progress += remote_step(m);
         progress += poll_fifos(m);
         progress += launch_pending(m);
         /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
@@ -1267,7 +1596,7 @@ static void *manager_main(void *arg)
             rill_cpu_relax();
             continue;
         }
-        if (m->pending.count > 0) { /* waiting for room that a peer's read holds */
+        if (m->pending.count > 0 || m->remote_later) { /* waiting for room a read holds */
             sched_yield();
             continue;
         }
@@ -1282,7 +1611,8 @@ static void *manager_main(void *arg)
          * channels, until the next poll) */
         uint32_t key = rill_evcount_prepare(&m->wake);
         if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) || m->dead_later ||
-            gm_proxy_has_work(m->proxy) || atomic_load_explicit(&m->stop, memory_order_acquire)) {
+            rill_mpsc_nonempty(&m->remote) || gm_proxy_has_work(m->proxy) ||
+            atomic_load_explicit(&m->stop, memory_order_acquire)) {
             rill_evcount_cancel(&m->wake);
             continue;
         }
@@ -1322,6 +1652,10 @@ static void managers_stop(rill_context_t *ctx)
             cudaSetDevice(m->res->info.ordinal);
             if (m->ev_ref)
                 cudaEventDestroy(m->ev_ref);
+            if (m->land_stream)
+                cudaStreamDestroy(m->land_stream);
+            if (m->put_stream)
+                cudaStreamDestroy(m->put_stream);
             gm_proxy_close(&m->proxy);
             while (m->free_ops) {
                 gm_op_t *op = m->free_ops;
@@ -1361,6 +1695,7 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
         rill_evcount_init(&m->wake);
         rill_mpsc_init(&m->intake);
         rill_mpsc_init(&m->dead);
+        rill_mpsc_init(&m->remote);
         rill_heap_init(&m->pending);
         rill_spinlock_init(&m->spans_lock);
         pthread_mutex_init(&m->start_lock, NULL);
@@ -1419,10 +1754,14 @@ static void describe(rill_device_t *dev, FILE *out)
                        loads = atomic_load(&m->n_h2d) + atomic_load(&m->n_d2d);
     fprintf(out,
             "  GPU %d manager: %llu tasks done, %lld handed over and not done; %llu evictions "
-            "(%llu written home first), %llu launches found the zone full\n",
+            "(%llu written home first), %llu launches found the zone full; tiles from other "
+            "ranks' GPUs %llu received (%llu waited for room), %llu sent\n",
             m->res ? m->res->info.ordinal : -1, tasks, (long long)atomic_load(&dev->queued_tasks),
             ev, (unsigned long long)atomic_load(&m->n_wb),
-            (unsigned long long)atomic_load(&m->n_nospace));
+            (unsigned long long)atomic_load(&m->n_nospace),
+            (unsigned long long)atomic_load(&m->n_land),
+            (unsigned long long)atomic_load(&m->n_land_wait),
+            (unsigned long long)atomic_load(&m->n_put));
     if (m->wd_seen && tasks == m->wd_tasks && ev > m->wd_evict && loads > m->wd_loads)
         fprintf(out,
                 "  GPU %d: its zone thrashes: %llu copies evicted and %llu loaded since the last "
@@ -1448,7 +1787,8 @@ void rill_gpu_managers_report(FILE *out)
         fprintf(out,
                 "gpu %d: %llu tasks; H2D %llu (%.1f MB), D2H %llu (%.1f MB), D2D %llu (%.1f MB); "
                 "%llu inputs already current; %llu evictions, %llu write-backs, %llu home "
-                "requests, %llu launches waited for room\n",
+                "requests, %llu launches waited for room; from ranks' GPUs %llu (%.1f MB, "
+                "%llu waited for room), to ranks' GPUs %llu (%.1f MB)\n",
                 m->res ? m->res->info.ordinal : i, (unsigned long long)atomic_load(&m->n_tasks),
                 (unsigned long long)atomic_load(&m->n_h2d), (double)atomic_load(&m->b_h2d) / 1e6,
                 (unsigned long long)atomic_load(&m->n_d2h), (double)atomic_load(&m->b_d2h) / 1e6,
@@ -1457,7 +1797,10 @@ void rill_gpu_managers_report(FILE *out)
                 (unsigned long long)atomic_load(&m->n_evict),
                 (unsigned long long)atomic_load(&m->n_wb),
                 (unsigned long long)atomic_load(&m->n_home),
-                (unsigned long long)atomic_load(&m->n_nospace));
+                (unsigned long long)atomic_load(&m->n_nospace),
+                (unsigned long long)atomic_load(&m->n_land), (double)atomic_load(&m->b_land) / 1e6,
+                (unsigned long long)atomic_load(&m->n_land_wait),
+                (unsigned long long)atomic_load(&m->n_put), (double)atomic_load(&m->b_put) / 1e6);
         if (m->proxy)
             gm_proxy_describe(m->proxy, out);
     }
@@ -1481,6 +1824,11 @@ rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_g
     c->writebacks = atomic_load(&m->n_wb);
     c->home_requests = atomic_load(&m->n_home);
     c->waits_for_room = atomic_load(&m->n_nospace);
+    c->remote_in = atomic_load(&m->n_land);
+    c->remote_in_bytes = atomic_load(&m->b_land);
+    c->remote_out = atomic_load(&m->n_put);
+    c->remote_out_bytes = atomic_load(&m->b_put);
+    c->remote_waits_for_room = atomic_load(&m->n_land_wait);
     c->busy_s = busy_seconds(m);
     return RILL_SUCCESS;
 }

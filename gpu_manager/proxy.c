@@ -890,6 +890,9 @@ typedef struct conn_rec {
 static int8_t *direct;  /* per rank: 1 GPU memory reachable both ways, 0 not */
 static char (*why)[96]; /* per rank: why not */
 static int ndirect;
+/* per rank: its GPUs' zones as registered memory (the mailbox descriptors name the whole
+ * allocation of each zone: base + offset), kept for the GPU-direct transfers of tiles */
+static conn_rec_t *zones;
 static uintptr_t mailbox_block[RILL_CUDA_MAX_GPUS];
 
 static uint64_t token(int from_rank, int from_gpu, int to_rank, int to_gpu)
@@ -1075,6 +1078,8 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     }
     for (int g = 0; g < ctx->ngpus; g++)
         call(proxies[g], do_mailbox_free, NULL, "channel setup");
+    zones = recs; /* the mailboxes are gone; their allocations (the zones) stay */
+    recs = NULL;
 out:
     free(recs);
     free(ok);
@@ -1086,9 +1091,38 @@ void rill_gpu_channels_forget(void)
 {
     free(direct);
     free(why);
+    free(zones);
     direct = NULL;
     why = NULL;
+    zones = NULL;
     ndirect = 0;
+}
+
+uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr)
+{
+    const rill_regmem_t *r = zones ? &zones[ctx->rank].mailbox[gpu] : NULL;
+    return r && r->magic == RILL_REGMEM_MAGIC ? (uint64_t)(addr - (uintptr_t)r->base) : UINT64_MAX;
+}
+
+rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,
+                               size_t len)
+{
+    if (!zones || rank < 0 || rank >= ndirect || !direct[rank] || gpu < 0 ||
+        gpu >= zones[rank].ngpus) {
+        snprintf(err, len, "rank %d's GPU %d is not reachable GPU to GPU from this rank", rank,
+                 gpu);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_regmem_t r = zones[rank].mailbox[gpu];
+    if (off > r.base_size || size > r.base_size - off) {
+        snprintf(err, len,
+                 "bytes [%llu, +%zu) are outside rank %d's GPU %d memory zone (%llu bytes)",
+                 (unsigned long long)off, size, rank, gpu, (unsigned long long)r.base_size);
+        return RILL_ERR_INVALID_ARG;
+    }
+    r.offset = off;
+    r.size = size;
+    return rill_regmem_map(&r, ptr, err, len);
 }
 
 int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why_p)

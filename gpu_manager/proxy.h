@@ -50,4 +50,15 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx);
 /** Forget what rill_gpu_channels_connect learnt (rill_fini). */
 void rill_gpu_channels_forget(void);
 
+#if RILL_HAVE_CUDA
+/** Where addr (in this rank's GPU gpu's zone) is in that zone's registration: what a peer
+ * passes to gm_peer_zone_map. UINT64_MAX when the zones were not connected. Any thread. */
+uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr);
+/** Rank rank's GPU gpu's zone bytes [off, off + size), mapped for the calling thread's
+ * current GPU (CUDA IPC, opened once per peer zone and cached). Only for a GPU-direct peer
+ * (rill_context_gpu_direct). A GPU manager thread. */
+rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,
+                               size_t len);
+#endif
+
 #endif

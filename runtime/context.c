@@ -200,6 +200,8 @@ void rill_task_enqueued(rill_task_t *task, int dev)
 static bool host_copies_ready(rill_task_t *task)
 {
     rill_task_flow_t flows[RILL_MAX_FLOWS];
+    if (task->tc->needs_host && !task->tc->needs_host(task))
+        return true;
     int n = task->tc->flows ? task->tc->flows(task, flows, RILL_MAX_FLOWS) : 0;
     int ndev = rill_device_count();
     for (int i = 0; i < n; i++) {

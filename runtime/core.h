@@ -82,6 +82,10 @@ typedef struct rill_task_class {
     /** Optional: a GPU body's status word (rill/cuda.h) came back as value != 0; the task
      * fails unless this returns RILL_SUCCESS. Called by the GPU manager before completion. */
     rill_status_t (*status_word)(rill_task_t *task, int value);
+    /** Optional, for a CPU body: false when it needs no host copy current (it moves the bytes
+     * from wherever they are, as a send straight from GPU memory does), so the newest copy
+     * is not brought home first. NULL: always true. */
+    bool (*needs_host)(rill_task_t *task);
 } rill_task_class_t;
 
 /** A task as the core sees it; front ends embed it first in their task structs. */

@@ -1,6 +1,7 @@
 /* Data and their copies; keyed collections; the 2D block-cyclic tiled matrix. */
 #include "data_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,16 +12,50 @@
 
 void (*rill_data_copy_release_hook)(rill_data_copy_t *c);
 
-void *rill_host_tile_alloc(size_t size, bool *pinned)
+/* Page-locked tile buffers are kept for reuse once freed: registering memory with the CUDA
+ * driver takes milliseconds per tile of tens of MB and holds a driver lock meanwhile, which
+ * stalls the GPU managers' launches (on two processes with a GPU each, dpotrf N = 32768 ran
+ * at 15 TFLOP/s while each rank pinned the host buffers of the tiles it receives). Buffers
+ * of the same page-rounded size are reused; at most a bounded total is kept (an eighth of
+ * the machine's memory); rill_fini gives the rest back. */
+typedef struct pin_buf {
+    void *ptr;
+    size_t bytes;
+    struct pin_buf *next;
+} pin_buf_t;
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static pin_buf_t *pin_free;
+static size_t pin_cached;
+
+static size_t tile_bytes(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (size ? size + page - 1 : page) / page * page;
+}
+
+/* lazy: a kept page-locked buffer, else a pageable one (page-locked on first use) */
+static void *tile_alloc(size_t size, bool *pinned, bool lazy)
 {
     void *ptr = NULL;
     *pinned = false;
     if (rill_device_count() > 1) { /* GPUs: whole pages, so each tile registers on its own */
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t bytes = (size ? size + page - 1 : page) / page * page;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = tile_bytes(size);
+        pthread_mutex_lock(&pin_lock);
+        for (pin_buf_t **p = &pin_free; *p; p = &(*p)->next)
+            if ((*p)->bytes == bytes) {
+                pin_buf_t *b = *p;
+                *p = b->next;
+                pin_cached -= bytes;
+                pthread_mutex_unlock(&pin_lock);
+                ptr = b->ptr;
+                free(b);
+                *pinned = true;
+                return ptr;
+            }
+        pthread_mutex_unlock(&pin_lock);
         if (posix_memalign(&ptr, page, bytes))
             return NULL;
-        *pinned = rill_cuda_host_register(ptr, bytes);
+        *pinned = !lazy && rill_cuda_host_register(ptr, bytes);
         return ptr;
     }
     if (posix_memalign(&ptr, 64, size ? size : 1))
@@ -28,11 +63,58 @@ void *rill_host_tile_alloc(size_t size, bool *pinned)
     return ptr;
 }
 
-void rill_host_tile_free(void *ptr, bool pinned)
+void *rill_host_tile_alloc(size_t size, bool *pinned)
 {
-    if (pinned)
+    return tile_alloc(size, pinned, false);
+}
+
+void rill_data_copy_pin(rill_data_copy_t *c)
+{
+    if (!c->owns_ptr || rill_device_count() <= 1)
+        return;
+    pthread_mutex_lock(&pin_lock); /* two GPUs' managers may want it at once */
+    if (!c->pinned)
+        c->pinned = rill_cuda_host_register(c->ptr, tile_bytes(c->data->size));
+    pthread_mutex_unlock(&pin_lock);
+}
+
+void rill_host_tile_free(void *ptr, size_t size, bool pinned)
+{
+    if (!ptr)
+        return;
+    if (pinned) {
+        size_t bytes = tile_bytes(size);
+        size_t cap = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE) / 8;
+        pin_buf_t *b = malloc(sizeof(*b));
+        pthread_mutex_lock(&pin_lock);
+        if (b && pin_cached + bytes <= cap) {
+            *b = (pin_buf_t){ .ptr = ptr, .bytes = bytes, .next = pin_free };
+            pin_free = b;
+            pin_cached += bytes;
+            pthread_mutex_unlock(&pin_lock);
+            return;
+        }
+        pthread_mutex_unlock(&pin_lock);
+        free(b);
         rill_cuda_host_unregister(ptr);
+    }
     free(ptr);
+}
+
+void rill_host_tile_cache_drain(void)
+{
+    pthread_mutex_lock(&pin_lock);
+    pin_buf_t *b = pin_free;
+    pin_free = NULL;
+    pin_cached = 0;
+    pthread_mutex_unlock(&pin_lock);
+    while (b) {
+        pin_buf_t *next = b->next;
+        rill_cuda_host_unregister(b->ptr);
+        free(b->ptr);
+        free(b);
+        b = next;
+    }
 }
 
 static rill_data_copy_t *copy_new(rill_data_t *data, int dev, void *ptr, bool owns, bool pinned,
@@ -87,13 +169,16 @@ rill_data_copy_t *rill_data_host_ensure(rill_data_t *data)
     if (c)
         return c;
     bool pinned;
-    void *ptr = rill_host_tile_alloc(data->size, &pinned);
+    /* another rank's datum: with GPUs its versions may land in GPU memory only, so its host
+     * buffer is page-locked when a GPU first copies through it (rill_data_copy_pin), not
+     * here (registering stalls the GPUs' launches; see rill_host_tile_alloc) */
+    void *ptr = tile_alloc(data->size, &pinned, data->home_rank != data->ctx->rank);
     if (!ptr)
         return NULL;
     /* no bytes yet: a receive or a write fills it */
     c = copy_new(data, 0, ptr, true, pinned, RILL_COHERENCY_INVALID);
     if (!c) {
-        rill_host_tile_free(ptr, pinned);
+        rill_host_tile_free(ptr, data->size, pinned);
         return NULL;
     }
     atomic_store_explicit(&data->copies[0], c, memory_order_release);
@@ -127,7 +212,7 @@ void rill_data_fini(rill_data_t *data)
         if (i > 0)
             free(c->dev_priv); /* the managers stopped: their bookkeeping is ours to free */
         if (c->owns_ptr)
-            rill_host_tile_free(c->ptr, c->pinned);
+            rill_host_tile_free(c->ptr, data->size, c->pinned);
         free(c);
     }
 }
@@ -178,7 +263,7 @@ void rill_data_unuse(rill_data_t *data)
     if (data->users == 0 && c && data->home_rank != data->ctx->rank) {
         atomic_store_explicit(&data->copies[0], NULL, memory_order_release);
         if (c->owns_ptr)
-            rill_host_tile_free(c->ptr, c->pinned);
+            rill_host_tile_free(c->ptr, data->size, c->pinned);
         free(c);
     }
 }
@@ -335,7 +420,7 @@ static rill_data_t *collection_datum(rill_collection_t *dc, uint64_t key, size_t
     }
     if (rill_data_init_pinned(data, dc->ctx, dc, key, rank, ptr, size, true, pinned) !=
         RILL_SUCCESS) {
-        rill_host_tile_free(ptr, pinned); /* no copy took it */
+        rill_host_tile_free(ptr, size, pinned); /* no copy took it */
         goto err_free_data;
     }
     if (rill_hmap_put(&dc->data, key, data) != RILL_SUCCESS) {

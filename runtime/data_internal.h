@@ -127,10 +127,16 @@ void rill_collection_unuse(rill_collection_t *dc);
  * rill_matrix_create). */
 rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j);
 
-/** Allocate / free host memory for tiles: 64-byte aligned, or page-aligned and page-locked
- * when GPUs are used (*pinned says which). */
+/** Allocate / free host memory for tiles of size bytes: 64-byte aligned, or page-aligned and
+ * page-locked when GPUs are used (*pinned says which; page-locked buffers are kept for reuse
+ * by later allocations of the same size, up to a bound). Any thread. */
 void *rill_host_tile_alloc(size_t size, bool *pinned);
-void rill_host_tile_free(void *ptr, bool pinned);
+void rill_host_tile_free(void *ptr, size_t size, bool pinned);
+/** Page-lock host copy c's buffer if it is not (another rank's datum gets a pageable buffer
+ * at first; a GPU's manager calls this before it copies through it). Any thread. */
+void rill_data_copy_pin(rill_data_copy_t *c);
+/** Give the kept page-locked buffers back (rill_fini). */
+void rill_host_tile_cache_drain(void);
 
 /** A GPU copy's bookkeeping is freed with the datum through this hook of its owner (the GPU
  * managers set it; NULL: nothing to free). */

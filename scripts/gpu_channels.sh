@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # On the 2-GPU machine: build, the GPU tests (channels in one process and in two), then
 # bench/bench_channels on two processes. Bounded commands; logs under $OUT, a summary last.
-#   scripts/gpu_channels.sh [tests|bench|hang|all]   (default all)
+#   scripts/gpu_channels.sh [tests|bench|hang|direct|all]   (default all)
+# direct: the GPU-direct tests, then the DLA testers on 2 processes x 1 GPU with checks
+# (GPU direct, and host-staged with comm_gpu_direct = off) and dpotrf / dgemm figures of
+# both next to one process driving both GPUs
 # hang: the one-process signal scenario 8 times in each of 3 settings (as built; lazy
 # module loading off; signals by copy), each run bounded: the test's own watchdog prints
 # the feeding thread's last step, the progress words and every thread's stack on a hang
@@ -25,6 +28,35 @@ if [ "$what" = hang ]; then
         echo "signal, one process, ${setting:-as built}: $pass of 8 passed"
         grep -h "HANG\|signal: side" "$out"/hang_${setting%%=*}_*.log | head -8
     done
+    exit 0
+fi
+if [ "$what" = direct ]; then
+    (cd build-gpu && timeout 300 ctest -L gpu -E "channels_signal" --output-on-failure \
+        --timeout 90 >"$out/ctest_direct.log" 2>&1)
+    grep -E "tests passed|\*\*\*Failed|Timeout|rank [01] \(" "$out/ctest_direct.log" | tail -30
+    T=build-gpu/apps/dla
+    np2=("${mpi[@]}" --bind-to none -np 2)
+    for mode in auto off; do
+        for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
+            "testing_dposv -N 3001 -t 512 -x --nrhs 7" "testing_dpotrf -N 8192 -t 1024 -x --dsl ptg"; do
+            echo "== np 2, comm_gpu_direct $mode: $cmd -g 1"
+            timeout 60 "${np2[@]}" $T/$cmd -g 1 --mca comm_gpu_direct $mode 2>&1 |
+                grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -4
+        done
+    done
+    # figures: 2 processes x 1 GPU (GPU direct, host-staged) next to 1 process x 2 GPUs
+    for n in ${RILL_DIRECT_SIZES:-32768 49152}; do
+        for mode in auto off; do
+            echo "== np 2 x 1 GPU, comm_gpu_direct $mode: dpotrf N=$n NB=2048"
+            timeout 150 "${np2[@]}" $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 1 \
+                --mca comm_gpu_direct $mode 2>&1 | grep -E "^ *[0-9]|error|GPU 0:"
+        done
+        echo "== 1 process x 2 GPUs: dpotrf N=$n NB=2048"
+        timeout 150 $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 2 2>&1 | grep -E "^ *[0-9]|error|GPU [01]:"
+    done
+    echo "== np 2 x 1 GPU: dgemm N=32768 NB=4096 (GPU direct), then 1 process x 2 GPUs"
+    timeout 150 "${np2[@]}" $T/testing_dgemm -N 32768 -t 4096 --nruns 3 -g 1 2>&1 | grep -E "^ *[0-9]|error|GPU 0:"
+    timeout 150 $T/testing_dgemm -N 32768 -t 4096 --nruns 3 -g 2 2>&1 | grep -E "^ *[0-9]|error|GPU [01]:"
     exit 0
 fi
 if [ "$what" != bench ]; then

@@ -669,11 +669,16 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
             if (rill_context_gpu_counters(t->ctx, g, &c) != RILL_SUCCESS)
                 continue;
             printf("#   GPU %d: exec streams busy %.1f%% of the run, %llu tasks; H2D %.1f MB, D2H "
-                   "%.1f MB, D2D %.1f MB; %llu evictions\n",
+                   "%.1f MB, D2D %.1f MB; %llu evictions",
                    g, time_s > 0 ? 100.0 * (c.busy_s - c0->busy_s) / time_s : 0.0,
                    c.tasks - c0->tasks, (double)(c.h2d_bytes - c0->h2d_bytes) / 1e6,
                    (double)(c.d2h_bytes - c0->d2h_bytes) / 1e6,
                    (double)(c.d2d_bytes - c0->d2d_bytes) / 1e6, c.evictions - c0->evictions);
+            if (t->nranks > 1) /* tiles from / to other ranks' GPUs (GPU-direct) */
+                printf("; from ranks' GPUs %.1f MB, to them %.1f MB",
+                       (double)(c.remote_in_bytes - c0->remote_in_bytes) / 1e6,
+                       (double)(c.remote_out_bytes - c0->remote_out_bytes) / 1e6);
+            printf("\n");
         }
         fflush(stdout);
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "scheduler.h"
 
 /* Task size classes: header + args (+ values/scratch when they fit). */
@@ -22,9 +23,11 @@ static struct {
     rill_spinlock_t act_lock;
     rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
     int am_tag;       /* the comm engine's tag of activations */
+    int get_tag;      /* and of GPUs' requests for versions sent from GPU memory */
 } dtd;
 
 static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
+static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 
 static rill_param_t *param_window;
 
@@ -57,8 +60,11 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
     dtd_dot_init(ctx->rank);
     rill_spinlock_init(&dtd.act_lock);
     rill_hmap_init(&dtd.acts);
-    if (ctx->nranks > 1 && (s = rill_comm_am_register_new(ctx->comm, dtd_activate_handler, NULL,
-                                                          &dtd.am_tag)) != RILL_SUCCESS)
+    if (ctx->nranks > 1 &&
+        ((s = rill_comm_am_register_new(ctx->comm, dtd_activate_handler, NULL, &dtd.am_tag)) !=
+             RILL_SUCCESS ||
+         (s = rill_comm_am_register_new(ctx->comm, dtd_gpu_get_handler, NULL, &dtd.get_tag)) !=
+             RILL_SUCCESS))
         goto err;
     dtd.ready = true;
     return RILL_SUCCESS;
@@ -590,12 +596,12 @@ static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t l
     }
     memcpy(&m, msg, sizeof(m));
     dtd_activation_t *a = calloc(1, sizeof(*a));
-    if (a && (m.flags & 1)) {
+    if (a && (m.flags & DTD_ACT_INLINE)) {
         a->payload = malloc(m.size ? m.size : 1);
         if (a->payload && len >= sizeof(m) + m.size)
             memcpy(a->payload, (char *)msg + sizeof(m), m.size);
     }
-    if (!a || ((m.flags & 1) && !a->payload)) {
+    if (!a || ((m.flags & DTD_ACT_INLINE) && !a->payload)) {
         RILL_ERROR(RILL_LOG_DTD, "out of memory receiving an activation from rank %d", src);
         abort(); /* a lost activation would hang every rank */
     }
@@ -606,6 +612,7 @@ static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t l
     a->src = src;
     a->size = m.size;
     a->handle = m.handle;
+    a->flags = m.flags;
     uint64_t h = act_hash(m.tp_id, m.dc_id, m.key, m.version);
     rill_spinlock_lock(&dtd.act_lock);
     dtd_activation_t *expected = act_take(h, m.tp_id, m.dc_id, m.key, m.version);
@@ -645,6 +652,152 @@ static void send_done(void *arg, rill_status_t status)
     xfer_done(arg, status);
 }
 
+/* ------------------------------------------------------------ versions sent GPU to GPU */
+
+/* A send goes from GPU memory when both ranks' GPUs reach each other (rill_info --peers),
+ * this process has GPUs and the datum is too large to travel inside the activation. */
+static bool send_from_gpu(const dtd_task_t *t)
+{
+    const dtd_xfer_t *x = t->args[1].ptr;
+    rill_context_t *ctx = t->super.tp->ctx;
+    return rill_device_count() > 1 && t->args[0].data->size > rill_comm_short_limit(ctx->comm) &&
+           rill_context_gpu_direct(ctx, x->peer, NULL);
+}
+
+/* The send's body needs the host copy only when the bytes leave through MPI. */
+static bool send_needs_host(rill_task_t *task)
+{
+    return !send_from_gpu((dtd_task_t *)task);
+}
+
+/* A receive needs the host copy (an older version brought home first, so that no write-back
+ * lands over the new bytes) unless the version lands in GPU memory. */
+static bool recv_needs_host(rill_task_t *task)
+{
+    const dtd_xfer_t *x = ((dtd_task_t *)task)->args[1].ptr;
+    return !(x->act && (x->act->flags & DTD_ACT_GPU));
+}
+
+/* The GPU a version sent from a GPU lands in: the datum's advised GPU, else one that holds
+ * a block for it already, else one chosen by its key. 0: none. */
+static int landing_device(const rill_data_t *d)
+{
+    int ndev = rill_device_count();
+    if (ndev <= 1)
+        return 0;
+    if (d->advised > 0 && d->advised < ndev)
+        return d->advised;
+    for (int g = 1; g < ndev; g++) {
+        rill_data_copy_t *c = rill_data_copy(d, g);
+        if (c && c->ptr)
+            return g;
+    }
+    return 1 + (int)(d->key % (uint64_t)(ndev - 1));
+}
+
+/* Manager thread: the landing buffer and semaphore are reserved and the GPU waits for them:
+ * ask the sender for the bytes, and complete the receive now (its GPU copy is the new
+ * version; whatever uses it on that GPU waits for the landing there). */
+static void land_done(rill_remote_xfer_t *x, rill_status_t s)
+{
+    dtd_task_t *t = x->task;
+    rill_comm_t *comm = t->super.tp->ctx->comm;
+    dtd_gpu_get_msg_t m = { .send = x->cookie, .gpu = s == RILL_SUCCESS ? x->gpu : -1 };
+    if (s == RILL_SUCCESS) {
+        m.dst_off = x->dst_off;
+        m.sem_off = x->sem_off;
+        m.target = x->target;
+    }
+    /* sent even on failure: the sender's send ends (with an error) rather than waiting */
+    rill_status_t ss =
+        rill_comm_am_send(comm, x->peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
+    if (s == RILL_SUCCESS)
+        s = ss;
+    if (s == RILL_SUCCESS)
+        t->super.device = (int16_t)x->device; /* dtd_complete: the GPU copy is written */
+    xfer_done(t, s);
+}
+
+/* Manager thread: the copy into the receiver's GPU and its signal completed. */
+static void put_done(rill_remote_xfer_t *x, rill_status_t s)
+{
+    send_done(x->task, s);
+}
+
+/* Comm thread: the receiver's GPU is ready for a version sent with DTD_ACT_GPU: hand the
+ * copy to the manager of the GPU that holds the newest copy (else the first GPU). */
+static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    (void)arg;
+    dtd_gpu_get_msg_t m;
+    if (len < sizeof(m)) {
+        RILL_ERROR(RILL_LOG_DTD, "GPU request of %zu bytes from rank %d is too short", len, src);
+        return;
+    }
+    memcpy(&m, msg, sizeof(m));
+    dtd_task_t *t = (dtd_task_t *)(uintptr_t)m.send; /* our own pointer, echoed */
+    if (!t || t->super.tc != &send_class.tc) {
+        RILL_ERROR(RILL_LOG_DTD, "rank %d asked for a send this rank does not have", src);
+        abort(); /* the send would never end: every rank would hang */
+    }
+    if (m.gpu < 0) {
+        send_done(t, RILL_ERR_DEVICE);
+        return;
+    }
+    rill_remote_xfer_t *x = calloc(1, sizeof(*x));
+    if (!x) {
+        send_done(t, RILL_ERR_NO_MEMORY);
+        return;
+    }
+    rill_data_t *d = t->args[0].data;
+    x->kind = RILL_REMOTE_PUT;
+    x->task = t;
+    x->data = d;
+    x->peer = src;
+    x->peer_gpu = m.gpu;
+    x->dst_off = m.dst_off;
+    x->sem_off = m.sem_off;
+    x->target = m.target;
+    x->done = put_done;
+    int g = 1;
+    for (int i = 1; i < rill_device_count(); i++)
+        if (rill_data_copy_current(d, rill_data_copy(d, i))) {
+            g = i;
+            break;
+        }
+    rill_device_t *dev = rill_device_get(g);
+    dev->ops->remote(dev, x);
+}
+
+/* Worker: the sender's version is in its GPU memory: a GPU here takes it. */
+static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
+{
+    rill_data_t *data = t->args[0].data;
+    int g = landing_device(data);
+    rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
+    rill_remote_xfer_t *x = dev && dev->ops->remote ? calloc(1, sizeof(*x)) : NULL;
+    if (!x) {
+        rill_taskpool_fail(t->super.tp, dev ? RILL_ERR_NO_MEMORY : RILL_ERR_DEVICE,
+                           "rank %d sends datum (key %llu) from GPU memory and this rank %s",
+                           a->src, (unsigned long long)data->key,
+                           dev ? "is out of host memory" : "has no GPU to receive it");
+        dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
+        rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
+        free(a);
+        return RILL_HOOK_ERROR;
+    }
+    x->kind = RILL_REMOTE_LAND;
+    x->task = t;
+    x->data = data;
+    x->peer = a->src;
+    x->cookie = a->handle;
+    x->done = land_done;
+    free(a);
+    dev->ops->remote(dev, x);
+    return RILL_HOOK_ASYNC;
+}
+
 /* Receive: land the version in this rank's buffer, from the activation or by a GET. */
 static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
 {
@@ -676,6 +829,8 @@ static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
         free(a);
         return RILL_HOOK_DONE;
     }
+    if (a->flags & DTD_ACT_GPU)
+        return recv_to_gpu(t, a);
     rill_status_t s = rill_comm_get(task->tp->ctx->comm, a->src, a->handle, t->args[0].ptr,
                                     data->size, task->prio.priority, xfer_done, t);
     free(a);
@@ -712,7 +867,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
             rill_taskpool_fail(task->tp, RILL_ERR_NO_MEMORY, "out of memory sending a datum");
             return RILL_HOOK_ERROR;
         }
-        m.flags = 1;
+        m.flags = DTD_ACT_INLINE;
         memcpy(msg, &m, sizeof(m));
         memcpy(msg + sizeof(m), t->args[0].ptr, data->size);
         s = rill_comm_am_send(comm, x->peer, dtd.am_tag, msg, sizeof(m) + data->size,
@@ -721,6 +876,15 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
             free(msg);
         if (s == RILL_SUCCESS)
             return RILL_HOOK_DONE;
+    } else if (send_from_gpu(t)) {
+        /* the receiver's GPU asks for it (dtd_gpu_get_handler); send_done ends it */
+        rill_comm_expect(comm, 1);
+        m.flags = DTD_ACT_GPU;
+        m.handle = (uint64_t)(uintptr_t)t;
+        s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), task->prio.priority);
+        if (s == RILL_SUCCESS)
+            return RILL_HOOK_ASYNC;
+        rill_comm_expect(comm, -1);
     } else {
         rill_comm_expect(comm, 1); /* the peer's GET; send_done takes it back */
         s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, send_done, t, &m.handle);
@@ -796,6 +960,8 @@ static void xfer_classes_init(void)
     }
     recv_class.tc.incarnations[0].hook = recv_hook;
     send_class.tc.incarnations[0].hook = send_hook;
+    send_class.tc.needs_host = send_needs_host;
+    recv_class.tc.needs_host = recv_needs_host;
     unrun_class.tc.incarnations[0].hook = unrun_hook;
     home_class.tc.incarnations[0].hook = home_hook;
     done = true;
@@ -855,6 +1021,9 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
             s = RILL_ERR_NO_MEMORY;
         tr->have_local = true;
         tr->local_version = tr->version;
+        /* it may land in GPU memory: bring it home at the end (dtd_close) */
+        if (rill_device_count() > 1 && rill_context_gpu_direct(tp->super.ctx, peer, NULL))
+            tr->gpu_written = true;
     }
     if (s != RILL_SUCCESS) /* no activation to wait for, or no place in the graph */
         t->super.tc = &unrun_class.tc;

@@ -107,15 +107,30 @@ typedef struct dtd_activation {
     int src;
     dtd_task_t *recv; /* the receive task waiting for it, NULL if it arrived first */
     uint64_t size;    /* arrived: bytes of the datum */
-    uint64_t handle;  /* arrived: rendezvous handle, when not inline */
+    uint64_t handle;  /* arrived: rendezvous handle, when not inline (from a GPU: the send) */
+    uint32_t flags;   /* arrived: the message's flags (DTD_ACT_*) */
     void *payload;    /* arrived: inline bytes (malloc'd), or NULL */
 } dtd_activation_t;
 
-/** Wire format of the DTD activation message; inline payload bytes follow when flags & 1. */
+/** Wire format of the DTD activation message; inline payload bytes follow when flags &
+ * DTD_ACT_INLINE; with DTD_ACT_GPU the receiver's GPU asks for the bytes (dtd_gpu_get_msg_t)
+ * and handle names the send. */
 typedef struct dtd_activate_msg {
     uint32_t tp_id, dc_id, version, flags;
     uint64_t key, size, handle;
 } dtd_activate_msg_t;
+#define DTD_ACT_INLINE 1u
+#define DTD_ACT_GPU    2u
+
+/** Wire format of a GPU's request for a version sent with DTD_ACT_GPU: where it lands in the
+ * receiver's GPU zone and the semaphore value that says it landed. gpu < 0: the receiver
+ * could not take it (the send completes with an error). */
+typedef struct dtd_gpu_get_msg {
+    uint64_t send; /* the activation's handle */
+    int32_t gpu;   /* the receiver's GPU (position among its rank's GPUs) */
+    uint32_t pad;
+    uint64_t dst_off, sem_off, target;
+} dtd_gpu_get_msg_t;
 
 typedef struct dtd_taskpool {
     rill_taskpool_t super;

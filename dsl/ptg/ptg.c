@@ -37,7 +37,7 @@ static ptg_buf_t *buf_new(rill_context_t *ctx, size_t size, int refs, bool zero)
     if (!bytes || rill_data_init_pinned(&b->data, ctx, NULL, atomic_fetch_add(&next_key, 1),
                                         ctx->rank, bytes, size, true, pinned) != RILL_SUCCESS) {
         if (bytes)
-            rill_host_tile_free(bytes, pinned);
+            rill_host_tile_free(bytes, size ? size : 1, pinned);
         free(b);
         return NULL;
     }

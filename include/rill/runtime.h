@@ -66,6 +66,11 @@ typedef struct rill_gpu_counters {
     unsigned long long writebacks;     /**< of those, written home first (dirty) */
     unsigned long long home_requests;  /**< CPU tasks that needed a copy brought home */
     unsigned long long waits_for_room; /**< launches that found the zone full */
+    /** tiles received straight into this GPU's memory from another rank's GPU (GPU-direct
+     * remote dependencies), their bytes, and how many of them waited for room first */
+    unsigned long long remote_in, remote_in_bytes, remote_waits_for_room;
+    /** tiles sent from this GPU (or host memory, by this GPU) into another rank's GPU */
+    unsigned long long remote_out, remote_out_bytes;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
 } rill_gpu_counters_t;
 /** Fill *c with GPU i's counters. RILL_ERR_INVALID_ARG when i is not one of the process's

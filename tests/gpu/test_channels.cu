@@ -1174,25 +1174,7 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
 #define CONC_SLOTS 4
 #define CONC_PUTS  200
 
-static int tile_len;
-
-static rill_status_t axpy_gpu(rill_task_t *task)
-{
-    double a, *x, *y;
-    rill_dtd_unpack_args(task, &a, &x, &y);
-    return cublasDaxpy(rill_cuda_cublas(task), tile_len, &a, x, 1, y, 1) == CUBLAS_STATUS_SUCCESS
-               ? RILL_SUCCESS
-               : RILL_ERR_DEVICE;
-}
-
-static rill_status_t scal_gpu(rill_task_t *task)
-{
-    double s, *y;
-    rill_dtd_unpack_args(task, &s, &y);
-    return cublasDscal(rill_cuda_cublas(task), tile_len, &s, y, 1) == CUBLAS_STATUS_SUCCESS
-               ? RILL_SUCCESS
-               : RILL_ERR_DEVICE;
-}
+#include "blas_bodies.h"
 
 /* Random axpy / scal updates of nt tiles by CUDA tasks (a = +-1, s = -1 or 0.5: the same
  * roundings as here), checked against the same sequence run here, as test_gpu_dtd does.

@@ -21,6 +21,7 @@
 #include "rill/params.h"
 #include "rill/rill.h"
 
+#include "blas_bodies.h" /* tile_len, axpy_gpu, scal_gpu */
 #include "test_util.h"
 
 #define NT_MAX 64
@@ -30,8 +31,6 @@
         rill_status_t s_ = (call);                                                                 \
         CHECK_MSG(s_ == RILL_SUCCESS, "%s", rill_status_string(s_));                               \
     } while (0)
-
-static int tile_len; /* doubles per tile */
 
 /* y = a x + y   (args: VALUE a, INPUT x, INOUT y) */
 static rill_status_t axpy_cpu(rill_task_t *task)
@@ -43,15 +42,6 @@ static rill_status_t axpy_cpu(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
-static rill_status_t axpy_gpu(rill_task_t *task)
-{
-    double a, *x, *y;
-    rill_dtd_unpack_args(task, &a, &x, &y);
-    return cublasDaxpy(rill_cuda_cublas(task), tile_len, &a, x, 1, y, 1) == CUBLAS_STATUS_SUCCESS
-               ? RILL_SUCCESS
-               : RILL_ERR_DEVICE;
-}
-
 /* y = s y   (args: VALUE s, INOUT y) */
 static rill_status_t scal_cpu(rill_task_t *task)
 {
@@ -60,15 +50,6 @@ static rill_status_t scal_cpu(rill_task_t *task)
     for (int i = 0; i < tile_len; i++)
         y[i] *= s;
     return RILL_SUCCESS;
-}
-
-static rill_status_t scal_gpu(rill_task_t *task)
-{
-    double s, *y;
-    rill_dtd_unpack_args(task, &s, &y);
-    return cublasDscal(rill_cuda_cublas(task), tile_len, &s, y, 1) == CUBLAS_STATUS_SUCCESS
-               ? RILL_SUCCESS
-               : RILL_ERR_DEVICE;
 }
 
 static int skip_without_gpu(rill_context_t *ctx, int need)

@@ -1,0 +1,218 @@
+/* GPU-direct remote dependencies: DTD tasks with CUDA bodies on two ranks with one GPU each,
+ * tiles moving from one rank's GPU memory straight into the other's (docs/architecture.md,
+ * "GPU-direct remote dependencies"). Scenario (argv[1]), each checked element by element
+ * against the same operations run sequentially here (exact: small integers in doubles):
+ *   pingpong  a tile changed by a chain of tasks that alternate between the ranks, with a
+ *             reader on the other rank followed at once by a writer on the tile's rank (the
+ *             send must hold the bytes until its copy completed: write-after-read)
+ *   bcast     one version read by several tasks on the other rank: received once
+ *   evict     more tiles received than the (shrunk) zone holds: landings evict
+ * With comm_gpu_direct = auto (the default) the counters must show that no tile went
+ * through host memory between the ranks (no rendezvous bytes, tiles received into GPU
+ * memory); run with --mca comm_gpu_direct off the same checks pass host-staged, and the
+ * counters show that path instead. Exits 77 (skipped) without a GPU per rank, or when the
+ * ranks' GPUs cannot reach each other while the run expects them to. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rill/cuda.h"
+#include "rill/dtd.h"
+#include "rill/params.h"
+#include "rill/rill.h"
+#include "blas_bodies.h"
+#include "test_util.h"
+
+#include "comm.h" /* internal: rendezvous byte counters */
+#include "core.h"
+
+#define CHECK_OK(call)                                                                             \
+    do {                                                                                           \
+        rill_status_t s_ = (call);                                                                 \
+        CHECK_MSG(s_ == RILL_SUCCESS, "%s", rill_status_string(s_));                               \
+    } while (0)
+
+#define NB 256 /* 256 x 256 tiles: 512 KiB, far above comm_short_limit */
+
+static rill_dtd_class_t *axpy, *scal;
+static double *ref;  /* the sequential run: one 1 x nt row of tiles */
+static int nt, rank; /* tiles; this rank */
+static rill_matrix_t *A;
+
+static double *ref_tile(int j)
+{
+    return ref + (size_t)j * (size_t)tile_len;
+}
+
+/* tile j's initial values (small integers) here and in the reference */
+static void fill(int j)
+{
+    double *t = rill_matrix_tile_rank(A, 0, j) == rank ? rill_matrix_tile_write(A, 0, j) : NULL;
+    for (int k = 0; k < tile_len; k++) {
+        double v = (double)((j * 7 + k) % 11) - 5.0;
+        ref_tile(j)[k] = v;
+        if (t)
+            t[k] = v;
+    }
+}
+
+/* y += a x, on y's rank */
+static void axpy_task(rill_taskpool_t *tp, double a, int x, int y)
+{
+    CHECK_OK(rill_dtd_insert_task(tp, axpy, 0, RILL_DTD_VALUE, sizeof(a), &a, RILL_DTD_INPUT,
+                                  rill_matrix_tile(A, 0, x), RILL_DTD_INOUT,
+                                  rill_matrix_tile(A, 0, y), RILL_DTD_ARG_END));
+    for (int k = 0; k < tile_len; k++)
+        ref_tile(y)[k] += a * ref_tile(x)[k];
+}
+
+/* y *= s, on y's rank */
+static void scal_task(rill_taskpool_t *tp, double s, int y)
+{
+    CHECK_OK(rill_dtd_insert_task(tp, scal, 0, RILL_DTD_VALUE, sizeof(s), &s, RILL_DTD_INOUT,
+                                  rill_matrix_tile(A, 0, y), RILL_DTD_ARG_END));
+    for (int k = 0; k < tile_len; k++)
+        ref_tile(y)[k] *= s;
+}
+
+/* Tiles of this rank that differ from the reference. */
+static long compare(void)
+{
+    long bad = 0;
+    for (int j = 0; j < nt; j++) {
+        double *t = rill_matrix_tile_ptr(A, 0, j);
+        for (int k = 0; t && k < tile_len; k++)
+            if (t[k] != ref_tile(j)[k]) {
+                if (bad < 3)
+                    fprintf(stderr, "rank %d: tile %d [%d] = %g, expected %g\n", rank, j, k, t[k],
+                            ref_tile(j)[k]);
+                bad++;
+            }
+    }
+    return bad;
+}
+
+/* Tile 0 (rank 0) goes back and forth: tile 1 (rank 1) adds it and it adds tile 1, each step
+ * on the tile's rank, so each step reads the other rank's newest version; a scaling on rank 0
+ * right after rank 1 read tile 0 must not change what rank 1 received. */
+static void pingpong(rill_taskpool_t *tp, int steps)
+{
+    for (int i = 0; i < steps; i++) {
+        axpy_task(tp, 1.0, 0, 1);               /* rank 1 reads tile 0 (from rank 0's GPU) */
+        scal_task(tp, (i & 1) ? -1.0 : 1.0, 0); /* rank 0 writes tile 0 at once */
+        axpy_task(tp, -1.0, 1, 0);              /* rank 0 reads tile 1 (from rank 1's GPU) */
+    }
+}
+
+/* Tile 0 (rank 0) changes, then every odd tile (rank 1) adds it: one transfer per version. */
+static void bcast(rill_taskpool_t *tp, int rounds)
+{
+    for (int r = 0; r < rounds; r++) {
+        scal_task(tp, -1.0, 0);
+        for (int j = 1; j < nt; j += 2)
+            axpy_task(tp, 1.0, 0, j);
+    }
+}
+
+/* Every even tile (rank 0) changes, then tile 1 (rank 1) adds each of them. */
+static void many(rill_taskpool_t *tp)
+{
+    for (int j = 0; j < nt; j += 2) {
+        scal_task(tp, -1.0, j);
+        axpy_task(tp, 1.0, j, 1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "pingpong";
+    int evict = !strcmp(what, "evict");
+    if (evict) { /* zone: cuBLAS 32 MiB + 1 MiB workspace, ~15 MiB for data (30 tiles) */
+        CHECK_OK(rill_param_set("device_cuda_memory_size", "48M"));
+        CHECK_OK(rill_param_set("device_cuda_exec_streams", "1"));
+        CHECK_OK(rill_param_set("device_cuda_workspace", "1M"));
+    }
+    tile_len = NB * NB;
+    rill_context_t *ctx;
+    CHECK_OK(rill_init(&argc, &argv, &ctx));
+    rank = rill_context_rank(ctx);
+    int nranks = rill_context_nranks(ctx), peer = 1 - rank;
+    if (nranks != 2) {
+        fprintf(stderr, "run with 2 ranks (mpirun -np 2)\n");
+        rill_fini(&ctx);
+        return 2;
+    }
+    /* every rank must take the same way out: agree on the GPUs first */
+    const char *why = "";
+    int ng = rill_context_ngpus(ctx), direct = rill_context_gpu_direct(ctx, peer, &why);
+    int off = !rill_comm_gpu_direct_allowed(); /* comm_gpu_direct = off */
+    uint64_t mine[1] = { ng > 0 && (direct || off) }, all[1];
+    CHECK_OK(rill_comm_allreduce_u64(ctx->comm, mine, all, 1, RILL_COMM_MIN));
+    if (!all[0]) {
+        printf("SKIP: rank %d has %d GPU(s); GPU-direct to rank %d: %s%s\n", rank, ng, peer,
+               direct ? "yes" : "no: ", why);
+        rill_fini(&ctx);
+        return 77;
+    }
+    nt = evict ? 80 : 8;
+    CHECK_OK(rill_matrix_create(ctx, NB, nt * NB, NB, NB, 1, 2, &A)); /* tile (0, j): rank j%2 */
+    ref = malloc(sizeof(double) * (size_t)nt * (size_t)tile_len);
+    CHECK_MSG(ref != NULL, "out of memory");
+    for (int j = 0; j < nt; j++)
+        fill(j);
+    CHECK_OK(rill_dtd_class_create(ctx, "axpy", NULL, &axpy));
+    CHECK_OK(rill_dtd_class_add_body(axpy, RILL_BODY_CUDA, axpy_gpu));
+    CHECK_OK(rill_dtd_class_create(ctx, "scal", NULL, &scal));
+    CHECK_OK(rill_dtd_class_add_body(scal, RILL_BODY_CUDA, scal_gpu));
+    rill_comm_stats_t before, after;
+    rill_comm_stats(ctx->comm, &before);
+    rill_taskpool_t *tp;
+    CHECK_OK(rill_dtd_taskpool_create(ctx, &tp));
+    int expect_in; /* versions this rank receives */
+    if (!strcmp(what, "pingpong")) {
+        pingpong(tp, 50);
+        expect_in = 50;
+    } else if (!strcmp(what, "bcast")) {
+        bcast(tp, 5);
+        expect_in = rank == 1 ? 5 : 0;
+    } else if (evict) {
+        many(tp);
+        expect_in = rank == 1 ? nt / 2 : 0;
+    } else {
+        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict\n", what);
+        return 2;
+    }
+    CHECK_OK(rill_taskpool_wait(tp));
+    rill_taskpool_destroy(&tp);
+    rill_comm_stats(ctx->comm, &after);
+    long bad = compare();
+    rill_gpu_counters_t c;
+    CHECK_OK(rill_context_gpu_counters(ctx, 0, &c));
+    unsigned long long rdv = after.data_bytes_recv - before.data_bytes_recv;
+    printf("rank %d (%s): %llu GPU tasks; from the other rank's GPU %llu tiles (%.1f MB, %llu "
+           "waited for room), to it %llu (%.1f MB); host-staged rendezvous bytes received "
+           "%llu; H2D %llu, D2H %llu, evictions %llu\n",
+           rank, direct && !off ? "GPU direct" : "host-staged", c.tasks, c.remote_in,
+           (double)c.remote_in_bytes / 1e6, c.remote_waits_for_room, c.remote_out,
+           (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions);
+    CHECK_MSG(bad == 0, "rank %d: %ld elements differ from the sequential run", rank, bad);
+    if (direct && !off) {
+        /* every version came GPU to GPU, once: nothing through host memory on the way */
+        CHECK_MSG(c.remote_in == (unsigned long long)expect_in,
+                  "rank %d received %llu tiles into its GPU, expected %d", rank, c.remote_in,
+                  expect_in);
+        CHECK_MSG(rdv == 0, "rank %d received %llu bytes host-staged", rank, rdv);
+        if (evict && rank == 1)
+            CHECK_MSG(c.evictions > 0, "rank 1's landings made room by eviction");
+    } else {
+        CHECK_MSG(c.remote_in == 0 && rdv >= (unsigned long long)expect_in * tile_len * 8,
+                  "host-staged: %llu tiles into the GPU, %llu rendezvous bytes", c.remote_in, rdv);
+    }
+    free(ref);
+    CHECK_OK(rill_dtd_class_destroy(&axpy));
+    CHECK_OK(rill_dtd_class_destroy(&scal));
+    CHECK_OK(rill_matrix_destroy(&A));
+    CHECK_OK(rill_fini(&ctx));
+    printf("%s rank %d: PASS\n", what, rank);
+    return 0;
+}
