@@ -68,11 +68,11 @@ mpi_flags=(--oversubscribe)
 if [ "$mode" = main ]; then
     if command -v nvidia-smi >/dev/null 2>&1 && ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU') &&
         [ "$ngpu" -gt 0 ]; then
-        # one process on every GPU of the machine (one process per GPU comes with GPU-direct
-        # remote dependencies)
-        echo "== main job: tiled Cholesky on $ngpu GPU(s), N=16384, NB=1024, 1 process, checked"
-        exec mpirun "${mpi_flags[@]}" -np 1 build/release/apps/dla/testing_dpotrf \
-            -N 16384 -t 1024 -x
+        # one process per GPU; tiles move GPU to GPU between them (GPU-direct remote
+        # dependencies); --bind-to none: Rill splits the node's cores between its processes
+        echo "== main job: tiled Cholesky on $ngpu GPU(s), N=16384, NB=1024, one process per GPU, checked"
+        exec mpirun "${mpi_flags[@]}" --bind-to none -np "$ngpu" \
+            build/release/apps/dla/testing_dpotrf -N 16384 -t 1024 -g 1 -x
     fi
     echo "== main job: tiled Cholesky, N=4000, NB=256, 2 ranks (P=2 x Q=1), 1 core each, checked"
     exec mpirun "${mpi_flags[@]}" -np 2 build/release/apps/dla/testing_dpotrf \
