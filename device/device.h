@@ -33,8 +33,9 @@ typedef struct rill_device rill_device_t;
 /**
  * A version of a datum moving from one process's GPU memory straight into another's
  * (GPU-direct remote dependencies; docs/architecture.md). The front end fills it, hands it
- * to a GPU's manager (land or put below) and gets it back through done, on the manager
- * thread, which frees it after that call.
+ * to a GPU's manager (land, reserve or put below) and gets it back through done, on the
+ * manager thread; the front end frees it (the manager never touches it after done, but for
+ * a reservation, which it reads again when the landing that uses it comes).
  *
  * RILL_REMOTE_LAND, on the receiving rank: the manager reserves a block of its zone for the
  * datum (its copy on this GPU: the landing buffer, no second copy) and a semaphore, enqueues
@@ -47,7 +48,15 @@ typedef struct rill_device rill_device_t;
  * host's) into the receiver's landing buffer through the CUDA IPC mapping of the receiver's
  * zone, then writes target into the receiver's semaphore on the same stream (ordered after
  * the data), and calls done once its event shows both complete: until then it holds a reader
- * on the source copy, so no later writer can change the bytes being sent.
+ * on the source copy, so no later writer can change the bytes being sent. enqueued, when set,
+ * is called as soon as the copy and the signal are enqueued (the put is then coming).
+ *
+ * RILL_REMOTE_RESERVE, on the receiving rank, ahead of the version (early announcement):
+ * the landing buffer and semaphore as for a landing, but only when they are free at once
+ * (no eviction, within a share of the zone), and no wait enqueued: reserved says whether it
+ * worked, done is called either way. A later RILL_REMOTE_LAND naming it in early then only
+ * enqueues the wait (once the put is known to be coming: a stream never waits for a
+ * transfer that may not start).
  */
 typedef struct rill_remote_xfer {
     rill_mpsc_node_t link;
@@ -62,10 +71,17 @@ typedef struct rill_remote_xfer {
                                         * and the value that says the bytes landed */
     uint64_t cookie;                   /* the front end's own (the sender's id of the send) */
     bool waited;                       /* the manager's: counted as waiting for room */
+    bool reserved;                     /* RESERVE: the landing was reserved */
+    bool put_coming;                   /* LAND: the sender's put is enqueued already */
+    struct rill_remote_xfer *early;    /* LAND: the reservation made ahead, or NULL */
+    void *entry;                       /* RESERVE: the manager's (the copy's entry) */
+    int sem;                           /* RESERVE: the manager's (its semaphore) */
+    void (*enqueued)(struct rill_remote_xfer *x); /* PUT: optional, see above */
     void (*done)(struct rill_remote_xfer *x, rill_status_t status);
 } rill_remote_xfer_t;
-#define RILL_REMOTE_LAND 1
-#define RILL_REMOTE_PUT  2
+#define RILL_REMOTE_LAND    1
+#define RILL_REMOTE_PUT     2
+#define RILL_REMOTE_RESERVE 3
 
 /**
  * What the layer that runs a device's tasks (a GPU manager) offers the runtime. Tasks are

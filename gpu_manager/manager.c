@@ -179,6 +179,8 @@ typedef struct gm {
     atomic_ullong n_tasks, n_h2d, n_d2h, n_d2d, b_h2d, b_d2h, b_d2d, n_evict, n_wb, n_home, n_hits,
         n_nospace;
     atomic_ullong n_land, b_land, n_put, b_put, n_land_wait; /* GPU-direct, in and out */
+    atomic_ullong n_early;                                   /* of n_land: reserved ahead */
+    size_t early_bytes; /* reserved ahead and not landing yet (manager thread) */
 
 } gm_t;
 
@@ -926,16 +928,25 @@ static void remote_fail(gm_t *m, rill_remote_xfer_t *x, rill_status_t s, const c
                (unsigned long long)d->key, d->size, x->kind == RILL_REMOTE_LAND ? "from" : "to",
                x->peer, what);
     x->done(x, s);
-    free(x);
 }
 
 /* Receive side: reserve the landing buffer (this GPU's copy of the datum) and a semaphore,
  * and make the landing stream wait for the sender's signal; the event recorded behind the
  * wait (e->ready) orders every later use of the copy on this GPU after the bytes landed,
  * GPU side. false: not now (no room, no free semaphore, or the old bytes are still read). */
+static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r);
+
 static bool land_start(gm_t *m, rill_remote_xfer_t *x)
 {
     rill_data_t *d = x->data;
+    if (x->early && x->early->reserved) {
+        if (x->early->device != m->index) { /* reserved on another GPU: there */
+            rill_device_t *dev = rill_device_get(x->early->device);
+            dev->ops->remote(dev, x);
+            return true;
+        }
+        return arm_start(m, x, x->early);
+    }
     if (d->size > m->capacity) {
         char why[200];
         snprintf(why, sizeof(why),
@@ -1018,7 +1029,6 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
     x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
     x->target = target;
     x->done(x, RILL_SUCCESS); /* the front end asks the sender and completes its receive */
-    free(x);
     return true;
 }
 
@@ -1104,6 +1114,99 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     fifo_push(m, fifo_put(m), op);
     atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
+    if (x->enqueued)
+        x->enqueued(x);
+    return true;
+}
+
+/* Early announcement, receive side: reserve the landing buffer and a semaphore now, if they
+ * are free at once and within a quarter of the zone (reservations held ahead must not
+ * starve the tasks' launches); no wait is enqueued until the landing that uses it. */
+static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
+{
+    rill_data_t *d = x->data;
+    gm_entry_t *e = NULL;
+    bool ok = m->nfree_sems > GM_NSEMS / 4 && m->early_bytes + d->size <= m->capacity / 4 &&
+              (e = entry_of(m, d)) && !e->writeback && e->xfers == 0 &&
+              atomic_load_explicit(&e->copy->readers, memory_order_acquire) == 0;
+    if (ok && !e->block) {
+        uintptr_t addr;
+        if ((ok = rill_zone_alloc(m->res->zone, d->size, &addr) == RILL_SUCCESS)) {
+            e->block = addr;
+            e->copy->ptr = (void *)addr;
+            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID,
+                                  memory_order_release);
+            lru_append(m, e);
+        }
+    }
+    if (ok) {
+        int k = m->free_sems[--m->nfree_sems];
+        e->xfers++; /* held: not evicted, not read by another GPU, until it landed */
+        e->xfer_version = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
+        atomic_store_explicit(&e->copy->landing, 1, memory_order_release);
+        m->early_bytes += d->size;
+        x->entry = e;
+        x->sem = k;
+        x->gpu = m->gpu; /* (x->device: set by the front end, this GPU) */
+        x->dst_off = gm_zone_offset(m->ctx, m->gpu, e->block);
+        x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
+        x->target = ++m->sem_seq[k];
+        atomic_fetch_add_explicit(&m->n_early, 1, memory_order_relaxed);
+    }
+    RILL_VERBOSE(RILL_LOG_GPU, 2,
+                 "GPU %d: landing of datum (key %llu) reserved ahead: %s (%d semaphores free, "
+                 "%zu of %zu bytes reserved ahead)",
+                 m->res->info.ordinal, (unsigned long long)d->key, ok ? "yes" : "no", m->nfree_sems,
+                 m->early_bytes, m->capacity / 4);
+    x->reserved = ok;
+    x->done(x, ok ? RILL_SUCCESS : RILL_ERR_BUSY);
+    return true;
+}
+
+/* The landing x of reservation r (reserve_start): its put is coming, so the landing stream
+ * may wait for it now. */
+static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
+{
+    gm_entry_t *e = r->entry;
+    rill_data_t *d = x->data;
+    gm_op_t *op = op_new(m, OP_LAND);
+    char err[200] = "out of host memory or CUDA events";
+    rill_status_t rs = RILL_ERR_NO_MEMORY;
+    cudaError_t ce = cudaSuccess;
+    if (op && (e->ready || (e->ready = rill_cuda_event_get(m->res, false)))) {
+        op_begin(m, op, m->land_stream, m->trace);
+        rs = rill_cu_stream_wait64(m->land_stream, m->sems + r->sem, r->target, err, sizeof(err));
+        if (rs == RILL_SUCCESS && (ce = cudaEventRecord(e->ready, m->land_stream)) == cudaSuccess)
+            ce = op_record(m, op, m->land_stream);
+        if (ce != cudaSuccess) {
+            rs = RILL_ERR_DEVICE;
+            snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
+        }
+    }
+    m->early_bytes -= d->size;
+    if (rs != RILL_SUCCESS) { /* give the reservation back */
+        if (op)
+            op_free(m, op);
+        e->xfers--;
+        if (e->xfers == 0)
+            atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
+        m->free_sems[m->nfree_sems++] = r->sem;
+        remote_fail(m, x, rs, err);
+        return true;
+    }
+    op->nent = 1;
+    op->ent[0] = e;
+    op->version[0] = e->xfer_version;
+    op->sem = r->sem;
+    fifo_push(m, fifo_land(m), op);
+    atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->b_land, d->size, memory_order_relaxed);
+    x->gpu = r->gpu;
+    x->device = r->device;
+    x->dst_off = r->dst_off;
+    x->sem_off = r->sem_off;
+    x->target = r->target;
+    x->done(x, RILL_SUCCESS);
     return true;
 }
 
@@ -1127,7 +1230,10 @@ static int remote_step(gm_t *m)
         rill_mpsc_node_t *node = todo;
         todo = node->next; /* (a started request may be freed) */
         rill_remote_xfer_t *x = rx_of(node);
-        if (x->kind == RILL_REMOTE_LAND ? land_start(m, x) : put_start(m, x)) {
+        bool started = x->kind == RILL_REMOTE_LAND  ? land_start(m, x)
+                       : x->kind == RILL_REMOTE_PUT ? put_start(m, x)
+                                                    : reserve_start(m, x);
+        if (started) {
             n++;
         } else {
             node->next = NULL;
@@ -1217,7 +1323,6 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         if (err != cudaSuccess)
             fail_cuda(m, NULL, "sending a tile to another rank's GPU", err);
         x->done(x, err == cudaSuccess ? RILL_SUCCESS : RILL_ERR_DEVICE);
-        free(x);
         break;
     }
     case OP_WB: {
@@ -1829,6 +1934,7 @@ rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_g
     c->remote_out = atomic_load(&m->n_put);
     c->remote_out_bytes = atomic_load(&m->b_put);
     c->remote_waits_for_room = atomic_load(&m->n_land_wait);
+    c->remote_early = atomic_load(&m->n_early);
     c->busy_s = busy_seconds(m);
     return RILL_SUCCESS;
 }

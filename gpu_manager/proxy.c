@@ -994,8 +994,9 @@ static rill_status_t do_check_tokens(gm_proxy_t *p, void *arg)
             continue;
         for (int g = 0; g < r->ngpus; g++) {
             size_t i = (size_t)s * RILL_CUDA_MAX_GPUS + (size_t)g;
-            if (e != cudaSuccess || i >= n || seen[i] != token(s, g, ctx->rank, p->gpu)) {
-                a->ok[s] = 0;
+            if (a->ok[s] &&
+                (e != cudaSuccess || i >= n || seen[i] != token(s, g, ctx->rank, p->gpu))) {
+                a->ok[s] = 0; /* (a peer not tried keeps its reason) */
                 snprintf(why[s], sizeof(why[s]),
                          "its GPU %d's token did not arrive in GPU %d's memory", g, p->ordinal);
             }

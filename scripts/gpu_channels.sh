@@ -33,9 +33,15 @@ fi
 if [ "$what" = direct ]; then
     (cd build-gpu && timeout 300 ctest -L gpu -E "channels_signal" --output-on-failure \
         --timeout 90 >"$out/ctest_direct.log" 2>&1)
+    (cd build-gpu && timeout 120 ctest -R gpu_direct -V --timeout 60 2>&1 | grep -E "rank [01] \(" |
+        sed 's/^[0-9]*: //' >"$out/direct_counters.log")
+    cat "$out/direct_counters.log"
     grep -E "tests passed|\*\*\*Failed|Timeout|rank [01] \(" "$out/ctest_direct.log" | tail -30
     T=build-gpu/apps/dla
     np2=("${mpi[@]}" --bind-to none -np 2)
+    echo "== np 2, dtd_gpu_early 0: testing_dpotrf -N 6001 -t 512 -x -g 1"
+    timeout 60 "${np2[@]}" $T/testing_dpotrf -N 6001 -t 512 -x -g 1 --mca dtd_gpu_early 0 2>&1 |
+        grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -3
     for mode in auto off; do
         for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
             "testing_dposv -N 3001 -t 512 -x --nrhs 7" "testing_dpotrf -N 8192 -t 1024 -x --dsl ptg"; do
@@ -53,6 +59,10 @@ if [ "$what" = direct ]; then
         done
         echo "== 1 process x 2 GPUs: dpotrf N=$n NB=2048"
         timeout 150 $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 2 2>&1 | grep -E "^ *[0-9]|error|GPU [01]:"
+    done
+    for mode in "dtd_gpu_early 1" "dtd_gpu_early 0" "comm_gpu_direct off"; do
+        echo "== bench_gpu_hop, $mode"
+        timeout 120 "${np2[@]}" build-gpu/bench/bench_gpu_hop 200 --mca $mode 2>&1 | tail -7
     done
     echo "== np 2 x 1 GPU: dgemm N=32768 NB=4096 (GPU direct), then 1 process x 2 GPUs"
     timeout 150 "${np2[@]}" $T/testing_dgemm -N 32768 -t 4096 --nruns 3 -g 1 2>&1 | grep -E "^ *[0-9]|error|GPU 0:"

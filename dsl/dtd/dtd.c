@@ -24,12 +24,15 @@ static struct {
     rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
     int am_tag;       /* the comm engine's tag of activations */
     int get_tag;      /* and of GPUs' requests for versions sent from GPU memory */
+    int ann_tag;      /* and of early announcements of landings */
+    rill_hmap_t anns; /* sender side: announcements and sends, per (version, receiver) */
 } dtd;
 
 static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
+static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 
-static rill_param_t *param_window;
+static rill_param_t *param_window, *param_early;
 
 RILL_LOG_COMPONENT(rill_log_dtd, "dtd");
 
@@ -38,6 +41,13 @@ rill_status_t rill_dtd_register_params(void)
     rill_status_t s = rill_log_register(&rill_log_dtd);
     if (s == RILL_SUCCESS)
         s = dtd_dot_register_params();
+    if (s == RILL_SUCCESS)
+        s = rill_param_register_bool(
+            "dtd_gpu_early",
+            "Receives of versions sent GPU to GPU reserve their landing buffer when inserted and "
+            "announce it to the sender, which then puts the version as soon as it is produced "
+            "(no request round trip); off: the landing is reserved when the version is ready",
+            RILL_PARAM_LEVEL_TUNER, true, &param_early);
     if (s != RILL_SUCCESS)
         return s;
     return rill_param_register_int("dtd_window_size",
@@ -60,10 +70,13 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
     dtd_dot_init(ctx->rank);
     rill_spinlock_init(&dtd.act_lock);
     rill_hmap_init(&dtd.acts);
+    rill_hmap_init(&dtd.anns);
     if (ctx->nranks > 1 &&
         ((s = rill_comm_am_register_new(ctx->comm, dtd_activate_handler, NULL, &dtd.am_tag)) !=
              RILL_SUCCESS ||
          (s = rill_comm_am_register_new(ctx->comm, dtd_gpu_get_handler, NULL, &dtd.get_tag)) !=
+             RILL_SUCCESS ||
+         (s = rill_comm_am_register_new(ctx->comm, dtd_announce_handler, NULL, &dtd.ann_tag)) !=
              RILL_SUCCESS))
         goto err;
     dtd.ready = true;
@@ -87,6 +100,14 @@ void rill_dtd_fini(void)
         }
     }
     rill_hmap_fini(&dtd.acts);
+    RILL_HMAP_FOREACH(&dtd.anns, e)
+    {
+        for (dtd_activation_t *a = e->val, *n; a; a = n) {
+            n = a->next;
+            free(a);
+        }
+    }
+    rill_hmap_fini(&dtd.anns);
     for (int i = 0; i < NB_SIZE_CLASSES; i++)
         rill_mempool_fini(&dtd.tasks[i]);
     rill_mempool_fini(&dtd.succs);
@@ -99,6 +120,7 @@ static rill_hook_status_t dtd_hook_cpu(rill_worker_t *w, rill_task_t *task);
 static rill_hook_status_t dtd_hook_cuda(rill_worker_t *w, rill_task_t *task);
 static int dtd_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
 static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
+static void recv_last_local_dep(dtd_task_t *t);
 
 static const char *kind_name(int kind);
 static rill_dtd_class_t recv_class, send_class; /* the pseudo-tasks that move versions */
@@ -351,10 +373,13 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
         dtd_task_t *s = node->task;
         if (flow) /* s cannot start before our decrement below: no race */
             s->super.flow_in = flow;
-        if (atomic_fetch_sub_explicit(&s->deps, 1, memory_order_acq_rel) == 1) {
+        int left = atomic_fetch_sub_explicit(&s->deps, 1, memory_order_acq_rel) - 1;
+        if (left == 0) {
             s->super.next = ready;
             ready = &s->super;
             nready++;
+        } else if (left == 1 && s->cls == &recv_class) {
+            recv_last_local_dep(s);
         }
         rill_mempool_free(&dtd.succs, node);
         node = next;
@@ -558,24 +583,33 @@ static inline uint64_t act_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, ui
     return h ? h : 1;
 }
 
-/* Find and unlink the activation of (tp, dc, key, version); act_lock held. */
-static dtd_activation_t *act_take(uint64_t h, uint32_t tp_id, uint32_t dc_id, uint64_t key,
-                                  uint32_t version)
+/* Find and unlink the entry of (tp, dc, key, version) in map (with src == rank unless rank
+ * is -1); act_lock held. */
+static dtd_activation_t *entry_take(rill_hmap_t *map, uint64_t h, uint32_t tp_id, uint32_t dc_id,
+                                    uint64_t key, uint32_t version, int rank)
 {
-    dtd_activation_t *head = rill_hmap_get(&dtd.acts, h), *prev = NULL;
+    dtd_activation_t *head = rill_hmap_get(map, h), *prev = NULL;
     for (dtd_activation_t *a = head; a; prev = a, a = a->next) {
-        if (a->tp_id != tp_id || a->dc_id != dc_id || a->key != key || a->version != version)
+        if (a->tp_id != tp_id || a->dc_id != dc_id || a->key != key || a->version != version ||
+            (rank >= 0 && a->src != rank))
             continue;
         if (prev)
             prev->next = a->next;
         else if (a->next)
-            rill_hmap_put(&dtd.acts, h, a->next);
+            rill_hmap_put(map, h, a->next);
         else
-            rill_hmap_remove(&dtd.acts, h);
+            rill_hmap_remove(map, h);
         a->next = NULL;
         return a;
     }
     return NULL;
+}
+
+/* The activation of (tp, dc, key, version); act_lock held. */
+static dtd_activation_t *act_take(uint64_t h, uint32_t tp_id, uint32_t dc_id, uint64_t key,
+                                  uint32_t version)
+{
+    return entry_take(&dtd.acts, h, tp_id, dc_id, key, version, -1);
 }
 
 static rill_status_t act_add(uint64_t h, dtd_activation_t *a)
@@ -702,26 +736,231 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
     rill_comm_t *comm = t->super.tp->ctx->comm;
-    dtd_gpu_get_msg_t m = { .send = x->cookie, .gpu = s == RILL_SUCCESS ? x->gpu : -1 };
-    if (s == RILL_SUCCESS) {
-        m.dst_off = x->dst_off;
-        m.sem_off = x->sem_off;
-        m.target = x->target;
+    if (!x->put_coming) { /* else the sender put it into the announced landing already */
+        dtd_gpu_get_msg_t m = { .send = x->cookie, .gpu = s == RILL_SUCCESS ? x->gpu : -1 };
+        if (s == RILL_SUCCESS) {
+            m.dst_off = x->dst_off;
+            m.sem_off = x->sem_off;
+            m.target = x->target;
+        }
+        /* sent even on failure: the sender's send ends (with an error) rather than waiting */
+        rill_status_t ss =
+            rill_comm_am_send(comm, x->peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
+        if (s == RILL_SUCCESS)
+            s = ss;
     }
-    /* sent even on failure: the sender's send ends (with an error) rather than waiting */
-    rill_status_t ss =
-        rill_comm_am_send(comm, x->peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
-    if (s == RILL_SUCCESS)
-        s = ss;
     if (s == RILL_SUCCESS)
         t->super.device = (int16_t)x->device; /* dtd_complete: the GPU copy is written */
+    ((dtd_xfer_t *)t->args[1].ptr)->early = NULL;
+    free(x->early);
+    free(x);
     xfer_done(t, s);
 }
 
 /* Manager thread: the copy into the receiver's GPU and its signal completed. */
 static void put_done(rill_remote_xfer_t *x, rill_status_t s)
 {
-    send_done(x->task, s);
+    dtd_task_t *t = x->task;
+    free(x);
+    send_done(t, s);
+}
+
+/* Manager thread: the put into an announced landing is enqueued: tell the receiver, whose
+ * receive then completes without asking (its landing stream waits for the semaphore). */
+static void put_enqueued(rill_remote_xfer_t *x)
+{
+    dtd_task_t *t = x->task;
+    const dtd_xfer_t *xf = t->args[1].ptr;
+    rill_data_t *d = t->args[0].data;
+    dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
+                             .dc_id = d->dc ? d->dc->id : UINT32_MAX,
+                             .version = xf->version,
+                             .flags = DTD_ACT_GPU | DTD_ACT_PUT,
+                             .key = d->key,
+                             .size = d->size,
+                             .handle = (uint64_t)(uintptr_t)t };
+    if (rill_comm_am_send(t->super.tp->ctx->comm, x->peer, dtd.am_tag, &m, sizeof(m),
+                          t->super.prio.priority) != RILL_SUCCESS)
+        rill_taskpool_fail(t->super.tp, RILL_ERR_COMM,
+                           "cannot tell rank %d datum (key %llu) is coming", x->peer,
+                           (unsigned long long)d->key);
+}
+
+/* Hand send t's copy into rank peer's GPU (landing at the given place) to the manager of
+ * the GPU that holds the newest copy (else the first GPU). Any thread. */
+static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint64_t sem_off,
+                       uint64_t target, bool announced)
+{
+    rill_remote_xfer_t *x = calloc(1, sizeof(*x));
+    if (!x) {
+        send_done(t, RILL_ERR_NO_MEMORY);
+        return;
+    }
+    rill_data_t *d = t->args[0].data;
+    x->kind = RILL_REMOTE_PUT;
+    x->task = t;
+    x->data = d;
+    x->peer = peer;
+    x->peer_gpu = gpu;
+    x->dst_off = dst_off;
+    x->sem_off = sem_off;
+    x->target = target;
+    x->done = put_done;
+    x->enqueued = announced ? put_enqueued : NULL;
+    int g = 1;
+    for (int i = 1; i < rill_device_count(); i++)
+        if (rill_data_copy_current(d, rill_data_copy(d, i))) {
+            g = i;
+            break;
+        }
+    rill_device_t *dev = rill_device_get(g);
+    dev->ops->remote(dev, x);
+}
+
+/* ------------------------------------------------------------ early announcements */
+
+static inline uint64_t ann_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, uint32_t version,
+                                int rank)
+{
+    uint64_t h = act_hash(tp_id, dc_id, key, version) ^ ((uint64_t)(rank + 1) * 0x100000001b3ull);
+    return h ? h : 1;
+}
+
+/* The announcement of (tp, dc, key, version) for receiver rank (or its mark); act_lock
+ * held. */
+static dtd_activation_t *ann_take(uint64_t h, uint32_t tp_id, uint32_t dc_id, uint64_t key,
+                                  uint32_t version, int rank)
+{
+    return entry_take(&dtd.anns, h, tp_id, dc_id, key, version, rank);
+}
+
+static void ann_add(uint64_t h, dtd_activation_t *a)
+{
+    a->next = rill_hmap_get(&dtd.anns, h);
+    if (rill_hmap_put(&dtd.anns, h, a) != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_DTD, "out of memory keeping an announcement");
+        abort(); /* a lost one would leave a send waiting for a request that never comes */
+    }
+}
+
+/* Comm thread, on the sender: the receiver's landing for a version (or that it reserved
+ * none). If the send went out already (it asked for the GPU request), forget both: the
+ * request will name the reserved landing. */
+static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    (void)arg;
+    dtd_announce_msg_t m;
+    if (len < sizeof(m)) {
+        RILL_ERROR(RILL_LOG_DTD, "announcement of %zu bytes from rank %d is too short", len, src);
+        return;
+    }
+    memcpy(&m, msg, sizeof(m));
+    uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, src);
+    rill_spinlock_lock(&dtd.act_lock);
+    dtd_activation_t *sent = ann_take(h, m.tp_id, m.dc_id, m.key, m.version, src);
+    if (sent) {
+        rill_spinlock_unlock(&dtd.act_lock);
+        free(sent);
+        return;
+    }
+    dtd_activation_t *a = calloc(1, sizeof(*a));
+    if (!a) {
+        rill_spinlock_unlock(&dtd.act_lock);
+        RILL_ERROR(RILL_LOG_DTD, "out of memory keeping an announcement from rank %d", src);
+        abort();
+    }
+    *a = (dtd_activation_t){ .tp_id = m.tp_id,
+                             .dc_id = m.dc_id,
+                             .version = m.version,
+                             .key = m.key,
+                             .src = src,
+                             .flags = m.reserved ? DTD_ANN_RESERVED : DTD_ANN_NONE,
+                             .gpu = m.gpu,
+                             .dst_off = m.dst_off,
+                             .sem_off = m.sem_off,
+                             .target = m.target };
+    ann_add(h, a);
+    rill_spinlock_unlock(&dtd.act_lock);
+}
+
+/* Receiver, insertion: announce a receive's landing (reserved or none) to the sender. */
+static void announce(dtd_task_t *t, const rill_remote_xfer_t *r)
+{
+    const dtd_xfer_t *xf = t->args[1].ptr;
+    rill_data_t *d = t->args[0].data;
+    dtd_announce_msg_t m = { .tp_id = t->super.tp->id,
+                             .dc_id = d->dc ? d->dc->id : UINT32_MAX,
+                             .version = xf->version,
+                             .reserved = r && r->reserved,
+                             .key = d->key };
+    if (r && r->reserved) {
+        m.gpu = r->gpu;
+        m.dst_off = r->dst_off;
+        m.sem_off = r->sem_off;
+        m.target = r->target;
+    }
+    if (rill_comm_am_send(t->super.tp->ctx->comm, xf->peer, dtd.ann_tag, &m, sizeof(m),
+                          t->super.prio.priority) != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_DTD, "cannot announce datum (key %llu) to rank %d",
+                   (unsigned long long)d->key, xf->peer);
+        abort(); /* the sender would wait for a request that never comes */
+    }
+}
+
+/* Manager thread: the reservation made ahead (reserved or not): announce it. */
+static void reserve_done(rill_remote_xfer_t *r, rill_status_t s)
+{
+    (void)s; /* r->reserved says it */
+    announce(r->task, r);
+}
+
+/* Receive t, sent GPU to GPU, no local task using its datum any more and its activation not
+ * arrived (act_lock held): reserve its landing ahead; reserve_done announces it, reserved or
+ * not. false when early announcements are off or no GPU takes it (nothing was sent). */
+static bool recv_reserve(dtd_task_t *t)
+{
+    dtd_xfer_t *xf = t->args[1].ptr;
+    if (xf->announced || !rill_param_get_bool(param_early))
+        return false;
+    rill_data_t *d = t->args[0].data;
+    int g = landing_device(d);
+    rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
+    rill_remote_xfer_t *r = dev && dev->ops->remote ? calloc(1, sizeof(*r)) : NULL;
+    if (!r)
+        return false;
+    r->kind = RILL_REMOTE_RESERVE;
+    r->device = g; /* the landing goes to the same manager, after it */
+    r->task = t;
+    r->data = d;
+    r->peer = xf->peer;
+    r->done = reserve_done;
+    xf->early = r;
+    xf->announced = true;
+    dev->ops->remote(dev, r);
+    return true;
+}
+
+/* dtd_complete: receive t has one dependency left. If it is its activation (still expected)
+ * and the version comes GPU to GPU, reserve its landing now. (A predecessor that completes
+ * while t is being inserted may be missed: t then asks when its version is ready.) */
+static void recv_last_local_dep(dtd_task_t *t)
+{
+    dtd_xfer_t *xf = t->args[1].ptr;
+    rill_data_t *d = t->args[0].data;
+    rill_context_t *ctx = t->super.tp->ctx;
+    if (rill_device_count() <= 1 || d->size <= rill_comm_short_limit(ctx->comm) ||
+        !rill_context_gpu_direct(ctx, xf->peer, NULL))
+        return;
+    uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
+    uint64_t h = act_hash(t->super.tp->id, dc_id, d->key, xf->version);
+    rill_spinlock_lock(&dtd.act_lock);
+    for (dtd_activation_t *a = rill_hmap_get(&dtd.acts, h); a; a = a->next)
+        if (a->recv == t) { /* still expected */
+            recv_reserve(t);
+            break;
+        }
+    rill_spinlock_unlock(&dtd.act_lock);
 }
 
 /* Comm thread: the receiver's GPU is ready for a version sent with DTD_ACT_GPU: hand the
@@ -745,36 +984,22 @@ static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t le
         send_done(t, RILL_ERR_DEVICE);
         return;
     }
-    rill_remote_xfer_t *x = calloc(1, sizeof(*x));
-    if (!x) {
-        send_done(t, RILL_ERR_NO_MEMORY);
-        return;
-    }
-    rill_data_t *d = t->args[0].data;
-    x->kind = RILL_REMOTE_PUT;
-    x->task = t;
-    x->data = d;
-    x->peer = src;
-    x->peer_gpu = m.gpu;
-    x->dst_off = m.dst_off;
-    x->sem_off = m.sem_off;
-    x->target = m.target;
-    x->done = put_done;
-    int g = 1;
-    for (int i = 1; i < rill_device_count(); i++)
-        if (rill_data_copy_current(d, rill_data_copy(d, i))) {
-            g = i;
-            break;
-        }
-    rill_device_t *dev = rill_device_get(g);
-    dev->ops->remote(dev, x);
+    put_submit(t, src, m.gpu, m.dst_off, m.sem_off, m.target, false);
 }
 
 /* Worker: the sender's version is in its GPU memory: a GPU here takes it. */
 static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
 {
     rill_data_t *data = t->args[0].data;
-    int g = landing_device(data);
+    dtd_xfer_t *xe = t->args[1].ptr;
+    rill_spinlock_lock(&dtd.act_lock);
+    bool tell = !xe->announced; /* the sender waits for one word from us: none ahead */
+    xe->announced = true;
+    rill_spinlock_unlock(&dtd.act_lock);
+    if (tell)
+        announce(t, NULL);
+    /* to the manager that took the reservation: it handles its requests in order */
+    int g = xe->early ? xe->early->device : landing_device(data);
     rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
     rill_remote_xfer_t *x = dev && dev->ops->remote ? calloc(1, sizeof(*x)) : NULL;
     if (!x) {
@@ -782,17 +1007,22 @@ static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
                            "rank %d sends datum (key %llu) from GPU memory and this rank %s",
                            a->src, (unsigned long long)data->key,
                            dev ? "is out of host memory" : "has no GPU to receive it");
-        dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
-        rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
+        if (!(a->flags & DTD_ACT_PUT)) {
+            dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
+            rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
+        }
         free(a);
         return RILL_HOOK_ERROR;
     }
+    dtd_xfer_t *xf = t->args[1].ptr;
     x->kind = RILL_REMOTE_LAND;
     x->task = t;
     x->data = data;
     x->peer = a->src;
     x->cookie = a->handle;
     x->done = land_done;
+    x->early = xf->early; /* freed by land_done */
+    x->put_coming = a->flags & DTD_ACT_PUT;
     free(a);
     dev->ops->remote(dev, x);
     return RILL_HOOK_ASYNC;
@@ -877,8 +1107,32 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         if (s == RILL_SUCCESS)
             return RILL_HOOK_DONE;
     } else if (send_from_gpu(t)) {
-        /* the receiver's GPU asks for it (dtd_gpu_get_handler); send_done ends it */
+        /* the receiver announced its landing: put it there now (put_enqueued tells it);
+         * else the receiver's GPU asks for it (dtd_gpu_get_handler), and an announcement
+         * that comes later is dropped. send_done ends the send either way. */
+        uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, x->peer);
+        rill_spinlock_lock(&dtd.act_lock);
+        dtd_activation_t *ann = ann_take(h, m.tp_id, m.dc_id, m.key, m.version, x->peer);
+        if (!ann) {
+            dtd_activation_t *sent = calloc(1, sizeof(*sent));
+            if (sent) {
+                *sent = (dtd_activation_t){ .tp_id = m.tp_id,
+                                            .dc_id = m.dc_id,
+                                            .version = m.version,
+                                            .key = m.key,
+                                            .src = x->peer,
+                                            .flags = DTD_ANN_SENT };
+                ann_add(h, sent);
+            }
+        }
+        rill_spinlock_unlock(&dtd.act_lock);
         rill_comm_expect(comm, 1);
+        if (ann && (ann->flags & DTD_ANN_RESERVED)) {
+            put_submit(t, x->peer, ann->gpu, ann->dst_off, ann->sem_off, ann->target, true);
+            free(ann);
+            return RILL_HOOK_ASYNC;
+        }
+        free(ann);
         m.flags = DTD_ACT_GPU;
         m.handle = (uint64_t)(uintptr_t)t;
         s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), task->prio.priority);
@@ -992,6 +1246,11 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
         dtd_dot_remote(atomic_load_explicit(&t->serial, memory_order_relaxed),
                        xfer_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer),
                        !recv, peer);
+    /* sent GPU to GPU: the receiver announces its landing (reserved ahead, or none) */
+    bool gpu_recv = recv && rill_device_count() > 1 &&
+                    tr->data->size > rill_comm_short_limit(tp->super.ctx->comm) &&
+                    rill_context_gpu_direct(tp->super.ctx, peer, NULL),
+         early_now = false, none_now = false;
     if (recv && s == RILL_SUCCESS) {
         const rill_data_t *d = tr->data;
         uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
@@ -1000,7 +1259,15 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
         dtd_activation_t *a = act_take(h, tp->super.id, dc_id, d->key, tr->version);
         if (a) { /* it arrived first */
             ((dtd_xfer_t *)t->args[1].ptr)->act = a;
+            if (gpu_recv) { /* nothing to reserve ahead: tell the sender so */
+                ((dtd_xfer_t *)t->args[1].ptr)->announced = true;
+                none_now = true;
+            }
         } else if ((a = calloc(1, sizeof(*a)))) {
+            /* no local task uses the datum any more (the count only falls): its landing
+             * may be reserved now, before the version exists */
+            if (gpu_recv && atomic_load_explicit(&t->deps, memory_order_acquire) == 1)
+                early_now = recv_reserve(t); /* announced by reserve_done */
             a->tp_id = tp->super.id;
             a->dc_id = dc_id;
             a->key = d->key;
@@ -1024,6 +1291,16 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
         /* it may land in GPU memory: bring it home at the end (dtd_close) */
         if (rill_device_count() > 1 && rill_context_gpu_direct(tp->super.ctx, peer, NULL))
             tr->gpu_written = true;
+        if (gpu_recv && s == RILL_SUCCESS) {
+            RILL_VERBOSE(RILL_LOG_DTD, 2,
+                         "receive of datum (key %llu) version %u from rank %d, GPU to GPU: %s",
+                         (unsigned long long)tr->data->key, tr->version, peer,
+                         early_now  ? "landing reserved ahead"
+                         : none_now ? "the version is there already"
+                                    : "local tasks still use the datum");
+            if (none_now)
+                announce(t, NULL);
+        }
     }
     if (s != RILL_SUCCESS) /* no activation to wait for, or no place in the graph */
         t->super.tc = &unrun_class.tc;

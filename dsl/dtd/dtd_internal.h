@@ -96,7 +96,10 @@ typedef struct dtd_tracker {
 typedef struct dtd_xfer {
     int peer; /* source of a receive, destination of a send */
     uint32_t version;
-    struct dtd_activation *act; /* receive: the activation, once matched */
+    struct dtd_activation *act;     /* receive: the activation, once matched */
+    struct rill_remote_xfer *early; /* receive: its landing reserved ahead (GPU direct) */
+    bool announced; /* receive sent GPU to GPU: the sender was told (early, or none); under
+                     * act_lock */
 } dtd_xfer_t;
 
 /** An activation in flight: expected (a receive waits for it) or arrived first. */
@@ -108,8 +111,11 @@ typedef struct dtd_activation {
     dtd_task_t *recv; /* the receive task waiting for it, NULL if it arrived first */
     uint64_t size;    /* arrived: bytes of the datum */
     uint64_t handle;  /* arrived: rendezvous handle, when not inline (from a GPU: the send) */
-    uint32_t flags;   /* arrived: the message's flags (DTD_ACT_*) */
-    void *payload;    /* arrived: inline bytes (malloc'd), or NULL */
+    uint32_t flags;   /* arrived: the message's flags (DTD_ACT_*); in dtd.anns: DTD_ANN_* */
+    /* in dtd.anns (sender side): an announced landing (src: the receiver) */
+    int32_t gpu;
+    uint64_t dst_off, sem_off, target;
+    void *payload; /* arrived: inline bytes (malloc'd), or NULL */
 } dtd_activation_t;
 
 /** Wire format of the DTD activation message; inline payload bytes follow when flags &
@@ -121,6 +127,21 @@ typedef struct dtd_activate_msg {
 } dtd_activate_msg_t;
 #define DTD_ACT_INLINE 1u
 #define DTD_ACT_GPU    2u
+#define DTD_ACT_PUT    4u /* with DTD_ACT_GPU: the put into the announced landing is enqueued */
+
+/** Wire format of an early announcement (receiver to sender, at the receive's insertion):
+ * the landing reserved for a version, or (reserved 0) that there is none: the sender then
+ * waits for the GPU request as without announcement. */
+typedef struct dtd_announce_msg {
+    uint32_t tp_id, dc_id, version, reserved;
+    uint64_t key;
+    int32_t gpu;
+    uint32_t pad;
+    uint64_t dst_off, sem_off, target;
+} dtd_announce_msg_t;
+#define DTD_ANN_RESERVED 1u /* dtd.anns entry: an announced landing */
+#define DTD_ANN_NONE     2u /* dtd.anns entry: the receiver reserved nothing */
+#define DTD_ANN_SENT     4u /* dtd.anns entry: the send went out before any announcement */
 
 /** Wire format of a GPU's request for a version sent with DTD_ACT_GPU: where it lands in the
  * receiver's GPU zone and the semaphore value that says it landed. gpu < 0: the receiver

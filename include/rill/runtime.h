@@ -69,6 +69,9 @@ typedef struct rill_gpu_counters {
     /** tiles received straight into this GPU's memory from another rank's GPU (GPU-direct
      * remote dependencies), their bytes, and how many of them waited for room first */
     unsigned long long remote_in, remote_in_bytes, remote_waits_for_room;
+    /** of those, landings reserved ahead and announced to the sender (early announcement:
+     * the sender's put needed no request once its producer completed) */
+    unsigned long long remote_early;
     /** tiles sent from this GPU (or host memory, by this GPU) into another rank's GPU */
     unsigned long long remote_out, remote_out_bytes;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */

@@ -7,6 +7,10 @@
  *             send must hold the bytes until its copy completed: write-after-read)
  *   bcast     one version read by several tasks on the other rank: received once
  *   evict     more tiles received than the (shrunk) zone holds: landings evict
+ *   late      a consumer on rank 1 whose inputs are late: a tile from rank 0, produced by a
+ *             slow CPU task there, and a local one also made by a slow CPU task; a chain of
+ *             GPU tasks inserted after it, on another tile, completes while it waits (no
+ *             stream is blocked by its inputs)
  * With comm_gpu_direct = auto (the default) the counters must show that no tile went
  * through host memory between the ranks (no rendezvous bytes, tiles received into GPU
  * memory); run with --mca comm_gpu_direct off the same checks pass host-staged, and the
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rill/cuda.h"
 #include "rill/dtd.h"
@@ -75,6 +81,60 @@ static void scal_task(rill_taskpool_t *tp, double s, int y)
         ref_tile(y)[k] *= s;
 }
 
+/* ------------------------------------------------------------ late */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double slow_done_at, probe_at; /* when the slow task ended, when the chain had */
+
+/* y *= s on the CPU, slowly (args: VALUE s, INOUT y) */
+static rill_status_t slow_scal_cpu(rill_task_t *task)
+{
+    double s, *y;
+    rill_dtd_unpack_args(task, &s, &y);
+    usleep(500000);
+    for (int k = 0; k < tile_len; k++)
+        y[k] *= s;
+    slow_done_at = now_s();
+    return RILL_SUCCESS;
+}
+
+/* reads the chain's tile on the CPU: the chain has completed (args: INPUT y) */
+static rill_status_t probe_cpu(rill_task_t *task)
+{
+    (void)task;
+    probe_at = now_s();
+    return RILL_SUCCESS;
+}
+
+/* Rank 1: tile 3 += tile 0 (from rank 0's GPU) waits for tile 3's slow scaling on the CPU;
+ * a chain of 200 GPU scalings of tile 5 inserted after it, then a CPU probe of tile 5. */
+static void late(rill_context_t *ctx, rill_taskpool_t *tp, rill_dtd_class_t **slow,
+                 rill_dtd_class_t **probe)
+{
+    CHECK_OK(rill_dtd_class_create(ctx, "slow_scal", slow_scal_cpu, slow));
+    CHECK_OK(rill_dtd_class_create(ctx, "probe", probe_cpu, probe));
+    double s = -1.0;
+    CHECK_OK(rill_dtd_insert_task(tp, *slow, 0, RILL_DTD_VALUE, sizeof(s), &s, RILL_DTD_INOUT,
+                                  rill_matrix_tile(A, 0, 0), RILL_DTD_ARG_END)); /* rank 0 */
+    for (int k = 0; k < tile_len; k++)
+        ref_tile(0)[k] *= s;
+    CHECK_OK(rill_dtd_insert_task(tp, *slow, 0, RILL_DTD_VALUE, sizeof(s), &s, RILL_DTD_INOUT,
+                                  rill_matrix_tile(A, 0, 3), RILL_DTD_ARG_END));
+    for (int k = 0; k < tile_len; k++)
+        ref_tile(3)[k] *= s;
+    axpy_task(tp, 1.0, 0, 3); /* its remote input lands while its local one is late */
+    for (int i = 0; i < 200; i++)
+        scal_task(tp, (i & 1) ? -1.0 : 1.0, 5);
+    CHECK_OK(rill_dtd_insert_task(tp, *probe, 0, RILL_DTD_INPUT, rill_matrix_tile(A, 0, 5),
+                                  RILL_DTD_ARG_END));
+}
+
 /* Tiles of this rank that differ from the reference. */
 static long compare(void)
 {
@@ -127,12 +187,15 @@ int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "pingpong";
     int evict = !strcmp(what, "evict");
+    rill_dtd_class_t *slow = NULL, *probe = NULL;
     if (evict) { /* zone: cuBLAS 32 MiB + 1 MiB workspace, ~15 MiB for data (30 tiles) */
         CHECK_OK(rill_param_set("device_cuda_memory_size", "48M"));
         CHECK_OK(rill_param_set("device_cuda_exec_streams", "1"));
         CHECK_OK(rill_param_set("device_cuda_workspace", "1M"));
     }
     tile_len = NB * NB;
+    if (!strcmp(what, "late")) /* a worker for the slow task, others for the rest */
+        CHECK_OK(rill_param_set("runtime_num_cores", "4"));
     rill_context_t *ctx;
     CHECK_OK(rill_init(&argc, &argv, &ctx));
     rank = rill_context_rank(ctx);
@@ -178,8 +241,11 @@ int main(int argc, char **argv)
     } else if (evict) {
         many(tp);
         expect_in = rank == 1 ? nt / 2 : 0;
+    } else if (!strcmp(what, "late")) {
+        late(ctx, tp, &slow, &probe);
+        expect_in = rank == 1 ? 1 : 0;
     } else {
-        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict\n", what);
+        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late\n", what);
         return 2;
     }
     CHECK_OK(rill_taskpool_wait(tp));
@@ -190,12 +256,26 @@ int main(int argc, char **argv)
     CHECK_OK(rill_context_gpu_counters(ctx, 0, &c));
     unsigned long long rdv = after.data_bytes_recv - before.data_bytes_recv;
     printf("rank %d (%s): %llu GPU tasks; from the other rank's GPU %llu tiles (%.1f MB, %llu "
-           "waited for room), to it %llu (%.1f MB); host-staged rendezvous bytes received "
-           "%llu; H2D %llu, D2H %llu, evictions %llu\n",
+           "announced ahead, %llu waited for room), to it %llu (%.1f MB); host-staged "
+           "rendezvous bytes received %llu; H2D %llu, D2H %llu, evictions %llu\n",
            rank, direct && !off ? "GPU direct" : "host-staged", c.tasks, c.remote_in,
-           (double)c.remote_in_bytes / 1e6, c.remote_waits_for_room, c.remote_out,
+           (double)c.remote_in_bytes / 1e6, c.remote_early, c.remote_waits_for_room, c.remote_out,
            (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions);
     CHECK_MSG(bad == 0, "rank %d: %ld elements differ from the sequential run", rank, bad);
+    rill_param_t *pe = NULL;
+    bool early = rill_param_lookup("dtd_gpu_early", &pe) == RILL_SUCCESS && rill_param_get_bool(pe);
+    /* pingpong: each receive's landing can be reserved as soon as the rank's own last use
+     * of the tile completed, usually before the other rank produced the next version (50
+     * and 49 of 50 on 2 H200s): at least one must have been (the timing decides the rest) */
+    if (!strcmp(what, "pingpong") && direct && !off)
+        CHECK_MSG(early ? c.remote_early > 0 : c.remote_early == 0,
+                  "%llu landings announced ahead with dtd_gpu_early %s", c.remote_early,
+                  early ? "on" : "off");
+    if (slow && rank == 1) /* an ordering, with half a second of margin: not a speed */
+        CHECK_MSG(probe_at > 0 && probe_at < slow_done_at,
+                  "the GPU chain inserted after the waiting consumer ended %.3f s after its "
+                  "late input was ready: it was blocked",
+                  probe_at - slow_done_at);
     if (direct && !off) {
         /* every version came GPU to GPU, once: nothing through host memory on the way */
         CHECK_MSG(c.remote_in == (unsigned long long)expect_in,
@@ -209,6 +289,10 @@ int main(int argc, char **argv)
                   "host-staged: %llu tiles into the GPU, %llu rendezvous bytes", c.remote_in, rdv);
     }
     free(ref);
+    if (slow) {
+        CHECK_OK(rill_dtd_class_destroy(&slow));
+        CHECK_OK(rill_dtd_class_destroy(&probe));
+    }
     CHECK_OK(rill_dtd_class_destroy(&axpy));
     CHECK_OK(rill_dtd_class_destroy(&scal));
     CHECK_OK(rill_matrix_destroy(&A));

@@ -1,0 +1,120 @@
+/* The cost of a remote dependency between the GPUs of two processes: one tile changed by a
+ * chain of DTD tasks with CUDA bodies that alternate between rank 0 and rank 1, so every
+ * step moves the newest version to the other rank's GPU. Prints, per tile size, the time
+ * per hop and the bytes per second that makes; run it once as is (GPU direct between the
+ * ranks of a node) and once with --mca comm_gpu_direct off (host-staged: the tile goes home,
+ * over MPI, and back to the GPU) to compare the two paths (scripts/gpu_channels.sh direct).
+ *   mpirun --bind-to none -np 2 bench_gpu_hop [hops]     (even; default 200 per size) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "rill/cuda.h"
+#include "rill/dtd.h"
+#include "rill/rill.h"
+
+static int tile_len;
+
+/* y *= s; the third argument only places the task (RILL_DTD_AFFINITY) */
+static rill_status_t scal_gpu(rill_task_t *task)
+{
+    double s, *y, *where;
+    rill_dtd_unpack_args(task, &s, &y, &where);
+    (void)where;
+    return cublasDscal(rill_cuda_cublas(task), tile_len, &s, y, 1) == CUBLAS_STATUS_SUCCESS
+               ? RILL_SUCCESS
+               : RILL_ERR_DEVICE;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* hops tasks on tile (0, 0) (rank 0's), task i placed by tile (0, 2) (rank 0) when i is even,
+ * by tile (0, 1) (rank 1) when it is odd */
+static rill_status_t chain(rill_context_t *ctx, rill_dtd_class_t *cls, rill_matrix_t *A, int hops)
+{
+    rill_taskpool_t *tp;
+    rill_status_t s = rill_dtd_taskpool_create(ctx, &tp);
+    for (int i = 0; i < hops && s == RILL_SUCCESS; i++) {
+        double f = (i & 1) ? -1.0 : 1.0;
+        s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(f), &f, RILL_DTD_INOUT,
+                                 rill_matrix_tile(A, 0, 0), RILL_DTD_INPUT | RILL_DTD_AFFINITY,
+                                 rill_matrix_tile(A, 0, (i & 1) ? 1 : 2), RILL_DTD_ARG_END);
+    }
+    rill_status_t w = rill_taskpool_wait(tp);
+    rill_taskpool_destroy(&tp);
+    return s != RILL_SUCCESS ? s : w;
+}
+
+int main(int argc, char **argv)
+{
+    rill_context_t *ctx;
+    if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS)
+        return 1;
+    int hops = (argc > 1 ? atoi(argv[1]) : 200) / 2 * 2, rank = rill_context_rank(ctx);
+    if (rill_context_nranks(ctx) != 2 || rill_context_ngpus(ctx) < 1 || hops < 2) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "bench_gpu_hop: 2 ranks with a GPU each and hops >= 2 (%d ranks, "
+                    "%d GPUs here, %d hops)\n",
+                    rill_context_nranks(ctx), rill_context_ngpus(ctx), hops);
+        rill_fini(&ctx);
+        return 1;
+    }
+    const char *why = "";
+    int direct = rill_context_gpu_direct(ctx, 1 - rank, &why);
+    rill_dtd_class_t *cls;
+    if (rill_dtd_class_create(ctx, "hop", NULL, &cls) != RILL_SUCCESS ||
+        rill_dtd_class_add_body(cls, RILL_BODY_CUDA, scal_gpu) != RILL_SUCCESS)
+        return 1;
+    if (rank == 0) {
+        printf("# bench_gpu_hop: %d hops per size between 2 ranks with a GPU each, %s%s\n", hops,
+               direct ? "GPU direct" : "host-staged: ", direct ? "" : why);
+        printf("%12s %8s %12s %10s %14s %8s\n", "tile_bytes", "hops", "us_per_hop", "GB/s",
+               "to_GPU_direct", "early");
+    }
+    static const int nbs[] = { 64, 256, 1024, 2048, 4096 };
+    for (size_t k = 0; k < sizeof(nbs) / sizeof(nbs[0]); k++) {
+        int nb = nbs[k];
+        tile_len = nb * nb;
+        rill_matrix_t *A;
+        if (rill_matrix_create(ctx, nb, 3 * nb, nb, nb, 1, 2, &A) != RILL_SUCCESS)
+            return 1;
+        for (int j = 0; j < 3; j++) {
+            double *t = rill_matrix_tile_write(A, 0, j);
+            for (int e = 0; t && e < tile_len; e++)
+                t[e] = 1.0 + (double)(e % 7);
+        }
+        rill_gpu_counters_t c0, c1;
+        rill_status_t s = chain(ctx, cls, A, 20); /* warm-up: blocks, mappings, handles */
+        rill_context_gpu_counters(ctx, 0, &c0);
+        double t0 = now_s();
+        if (s == RILL_SUCCESS)
+            s = chain(ctx, cls, A, hops);
+        double dt = now_s() - t0;
+        rill_context_gpu_counters(ctx, 0, &c1);
+        double ok = 1;
+        double *t = rill_matrix_tile_ptr(A, 0, 0); /* an even number of sign flips: back */
+        for (int e = 0; t && e < tile_len; e++)
+            ok = ok && t[e] == 1.0 + (double)(e % 7);
+        if (rank == 0) {
+            size_t bytes = (size_t)tile_len * sizeof(double);
+            printf("%12zu %8d %12.1f %10.2f %14llu %8llu%s\n", bytes, hops, dt / hops * 1e6,
+                   (double)bytes * hops / dt / 1e9, c1.remote_in - c0.remote_in,
+                   c1.remote_early - c0.remote_early,
+                   s != RILL_SUCCESS ? "  FAILED"
+                   : ok              ? ""
+                                     : "  WRONG RESULT");
+            fflush(stdout);
+        }
+        rill_matrix_destroy(&A);
+    }
+    rill_dtd_class_destroy(&cls);
+    rill_fini(&ctx);
+    return 0;
+}
