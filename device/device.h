@@ -69,7 +69,8 @@ typedef struct rill_remote_xfer {
     int device;
     uint64_t dst_off, sem_off, target; /* zone offsets of the landing buffer and semaphore,
                                         * and the value that says the bytes landed */
-    uint64_t cookie;                   /* the front end's own (the sender's id of the send) */
+    uint64_t cookie;                   /* the front end's own (LAND: the sender's id of the
+                                        * send; PUT: whether the receiver was told) */
     bool waited;                       /* the manager's: counted as waiting for room */
     bool reserved;                     /* RESERVE: the landing was reserved */
     bool put_coming;                   /* LAND: the sender's put is enqueued already */

@@ -74,6 +74,10 @@ typedef struct gm_entry {
     int xfers;                    /* transfers into the block in flight (each one ordered
                                    * after the previous one: see stage_in) */
     uint64_t xfer_version;        /* the version the last of them brings */
+    int landings;                 /* of those, landings from another rank (reserved ahead
+                                   * included): copy->landing is set while > 0 */
+    bool ahead;                   /* reserved ahead (reserve_start), its wait not armed yet:
+                                   * e->ready says nothing of it, so nothing may use it */
     bool writeback;               /* its block is being written home before it is freed */
     rill_mpsc_node_t dead_link;   /* the datum was destroyed: link in the dead queue */
     atomic_bool *reaped;          /* then set (release) once the entry is freed */
@@ -180,7 +184,8 @@ typedef struct gm {
         n_nospace;
     atomic_ullong n_land, b_land, n_put, b_put, n_land_wait; /* GPU-direct, in and out */
     atomic_ullong n_early;                                   /* of n_land: reserved ahead */
-    size_t early_bytes; /* reserved ahead and not landing yet (manager thread) */
+    atomic_int n_remote_later; /* remote requests waiting (for room, a semaphore, a source) */
+    size_t early_bytes;        /* reserved ahead and not landing yet (manager thread) */
 
 } gm_t;
 
@@ -660,8 +665,9 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
             goto release;
         }
         ents[i] = e;
-        /* being written home before its eviction: wait until that is done */
-        if (e->writeback)
+        /* being written home before its eviction, or reserved for a landing not armed
+         * yet: wait until that is done */
+        if (e->writeback || e->ahead)
             goto later;
         /* the same datum twice in one task: reserved once, pinned twice */
         if (!e->block) {
@@ -886,6 +892,11 @@ static void home_start(gm_t *m, rill_task_t *task)
             continue;
         }
         gm_entry_t *ce = c->dev_priv;
+        if (ce->ahead) { /* (it holds no version to bring home) */
+            atomic_store_explicit(&host->landing, 0, memory_order_release);
+            copy_reader_put(c);
+            continue;
+        }
         cudaError_t err = ce->xfers > 0 ? cudaStreamWaitEvent(m->res->d2h, ce->ready, 0)
                                         : cudaSuccess; /* bytes still landing from a rank */
         rill_data_copy_pin(host);
@@ -1013,6 +1024,7 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
     }
     uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
     e->xfers++;
+    e->landings++;
     e->xfer_version = v; /* the receive's completion makes this copy that version */
     /* release: other GPUs see the copy as landing before they see it current */
     atomic_store_explicit(&c->landing, 1, memory_order_release);
@@ -1041,7 +1053,8 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     rill_data_copy_t *c = rill_data_copy(d, m->index), *src = NULL;
     const void *from = NULL;
     cudaEvent_t after = NULL;
-    if (c && rill_data_copy_current(d, c) && copy_reader_get(c)) {
+    if (c && rill_data_copy_current(d, c) && !((gm_entry_t *)c->dev_priv)->ahead &&
+        copy_reader_get(c)) {
         if (rill_data_copy_current(d, c) && c->ptr) {
             gm_entry_t *e = c->dev_priv;
             src = c;
@@ -1142,7 +1155,11 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
     if (ok) {
         int k = m->free_sems[--m->nfree_sems];
         e->xfers++; /* held: not evicted, not read by another GPU, until it landed */
+        e->landings++;
+        e->ahead = true;
         e->xfer_version = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
+        /* its bytes may be overwritten from now on: an older version it held is gone */
+        atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID, memory_order_release);
         atomic_store_explicit(&e->copy->landing, 1, memory_order_release);
         m->early_bytes += d->size;
         x->entry = e;
@@ -1183,17 +1200,17 @@ static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
             snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
         }
     }
-    m->early_bytes -= d->size;
-    if (rs != RILL_SUCCESS) { /* give the reservation back */
+    if (rs != RILL_SUCCESS) {
+        /* the reservation stays held: the sender's copy into it may still come, so neither
+         * the block nor the semaphore may be given to anyone else (the front end ends the
+         * run: DTD aborts) */
         if (op)
             op_free(m, op);
-        e->xfers--;
-        if (e->xfers == 0)
-            atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
-        m->free_sems[m->nfree_sems++] = r->sem;
         remote_fail(m, x, rs, err);
         return true;
     }
+    m->early_bytes -= d->size;
+    e->ahead = false; /* e->ready is behind its wait from now on */
     op->nent = 1;
     op->ent[0] = e;
     op->version[0] = e->xfer_version;
@@ -1225,7 +1242,7 @@ static int remote_step(gm_t *m)
     *tail = rill_mpsc_take_all(&m->remote);
     m->remote_later = NULL;
     rill_mpsc_node_t **later = &m->remote_later;
-    int n = 0;
+    int n = 0, waiting = 0;
     while (todo) {
         rill_mpsc_node_t *node = todo;
         todo = node->next; /* (a started request may be freed) */
@@ -1239,8 +1256,10 @@ static int remote_step(gm_t *m)
             node->next = NULL;
             *later = node;
             later = &node->next;
+            waiting++;
         }
     }
+    atomic_store_explicit(&m->n_remote_later, waiting, memory_order_relaxed); /* (watchdog) */
     return n;
 }
 
@@ -1309,7 +1328,7 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         e->xfers--;
         m->free_sems[m->nfree_sems++] = op->sem;
         trace_xfer(m, op, 3, "landed from a rank", e->copy->data->size);
-        if (e->xfers == 0) /* release: other GPUs may read the copy from now on */
+        if (--e->landings == 0) /* release: other GPUs may read the copy from now on */
             atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
         if (err != cudaSuccess)
             fail_cuda(m, NULL, "waiting for a tile from another rank", err);
@@ -1875,6 +1894,12 @@ static void describe(rill_device_t *dev, FILE *out)
                 "lower device_cuda_exec_streams / device_cuda_max_inflight\n",
                 m->res ? m->res->info.ordinal : -1, ev - m->wd_evict, loads - m->wd_loads,
                 m->res ? m->res->zone_bytes : 0);
+    int later = atomic_load_explicit(&m->n_remote_later, memory_order_relaxed);
+    if (later > 0)
+        fprintf(out,
+                "  GPU %d: %d transfers from or to other ranks' GPUs wait (for room in the zone, "
+                "a landing semaphore, or their source copy on its way home)\n",
+                m->res ? m->res->info.ordinal : -1, later);
     if (m->proxy) {
         fprintf(out, "  ");
         gm_proxy_describe(m->proxy, out);

@@ -120,7 +120,7 @@ static rill_hook_status_t dtd_hook_cpu(rill_worker_t *w, rill_task_t *task);
 static rill_hook_status_t dtd_hook_cuda(rill_worker_t *w, rill_task_t *task);
 static int dtd_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
 static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
-static void recv_last_local_dep(dtd_task_t *t);
+static int recv_dep_done(dtd_task_t *t);
 
 static const char *kind_name(int kind);
 static rill_dtd_class_t recv_class, send_class; /* the pseudo-tasks that move versions */
@@ -373,13 +373,13 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
         dtd_task_t *s = node->task;
         if (flow) /* s cannot start before our decrement below: no race */
             s->super.flow_in = flow;
-        int left = atomic_fetch_sub_explicit(&s->deps, 1, memory_order_acq_rel) - 1;
+        int left = s->cls == &recv_class
+                       ? recv_dep_done(s)
+                       : atomic_fetch_sub_explicit(&s->deps, 1, memory_order_acq_rel) - 1;
         if (left == 0) {
             s->super.next = ready;
             ready = &s->super;
             nready++;
-        } else if (left == 1 && s->cls == &recv_class) {
-            recv_last_local_dep(s);
         }
         rill_mempool_free(&dtd.succs, node);
         node = next;
@@ -712,8 +712,8 @@ static bool recv_needs_host(rill_task_t *task)
     return !(x->act && (x->act->flags & DTD_ACT_GPU));
 }
 
-/* The GPU a version sent from a GPU lands in: the datum's advised GPU, else one that holds
- * a block for it already, else one chosen by its key. 0: none. */
+/* The GPU a version sent from a GPU lands in: the datum's advised GPU, else one chosen by
+ * its key (the same one each time, so its block is reused). 0: none. */
 static int landing_device(const rill_data_t *d)
 {
     int ndev = rill_device_count();
@@ -721,12 +721,20 @@ static int landing_device(const rill_data_t *d)
         return 0;
     if (d->advised > 0 && d->advised < ndev)
         return d->advised;
-    for (int g = 1; g < ndev; g++) {
-        rill_data_copy_t *c = rill_data_copy(d, g);
-        if (c && c->ptr)
-            return g;
-    }
     return 1 + (int)(d->key % (uint64_t)(ndev - 1));
+}
+
+/* A version moving GPU to GPU with its landing announced ahead cannot be given up on one
+ * side alone (the peer's copy engine may be writing into the landing, or the peer waits for
+ * a put that will not come): end the run with the reason, as for a lost activation. */
+static void remote_abort(dtd_task_t *t, const char *why)
+{
+    const dtd_xfer_t *xf = t->args[1].ptr;
+    RILL_ERROR(RILL_LOG_DTD,
+               "datum (key %llu) version %u between this rank and rank %d, GPU to GPU: %s; "
+               "the other rank would wait forever: aborting the run",
+               (unsigned long long)t->args[0].data->key, xf->version, xf->peer, why);
+    rill_comm_abort(t->super.tp->ctx->comm, 1);
 }
 
 /* Manager thread: the landing buffer and semaphore are reserved and the GPU waits for them:
@@ -736,6 +744,10 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
     rill_comm_t *comm = t->super.tp->ctx->comm;
+    if (s != RILL_SUCCESS && x->early && x->early->reserved)
+        /* the sender may be copying into the landing already: it can be neither given back
+         * nor waited for */
+        remote_abort(t, "its landing buffer, reserved ahead, could not be armed");
     if (!x->put_coming) { /* else the sender put it into the announced landing already */
         dtd_gpu_get_msg_t m = { .send = x->cookie, .gpu = s == RILL_SUCCESS ? x->gpu : -1 };
         if (s == RILL_SUCCESS) {
@@ -761,6 +773,9 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 static void put_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
+    if (s != RILL_SUCCESS && x->enqueued && !x->cookie)
+        /* the receiver waits for this put, announced by nothing else */
+        remote_abort(t, "the copy into its landing buffer, announced ahead, failed");
     free(x);
     send_done(t, s);
 }
@@ -772,6 +787,7 @@ static void put_enqueued(rill_remote_xfer_t *x)
     dtd_task_t *t = x->task;
     const dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
+    x->cookie = 1; /* the receiver is told */
     dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
                              .dc_id = d->dc ? d->dc->id : UINT32_MAX,
                              .version = xf->version,
@@ -781,9 +797,7 @@ static void put_enqueued(rill_remote_xfer_t *x)
                              .handle = (uint64_t)(uintptr_t)t };
     if (rill_comm_am_send(t->super.tp->ctx->comm, x->peer, dtd.am_tag, &m, sizeof(m),
                           t->super.prio.priority) != RILL_SUCCESS)
-        rill_taskpool_fail(t->super.tp, RILL_ERR_COMM,
-                           "cannot tell rank %d datum (key %llu) is coming", x->peer,
-                           (unsigned long long)d->key);
+        remote_abort(t, "the activation saying the put is coming could not be sent");
 }
 
 /* Hand send t's copy into rank peer's GPU (landing at the given place) to the manager of
@@ -793,6 +807,8 @@ static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint6
 {
     rill_remote_xfer_t *x = calloc(1, sizeof(*x));
     if (!x) {
+        if (announced)
+            remote_abort(t, "out of host memory for the put into its announced landing");
         send_done(t, RILL_ERR_NO_MEMORY);
         return;
     }
@@ -941,26 +957,33 @@ static bool recv_reserve(dtd_task_t *t)
     return true;
 }
 
-/* dtd_complete: receive t has one dependency left. If it is its activation (still expected)
- * and the version comes GPU to GPU, reserve its landing now. (A predecessor that completes
- * while t is being inserted may be missed: t then asks when its version is ready.) */
-static void recv_last_local_dep(dtd_task_t *t)
+/* dtd_complete, for a successor t that is a receive: drop one of its dependencies (returns
+ * how many are left). When one is left, it is its activation (still expected) and the version
+ * comes GPU to GPU, reserve its landing now. t is read before the decrement only: after it,
+ * t may run and be freed, unless its expectation is still in dtd.acts, which holding
+ * act_lock keeps there (and keeps another receive from taking its place in the table). (A
+ * predecessor that completes while t is being inserted may be missed: t then asks when its
+ * version is ready.) */
+static int recv_dep_done(dtd_task_t *t)
 {
     dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
     rill_context_t *ctx = t->super.tp->ctx;
     if (rill_device_count() <= 1 || d->size <= rill_comm_short_limit(ctx->comm) ||
         !rill_context_gpu_direct(ctx, xf->peer, NULL))
-        return;
+        return atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) - 1;
     uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
     uint64_t h = act_hash(t->super.tp->id, dc_id, d->key, xf->version);
     rill_spinlock_lock(&dtd.act_lock);
-    for (dtd_activation_t *a = rill_hmap_get(&dtd.acts, h); a; a = a->next)
-        if (a->recv == t) { /* still expected */
-            recv_reserve(t);
-            break;
-        }
+    int left = atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) - 1;
+    if (left == 1)
+        for (dtd_activation_t *a = rill_hmap_get(&dtd.acts, h); a; a = a->next)
+            if (a->recv == t) { /* still expected: t cannot run before we unlock */
+                recv_reserve(t);
+                break;
+            }
     rill_spinlock_unlock(&dtd.act_lock);
+    return left;
 }
 
 /* Comm thread: the receiver's GPU is ready for a version sent with DTD_ACT_GPU: hand the
@@ -1003,6 +1026,8 @@ static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
     rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
     rill_remote_xfer_t *x = dev && dev->ops->remote ? calloc(1, sizeof(*x)) : NULL;
     if (!x) {
+        if ((a->flags & DTD_ACT_PUT) || (xe->early && xe->early->reserved))
+            remote_abort(t, "no landing request could be made for a landing reserved ahead");
         rill_taskpool_fail(t->super.tp, dev ? RILL_ERR_NO_MEMORY : RILL_ERR_DEVICE,
                            "rank %d sends datum (key %llu) from GPU memory and this rank %s",
                            a->src, (unsigned long long)data->key,
