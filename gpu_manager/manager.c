@@ -370,6 +370,15 @@ static gm_entry_t *entry_of(gm_t *m, rill_data_t *d)
     return e;
 }
 
+/* e gets the zone block at addr (its copy holds nothing yet) and joins the LRU list. */
+static void entry_set_block(gm_t *m, gm_entry_t *e, uintptr_t addr)
+{
+    e->block = addr;
+    e->copy->ptr = (void *)addr;
+    atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID, memory_order_release);
+    lru_append(m, e);
+}
+
 /* Give e's block back (its copy then holds nothing). readers is -1 (eviction) or 0. */
 static void entry_drop_block(gm_t *m, gm_entry_t *e)
 {
@@ -674,11 +683,7 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
             uintptr_t addr;
             if (zone_get(m, flows[i].data->size, &addr) != RILL_SUCCESS)
                 goto later;
-            e->block = addr;
-            e->copy->ptr = (void *)addr;
-            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID,
-                                  memory_order_release);
-            lru_append(m, e);
+            entry_set_block(m, e, addr);
         } else {
             lru_touch(m, e);
         }
@@ -947,6 +952,77 @@ static void remote_fail(gm_t *m, rill_remote_xfer_t *x, rill_status_t s, const c
  * GPU side. false: not now (no room, no free semaphore, or the old bytes are still read). */
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r);
 
+/* Take e's block and a semaphore for the landing x: the copy holds no version until the
+ * receive completes (nothing on this GPU uses it before the landing's wait is armed), other
+ * GPUs do not read it and it is not evicted until it landed; x gets what the sender needs. */
+static void land_hold(gm_t *m, gm_entry_t *e, rill_remote_xfer_t *x)
+{
+    rill_data_t *d = x->data;
+    int k = m->free_sems[--m->nfree_sems];
+    e->xfers++;
+    e->landings++;
+    e->xfer_version = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
+    /* its bytes may be overwritten from now on: an older version it held is gone */
+    atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID, memory_order_release);
+    /* release: other GPUs see the copy as landing before they see it current */
+    atomic_store_explicit(&e->copy->landing, 1, memory_order_release);
+    x->entry = e;
+    x->sem = k;
+    x->gpu = m->gpu;
+    x->dst_off = gm_zone_offset(m->ctx, m->gpu, e->block);
+    x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
+    x->target = ++m->sem_seq[k]; /* targets only grow: an older write cannot meet it */
+}
+
+/* Give back what land_hold took (x's sender was not told of it). */
+static void land_unhold(gm_t *m, rill_remote_xfer_t *x)
+{
+    gm_entry_t *e = x->entry;
+    e->xfers--;
+    if (--e->landings == 0)
+        atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
+    m->free_sems[m->nfree_sems++] = x->sem;
+}
+
+/* Arm the landing x holds (land_hold): the landing stream waits for its semaphore (after
+ * the older transfer into the block when after), the copy's ready event behind the wait,
+ * so every later use of the copy on this GPU waits for the bytes on the GPU. */
+static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *err, size_t len)
+{
+    gm_entry_t *e = x->entry;
+    gm_op_t *op = op_new(m, OP_LAND);
+    if (!op || (!e->ready && !(e->ready = rill_cuda_event_get(m->res, false)))) {
+        if (op)
+            op_free(m, op);
+        snprintf(err, len, "out of host memory or CUDA events");
+        return RILL_ERR_NO_MEMORY;
+    }
+    cudaStream_t st = m->land_stream;
+    op_begin(m, op, st, m->trace);
+    cudaError_t ce = after ? cudaStreamWaitEvent(st, e->ready, 0) : cudaSuccess;
+    rill_status_t rs = ce == cudaSuccess
+                           ? rill_cu_stream_wait64(st, m->sems + x->sem, x->target, err, len)
+                           : RILL_ERR_DEVICE;
+    if (rs == RILL_SUCCESS && (ce = cudaEventRecord(e->ready, st)) == cudaSuccess)
+        ce = op_record(m, op, st);
+    if (ce != cudaSuccess) {
+        snprintf(err, len, "%s", cudaGetErrorString(ce));
+        rs = RILL_ERR_DEVICE;
+    }
+    if (rs != RILL_SUCCESS) {
+        op_free(m, op);
+        return rs;
+    }
+    op->nent = 1;
+    op->ent[0] = e;
+    op->version[0] = e->xfer_version;
+    op->sem = x->sem;
+    fifo_push(m, fifo_land(m), op);
+    atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->b_land, ((rill_data_t *)x->data)->size, memory_order_relaxed);
+    return RILL_SUCCESS;
+}
+
 static bool land_start(gm_t *m, rill_remote_xfer_t *x)
 {
     rill_data_t *d = x->data;
@@ -988,58 +1064,20 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
             }
             return false;
         }
-        e->block = addr;
-        c->ptr = (void *)addr;
-        atomic_store_explicit(&c->coherency, RILL_COHERENCY_INVALID, memory_order_release);
-        lru_append(m, e);
+        entry_set_block(m, e, addr);
     } else {
         lru_touch(m, e);
     }
-    gm_op_t *op = op_new(m, OP_LAND);
-    if (!op || (!e->ready && !(e->ready = rill_cuda_event_get(m->res, false)))) {
-        if (op)
-            op_free(m, op);
-        remote_fail(m, x, RILL_ERR_NO_MEMORY, "out of host memory or CUDA events");
+    bool after = e->xfers > 0; /* an older transfer into the block still in flight */
+    land_hold(m, e, x);
+    char err[200];
+    rill_status_t rs = land_arm(m, x, after, err, sizeof(err));
+    if (rs != RILL_SUCCESS) { /* nobody was told of it: give it back */
+        land_unhold(m, x);
+        remote_fail(m, x, rs, err);
         return true;
     }
-    int k = m->free_sems[--m->nfree_sems];
-    uint64_t target = ++m->sem_seq[k];
-    cudaStream_t st = m->land_stream;
-    char err[200] = "";
-    op_begin(m, op, st, m->trace);
-    /* behind an older transfer into the block, if one is still in flight */
-    cudaError_t ce = e->xfers > 0 ? cudaStreamWaitEvent(st, e->ready, 0) : cudaSuccess;
-    rill_status_t rs = ce == cudaSuccess
-                           ? rill_cu_stream_wait64(st, m->sems + k, target, err, sizeof(err))
-                           : RILL_ERR_DEVICE;
-    if (rs == RILL_SUCCESS && (ce = cudaEventRecord(e->ready, st)) == cudaSuccess)
-        ce = op_record(m, op, st);
-    if (rs != RILL_SUCCESS || ce != cudaSuccess) {
-        if (ce != cudaSuccess)
-            snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
-        m->free_sems[m->nfree_sems++] = k;
-        op_free(m, op);
-        remote_fail(m, x, RILL_ERR_DEVICE, err);
-        return true;
-    }
-    uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
-    e->xfers++;
-    e->landings++;
-    e->xfer_version = v; /* the receive's completion makes this copy that version */
-    /* release: other GPUs see the copy as landing before they see it current */
-    atomic_store_explicit(&c->landing, 1, memory_order_release);
-    op->nent = 1;
-    op->ent[0] = e;
-    op->version[0] = v;
-    op->sem = k;
-    fifo_push(m, fifo_land(m), op);
-    atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&m->b_land, d->size, memory_order_relaxed);
-    x->gpu = m->gpu;
     x->device = m->index;
-    x->dst_off = gm_zone_offset(m->ctx, m->gpu, e->block);
-    x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
-    x->target = target;
     x->done(x, RILL_SUCCESS); /* the front end asks the sender and completes its receive */
     return true;
 }
@@ -1144,30 +1182,13 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
               atomic_load_explicit(&e->copy->readers, memory_order_acquire) == 0;
     if (ok && !e->block) {
         uintptr_t addr;
-        if ((ok = rill_zone_alloc(m->res->zone, d->size, &addr) == RILL_SUCCESS)) {
-            e->block = addr;
-            e->copy->ptr = (void *)addr;
-            atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID,
-                                  memory_order_release);
-            lru_append(m, e);
-        }
+        if ((ok = rill_zone_alloc(m->res->zone, d->size, &addr) == RILL_SUCCESS))
+            entry_set_block(m, e, addr);
     }
-    if (ok) {
-        int k = m->free_sems[--m->nfree_sems];
-        e->xfers++; /* held: not evicted, not read by another GPU, until it landed */
-        e->landings++;
+    if (ok) { /* (x->device: set by the front end, this GPU) */
+        land_hold(m, e, x);
         e->ahead = true;
-        e->xfer_version = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
-        /* its bytes may be overwritten from now on: an older version it held is gone */
-        atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID, memory_order_release);
-        atomic_store_explicit(&e->copy->landing, 1, memory_order_release);
         m->early_bytes += d->size;
-        x->entry = e;
-        x->sem = k;
-        x->gpu = m->gpu; /* (x->device: set by the front end, this GPU) */
-        x->dst_off = gm_zone_offset(m->ctx, m->gpu, e->block);
-        x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
-        x->target = ++m->sem_seq[k];
         atomic_fetch_add_explicit(&m->n_early, 1, memory_order_relaxed);
     }
     RILL_VERBOSE(RILL_LOG_GPU, 2,
@@ -1184,40 +1205,18 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
  * may wait for it now. */
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
 {
-    gm_entry_t *e = r->entry;
-    rill_data_t *d = x->data;
-    gm_op_t *op = op_new(m, OP_LAND);
-    char err[200] = "out of host memory or CUDA events";
-    rill_status_t rs = RILL_ERR_NO_MEMORY;
-    cudaError_t ce = cudaSuccess;
-    if (op && (e->ready || (e->ready = rill_cuda_event_get(m->res, false)))) {
-        op_begin(m, op, m->land_stream, m->trace);
-        rs = rill_cu_stream_wait64(m->land_stream, m->sems + r->sem, r->target, err, sizeof(err));
-        if (rs == RILL_SUCCESS && (ce = cudaEventRecord(e->ready, m->land_stream)) == cudaSuccess)
-            ce = op_record(m, op, m->land_stream);
-        if (ce != cudaSuccess) {
-            rs = RILL_ERR_DEVICE;
-            snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
-        }
-    }
+    char err[200];
+    rill_status_t rs = land_arm(m, r, false, err, sizeof(err));
     if (rs != RILL_SUCCESS) {
         /* the reservation stays held: the sender's copy into it may still come, so neither
          * the block nor the semaphore may be given to anyone else (the front end ends the
          * run: DTD aborts) */
-        if (op)
-            op_free(m, op);
         remote_fail(m, x, rs, err);
         return true;
     }
-    m->early_bytes -= d->size;
+    gm_entry_t *e = r->entry;
+    m->early_bytes -= ((rill_data_t *)r->data)->size;
     e->ahead = false; /* e->ready is behind its wait from now on */
-    op->nent = 1;
-    op->ent[0] = e;
-    op->version[0] = e->xfer_version;
-    op->sem = r->sem;
-    fifo_push(m, fifo_land(m), op);
-    atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&m->b_land, d->size, memory_order_relaxed);
     x->gpu = r->gpu;
     x->device = r->device;
     x->dst_off = r->dst_off;

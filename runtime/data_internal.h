@@ -40,7 +40,9 @@ typedef struct rill_data_copy {
     atomic_int landing;    /* host copy: 1 while a GPU's copy into it is in flight (one at a
                             * time: two could mix their bytes); taken by CAS 0 -> 1 */
     bool owns_ptr;         /* ptr is freed with the copy (host copies) */
-    bool pinned;           /* host copy page-locked for the GPUs (rill_cuda_host_register) */
+    bool pinned;           /* host copy page-locked for the GPUs (rill_cuda_host_register);
+                            * set by rill_data_copy_pin with atomic accesses */
+    bool pin_tried;        /* rill_data_copy_pin tried to page-lock it (atomic accesses) */
     void *dev_priv;        /* the device owner's bookkeeping (a GPU manager's LRU entry) */
 } rill_data_copy_t;
 

@@ -688,14 +688,20 @@ static void send_done(void *arg, rill_status_t status)
 
 /* ------------------------------------------------------------ versions sent GPU to GPU */
 
-/* A send goes from GPU memory when both ranks' GPUs reach each other (rill_info --peers),
- * this process has GPUs and the datum is too large to travel inside the activation. */
+/* Whether versions of d move between this rank and peer GPU to GPU: both ranks' GPUs reach
+ * each other (rill_info --peers; this process then has GPUs) and d is too large to travel
+ * inside the activation. The same answer on both ranks. */
+static bool gpu_to_gpu(rill_context_t *ctx, const rill_data_t *d, int peer)
+{
+    return rill_device_count() > 1 && d->size > rill_comm_short_limit(ctx->comm) &&
+           rill_context_gpu_direct(ctx, peer, NULL);
+}
+
+/* A send goes from GPU memory (no host copy needed) when its version moves GPU to GPU. */
 static bool send_from_gpu(const dtd_task_t *t)
 {
     const dtd_xfer_t *x = t->args[1].ptr;
-    rill_context_t *ctx = t->super.tp->ctx;
-    return rill_device_count() > 1 && t->args[0].data->size > rill_comm_short_limit(ctx->comm) &&
-           rill_context_gpu_direct(ctx, x->peer, NULL);
+    return gpu_to_gpu(t->super.tp->ctx, t->args[0].data, x->peer);
 }
 
 /* The send's body needs the host copy only when the bytes leave through MPI. */
@@ -968,9 +974,7 @@ static int recv_dep_done(dtd_task_t *t)
 {
     dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
-    rill_context_t *ctx = t->super.tp->ctx;
-    if (rill_device_count() <= 1 || d->size <= rill_comm_short_limit(ctx->comm) ||
-        !rill_context_gpu_direct(ctx, xf->peer, NULL))
+    if (!gpu_to_gpu(t->super.tp->ctx, d, xf->peer))
         return atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) - 1;
     uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
     uint64_t h = act_hash(t->super.tp->id, dc_id, d->key, xf->version);
@@ -1272,10 +1276,8 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
                        xfer_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer),
                        !recv, peer);
     /* sent GPU to GPU: the receiver announces its landing (reserved ahead, or none) */
-    bool gpu_recv = recv && rill_device_count() > 1 &&
-                    tr->data->size > rill_comm_short_limit(tp->super.ctx->comm) &&
-                    rill_context_gpu_direct(tp->super.ctx, peer, NULL),
-         early_now = false, none_now = false;
+    bool gpu_recv = recv && gpu_to_gpu(tp->super.ctx, tr->data, peer), early_now = false,
+         none_now = false;
     if (recv && s == RILL_SUCCESS) {
         const rill_data_t *d = tr->data;
         uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
@@ -1313,8 +1315,7 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
             s = RILL_ERR_NO_MEMORY;
         tr->have_local = true;
         tr->local_version = tr->version;
-        /* it may land in GPU memory: bring it home at the end (dtd_close) */
-        if (rill_device_count() > 1 && rill_context_gpu_direct(tp->super.ctx, peer, NULL))
+        if (gpu_recv) /* it lands in GPU memory: bring it home at the end (dtd_close) */
             tr->gpu_written = true;
         if (gpu_recv && s == RILL_SUCCESS) {
             RILL_VERBOSE(RILL_LOG_DTD, 2,
