@@ -70,11 +70,17 @@ void *rill_host_tile_alloc(size_t size, bool *pinned)
 
 void rill_data_copy_pin(rill_data_copy_t *c)
 {
-    if (!c->owns_ptr || rill_device_count() <= 1)
+    /* on every transfer through a host copy (GPU managers): no lock once it was tried, and
+     * a registration that failed is not tried again (the copies stay pageable) */
+    if (!c->owns_ptr || __atomic_load_n(&c->pinned, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&c->pin_tried, __ATOMIC_ACQUIRE) || rill_device_count() <= 1)
         return;
     pthread_mutex_lock(&pin_lock); /* two GPUs' managers may want it at once */
-    if (!c->pinned)
-        c->pinned = rill_cuda_host_register(c->ptr, tile_bytes(c->data->size));
+    if (!c->pin_tried) {
+        __atomic_store_n(&c->pinned, rill_cuda_host_register(c->ptr, tile_bytes(c->data->size)),
+                         __ATOMIC_RELEASE);
+        __atomic_store_n(&c->pin_tried, true, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&pin_lock);
 }
 
