@@ -1,7 +1,10 @@
 /* The cost of a remote dependency between the GPUs of two processes: one tile changed by a
  * chain of DTD tasks with CUDA bodies that alternate between rank 0 and rank 1, so every
  * step moves the newest version to the other rank's GPU. Prints, per tile size, the time
- * per hop and the bytes per second that makes; run it once as is (GPU direct between the
+ * per hop and the bytes per second that makes, and of rank 0's side the landings received,
+ * those announced ahead and the puts enqueued behind their producer's body on the GPU
+ * (rill_gpu_counters_t); bench/gpu_hop.sh puts it next to the same chain written by hand
+ * (bench_hop_ref: no runtime) in one table. Run it once as is (GPU direct between the
  * ranks of a node) and once with --mca comm_gpu_direct off (host-staged: the tile goes home,
  * over MPI, and back to the GPU) to compare the two paths (scripts/gpu_channels.sh direct).
  *   mpirun --bind-to none -np 2 bench_gpu_hop [hops]     (even; default 200 per size) */
@@ -75,15 +78,16 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("# bench_gpu_hop: %d hops per size between 2 ranks with a GPU each, %s%s\n", hops,
                direct ? "GPU direct" : "host-staged: ", direct ? "" : why);
-        printf("%12s %8s %12s %10s %14s %8s\n", "tile_bytes", "hops", "us_per_hop", "GB/s",
-               "to_GPU_direct", "early");
+        printf("%12s %8s %12s %10s %14s %8s %8s\n", "tile_bytes", "hops", "us_per_hop", "GB/s",
+               "to_GPU_direct", "early", "behind");
     }
-    static const int nbs[] = { 64, 256, 1024, 2048, 4096 };
-    for (size_t k = 0; k < sizeof(nbs) / sizeof(nbs[0]); k++) {
-        int nb = nbs[k];
-        tile_len = nb * nb;
+    /* tiles of one column: 4 KiB (within comm_short_limit: it travels inside the activation,
+     * through host memory), 64 KiB, 1 MiB, 16 MiB, 128 MiB */
+    static const int lens[] = { 512, 8192, 131072, 2097152, 16777216 };
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        tile_len = lens[k];
         rill_matrix_t *A;
-        if (rill_matrix_create(ctx, nb, 3 * nb, nb, nb, 1, 2, &A) != RILL_SUCCESS)
+        if (rill_matrix_create(ctx, tile_len, 3, tile_len, 1, 1, 2, &A) != RILL_SUCCESS)
             return 1;
         for (int j = 0; j < 3; j++) {
             double *t = rill_matrix_tile_write(A, 0, j);
@@ -104,9 +108,9 @@ int main(int argc, char **argv)
             ok = ok && t[e] == 1.0 + (double)(e % 7);
         if (rank == 0) {
             size_t bytes = (size_t)tile_len * sizeof(double);
-            printf("%12zu %8d %12.1f %10.2f %14llu %8llu%s\n", bytes, hops, dt / hops * 1e6,
+            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu%s\n", bytes, hops, dt / hops * 1e6,
                    (double)bytes * hops / dt / 1e9, c1.remote_in - c0.remote_in,
-                   c1.remote_early - c0.remote_early,
+                   c1.remote_early - c0.remote_early, c1.remote_behind - c0.remote_behind,
                    s != RILL_SUCCESS ? "  FAILED"
                    : ok              ? ""
                                      : "  WRONG RESULT");

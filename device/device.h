@@ -50,6 +50,10 @@ typedef struct rill_device rill_device_t;
  * the data), and calls done once its event shows both complete: until then it holds a reader
  * on the source copy, so no later writer can change the bytes being sent. enqueued, when set,
  * is called as soon as the copy and the signal are enqueued (the put is then coming).
+ * behind, when nonzero, names a task launch on this GPU (the number the task class's
+ * launched hook was given): while that body is in flight, the source is the copy it writes
+ * and the put is enqueued behind the body's event on the GPU (no host step between the
+ * producer's kernel and the copy); once it completed, the put proceeds as above.
  *
  * RILL_REMOTE_RESERVE, on the receiving rank, ahead of the version (early announcement):
  * the landing buffer and semaphore as for a landing, but only when they are free at once
@@ -71,6 +75,7 @@ typedef struct rill_remote_xfer {
                                         * and the value that says the bytes landed */
     uint64_t cookie;                   /* the front end's own (LAND: the sender's id of the
                                         * send; PUT: whether the receiver was told) */
+    uint64_t behind;                   /* PUT: the producer's launch, or 0 (see above) */
     bool waited;                       /* the manager's: counted as waiting for room */
     bool reserved;                     /* RESERVE: the landing was reserved */
     bool put_coming;                   /* LAND: the sender's put is enqueued already */

@@ -105,6 +105,7 @@ typedef struct gm_op {
     int peer;                              /* XFER: the source GPU's ordinal, -1: host */
     int sem;                               /* LAND: its semaphore slot */
     rill_remote_xfer_t *rx;                /* PUT: the request (done when the op is) */
+    uint64_t launch;                       /* TASK: its number (the launched hook's) */
     uint64_t t_launch;
 } gm_op_t;
 
@@ -184,6 +185,8 @@ typedef struct gm {
         n_nospace;
     atomic_ullong n_land, b_land, n_put, b_put, n_land_wait; /* GPU-direct, in and out */
     atomic_ullong n_early;                                   /* of n_land: reserved ahead */
+    atomic_ullong n_behind;    /* of n_put: enqueued behind the producer's body */
+    uint64_t launches;         /* tasks launched (numbers them for the launched hook) */
     atomic_int n_remote_later; /* remote requests waiting (for room, a semaphore, a source) */
     size_t early_bytes;        /* reserved ahead and not landing yet (manager thread) */
 
@@ -770,6 +773,10 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
         goto failed;
     }
     fifo_push(m, stream, op);
+    op->launch = ++m->launches;
+    /* the front end may now hand us puts of what the body writes, behind it (put_start) */
+    if (task->tc->launched)
+        task->tc->launched(task, m->index, op->launch);
     return LAUNCH_OK;
 
 failed:
@@ -1082,6 +1089,24 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
     return true;
 }
 
+/* The task op of launch number launch, still in flight on an exec stream, that writes copy
+ * c (which its body is enqueued to write); NULL when it completed (or is not such a task).
+ * Manager thread: ops complete on this thread only, so the answer holds until it returns. */
+static gm_op_t *launch_in_flight(gm_t *m, uint64_t launch, rill_data_copy_t *c)
+{
+    if (!c)
+        return NULL;
+    for (int f = 0; f < m->res->nexec; f++)
+        for (gm_op_t *op = m->fifo[f].head; op; op = op->next)
+            if (op->kind == OP_TASK && op->launch == launch) {
+                for (int i = 0; i < op->nent; i++)
+                    if (op->ent[i]->copy == c && op->ev)
+                        return op;
+                return NULL;
+            }
+    return NULL;
+}
+
 /* Send side: copy the newest copy into the receiver's landing buffer, then its semaphore,
  * on the put stream. The source copy keeps a reader until the op's event completed. false:
  * not now (the only current copy is on its way home). */
@@ -1091,8 +1116,18 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     rill_data_copy_t *c = rill_data_copy(d, m->index), *src = NULL;
     const void *from = NULL;
     cudaEvent_t after = NULL;
-    if (c && rill_data_copy_current(d, c) && !((gm_entry_t *)c->dev_priv)->ahead &&
-        copy_reader_get(c)) {
+    gm_op_t *producer = x->behind ? launch_in_flight(m, x->behind, c) : NULL;
+    if (producer && copy_reader_get(c)) {
+        /* the producer's body is enqueued and not seen complete: the copy it writes is the
+         * version sent (its own reader pins the copy, so ours cannot fail; ours keeps it
+         * until the put's event), and the put goes behind its event on the GPU. The version
+         * counts the write only once the host sees the completion: no currency check. */
+        src = c;
+        from = c->ptr;
+        after = producer->ev;
+        atomic_fetch_add_explicit(&m->n_behind, 1, memory_order_relaxed);
+    } else if (c && rill_data_copy_current(d, c) && !((gm_entry_t *)c->dev_priv)->ahead &&
+               copy_reader_get(c)) {
         if (rill_data_copy_current(d, c) && c->ptr) {
             gm_entry_t *e = c->dev_priv;
             src = c;
@@ -1959,6 +1994,7 @@ rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_g
     c->remote_out_bytes = atomic_load(&m->b_put);
     c->remote_waits_for_room = atomic_load(&m->n_land_wait);
     c->remote_early = atomic_load(&m->n_early);
+    c->remote_behind = atomic_load(&m->n_behind);
     c->busy_s = busy_seconds(m);
     return RILL_SUCCESS;
 }

@@ -86,6 +86,11 @@ typedef struct rill_task_class {
      * from wherever they are, as a send straight from GPU memory does), so the newest copy
      * is not brought home first. NULL: always true. */
     bool (*needs_host)(rill_task_t *task);
+    /** Optional, called by a GPU manager right after the task's body was enqueued on GPU
+     * device dev, launch naming that launch (nonzero, unique per GPU): the front end may
+     * hand that GPU puts of the versions the task writes with rill_remote_xfer_t.behind =
+     * launch, which it enqueues behind the body on the GPU. Manager thread; must not block. */
+    void (*launched)(rill_task_t *task, int dev, uint64_t launch);
 } rill_task_class_t;
 
 /** A task as the core sees it; front ends embed it first in their task structs. */

@@ -31,6 +31,7 @@ static struct {
 static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
+static void dtd_launched(rill_task_t *task, int dev, uint64_t launch);
 
 static rill_param_t *param_window, *param_early;
 
@@ -177,6 +178,7 @@ rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
     cls->tc.complete = dtd_complete;
     cls->tc.trace_info = dtd_trace_info;
     cls->tc.flows = dtd_flows;
+    cls->tc.launched = dtd_launched;
     *cls_p = cls;
     return RILL_SUCCESS;
 }
@@ -775,14 +777,25 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
     xfer_done(t, s);
 }
 
-/* Manager thread: the copy into the receiver's GPU and its signal completed. */
+/* Manager thread: the copy into the receiver's GPU and its signal completed. A put handed
+ * to the producer's GPU behind its body (x->behind) may end before the send's hook ran (the
+ * producer's completion is still on its way to the host): the last of the two ends it. */
 static void put_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
     if (s != RILL_SUCCESS && x->enqueued && !x->cookie)
         /* the receiver waits for this put, announced by nothing else */
         remote_abort(t, "the copy into its landing buffer, announced ahead, failed");
+    bool pre = x->behind != 0;
     free(x);
+    if (pre) {
+        dtd_xfer_t *xf = t->args[1].ptr;
+        if (s != RILL_SUCCESS)
+            xf->pre_status = s; /* released by the decrement below */
+        if (atomic_fetch_sub_explicit(&xf->pre, 1, memory_order_acq_rel) != 1)
+            return;
+        s = xf->pre_status;
+    }
     send_done(t, s);
 }
 
@@ -807,9 +820,10 @@ static void put_enqueued(rill_remote_xfer_t *x)
 }
 
 /* Hand send t's copy into rank peer's GPU (landing at the given place) to the manager of
- * the GPU that holds the newest copy (else the first GPU). Any thread. */
+ * GPU dev, enqueued behind its launch behind when nonzero (dtd_launched); dev 0: the GPU
+ * that holds the newest copy (else the first GPU). Any thread. */
 static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint64_t sem_off,
-                       uint64_t target, bool announced)
+                       uint64_t target, bool announced, int dev, uint64_t behind)
 {
     rill_remote_xfer_t *x = calloc(1, sizeof(*x));
     if (!x) {
@@ -829,14 +843,33 @@ static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint6
     x->target = target;
     x->done = put_done;
     x->enqueued = announced ? put_enqueued : NULL;
-    int g = 1;
-    for (int i = 1; i < rill_device_count(); i++)
+    x->behind = behind;
+    int g = dev > 0 ? dev : 1;
+    for (int i = 1; dev <= 0 && i < rill_device_count(); i++)
         if (rill_data_copy_current(d, rill_data_copy(d, i))) {
             g = i;
             break;
         }
-    rill_device_t *dev = rill_device_get(g);
-    dev->ops->remote(dev, x);
+    rill_device_t *gd = rill_device_get(g);
+    gd->ops->remote(gd, x);
+}
+
+/* Send t's put goes behind its producer's body: decided under act_lock, where the send's
+ * hook looks (pre_put then hands it over, the lock dropped). */
+static void pre_decide(dtd_task_t *t)
+{
+    dtd_xfer_t *xf = t->args[1].ptr;
+    xf->pre_status = RILL_SUCCESS;
+    atomic_store_explicit(&xf->pre, 2, memory_order_relaxed); /* read under act_lock */
+    rill_comm_expect(t->super.tp->ctx->comm, 1);              /* send_done takes it back */
+}
+
+/* Send t's version goes behind its producer's body on GPU dev (launch number launch), into
+ * the landing ann announced (pre_decide was called). */
+static void pre_put(dtd_task_t *t, const dtd_activation_t *ann, int dev, uint64_t launch)
+{
+    put_submit(t, ((dtd_xfer_t *)t->args[1].ptr)->peer, ann->gpu, ann->dst_off, ann->sem_off,
+               ann->target, true, dev, launch);
 }
 
 /* ------------------------------------------------------------ early announcements */
@@ -881,11 +914,25 @@ static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t l
     uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, src);
     rill_spinlock_lock(&dtd.act_lock);
     dtd_activation_t *sent = ann_take(h, m.tp_id, m.dc_id, m.key, m.version, src);
-    if (sent) {
+    if (sent && sent->flags == DTD_ANN_LAUNCHED && m.reserved) {
+        /* its producer is launched on a GPU: the put goes behind its body there (if the body
+         * completed meanwhile, the manager puts the current copy; the send's hook, which
+         * sees xf->pre under this lock, leaves the put to it either way) */
+        dtd_activation_t ann = {
+            .gpu = m.gpu, .dst_off = m.dst_off, .sem_off = m.sem_off, .target = m.target
+        };
+        pre_decide(sent->recv);
+        rill_spinlock_unlock(&dtd.act_lock);
+        pre_put(sent->recv, &ann, sent->gpu, sent->handle);
+        free(sent);
+        return;
+    }
+    if (sent && sent->flags == DTD_ANN_SENT) {
         rill_spinlock_unlock(&dtd.act_lock);
         free(sent);
         return;
     }
+    free(sent); /* a launch mark, and no landing reserved: the announcement replaces it */
     dtd_activation_t *a = calloc(1, sizeof(*a));
     if (!a) {
         rill_spinlock_unlock(&dtd.act_lock);
@@ -1011,7 +1058,63 @@ static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t le
         send_done(t, RILL_ERR_DEVICE);
         return;
     }
-    put_submit(t, src, m.gpu, m.dst_off, m.sem_off, m.target, false);
+    put_submit(t, src, m.gpu, m.dst_off, m.sem_off, m.target, false, 0, 0);
+}
+
+/* Manager thread, right after task's body was enqueued on GPU dev (launch number launch):
+ * each send of a version it writes that goes GPU to GPU and waits for nothing but this task
+ * can put behind the body on that GPU, so the chain producer kernel -> copy -> semaphore runs
+ * with no host step. With the receiver's landing announced already, hand the put over now;
+ * else leave a mark, and an announcement that comes while the body is in flight does it
+ * (dtd_announce_handler). The send's hook, which runs once the completion reached the host,
+ * then only ends the send (xf->pre). */
+static void dtd_launched(rill_task_t *task, int dev, uint64_t launch)
+{
+    dtd_task_t *t = (dtd_task_t *)task;
+    if (!((dtd_taskpool_t *)task->tp)->distributed || !rill_param_get_bool(param_early))
+        return;
+    /* the list cannot close before this task completes, which this thread reports later;
+     * acquire: the successors' arguments, set before their edges were added */
+    for (dtd_succ_t *n = atomic_load_explicit(&t->succs, memory_order_acquire);
+         n && n != DTD_CLOSED; n = n->next) {
+        dtd_task_t *s = n->task;
+        /* a send's only edge comes from the version's writer: deps 1 (its insertion guard
+         * dropped, acquire) means this task is all it waits for */
+        if (s->cls != &send_class || atomic_load_explicit(&s->deps, memory_order_acquire) != 1 ||
+            !send_from_gpu(s))
+            continue;
+        dtd_xfer_t *xf = s->args[1].ptr;
+        rill_data_t *d = s->args[0].data;
+        uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
+        uint64_t h = ann_hash(task->tp->id, dc_id, d->key, xf->version, xf->peer);
+        rill_spinlock_lock(&dtd.act_lock);
+        dtd_activation_t *ann = ann_take(h, task->tp->id, dc_id, d->key, xf->version, xf->peer);
+        if (ann && ann->flags == DTD_ANN_RESERVED) {
+            pre_decide(s);
+            rill_spinlock_unlock(&dtd.act_lock);
+            pre_put(s, ann, dev, launch);
+            free(ann);
+            continue;
+        }
+        if (ann) { /* the receiver reserved nothing: the hook sends as usual */
+            ann_add(h, ann);
+        } else {
+            dtd_activation_t *mark = calloc(1, sizeof(*mark));
+            if (mark) { /* else no put behind the body: the hook sends as usual */
+                *mark = (dtd_activation_t){ .tp_id = task->tp->id,
+                                            .dc_id = dc_id,
+                                            .version = xf->version,
+                                            .key = d->key,
+                                            .src = xf->peer,
+                                            .recv = s,
+                                            .flags = DTD_ANN_LAUNCHED,
+                                            .gpu = dev,
+                                            .handle = launch };
+                ann_add(h, mark);
+            }
+        }
+        rill_spinlock_unlock(&dtd.act_lock);
+    }
 }
 
 /* Worker: the sender's version is in its GPU memory: a GPU here takes it. */
@@ -1141,7 +1244,19 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
          * that comes later is dropped. send_done ends the send either way. */
         uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, x->peer);
         rill_spinlock_lock(&dtd.act_lock);
+        if (atomic_load_explicit(&x->pre, memory_order_relaxed)) {
+            /* the put was handed to the producer's GPU (dtd_launched): the last of it and
+             * this hook ends the send */
+            rill_spinlock_unlock(&dtd.act_lock);
+            if (atomic_fetch_sub_explicit(&x->pre, 1, memory_order_acq_rel) == 1)
+                send_done(t, x->pre_status);
+            return RILL_HOOK_ASYNC;
+        }
         dtd_activation_t *ann = ann_take(h, m.tp_id, m.dc_id, m.key, m.version, x->peer);
+        if (ann && ann->flags == DTD_ANN_LAUNCHED) { /* no announcement came: as if none */
+            free(ann);
+            ann = NULL;
+        }
         if (!ann) {
             dtd_activation_t *sent = calloc(1, sizeof(*sent));
             if (sent) {
@@ -1157,7 +1272,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         rill_spinlock_unlock(&dtd.act_lock);
         rill_comm_expect(comm, 1);
         if (ann && (ann->flags & DTD_ANN_RESERVED)) {
-            put_submit(t, x->peer, ann->gpu, ann->dst_off, ann->sem_off, ann->target, true);
+            put_submit(t, x->peer, ann->gpu, ann->dst_off, ann->sem_off, ann->target, true, 0, 0);
             free(ann);
             return RILL_HOOK_ASYNC;
         }

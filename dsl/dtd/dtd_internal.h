@@ -100,6 +100,12 @@ typedef struct dtd_xfer {
     struct rill_remote_xfer *early; /* receive: its landing reserved ahead (GPU direct) */
     bool announced; /* receive sent GPU to GPU: the sender was told (early, or none); under
                      * act_lock */
+    /* send whose put was handed to the producer's GPU behind its body (dtd_launched): 2
+     * when that was decided (under act_lock), then the put's end and the send's hook each
+     * drop one and the last ends the send with pre_status (the put's, written before its
+     * drop) */
+    atomic_int pre;
+    rill_status_t pre_status;
 } dtd_xfer_t;
 
 /** An activation in flight: expected (a receive waits for it) or arrived first. */
@@ -142,6 +148,10 @@ typedef struct dtd_announce_msg {
 #define DTD_ANN_RESERVED 1u /* dtd.anns entry: an announced landing */
 #define DTD_ANN_NONE     2u /* dtd.anns entry: the receiver reserved nothing */
 #define DTD_ANN_SENT     4u /* dtd.anns entry: the send went out before any announcement */
+/* dtd.anns entry: the producer of the version is launched on a GPU and no announcement came
+ * yet; recv is the send, gpu the producer's device index and handle its launch number (an
+ * announcement that comes while the body is in flight has the put enqueued behind it) */
+#define DTD_ANN_LAUNCHED 8u
 
 /** Wire format of a GPU's request for a version sent with DTD_ACT_GPU: where it lands in the
  * receiver's GPU zone and the semaphore value that says it landed. gpu < 0: the receiver

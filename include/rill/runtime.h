@@ -74,6 +74,9 @@ typedef struct rill_gpu_counters {
     unsigned long long remote_early;
     /** tiles sent from this GPU (or host memory, by this GPU) into another rank's GPU */
     unsigned long long remote_out, remote_out_bytes;
+    /** of those, puts enqueued on the GPU behind their producer's body while it was in
+     * flight (no host step between the producer's kernel and the copy) */
+    unsigned long long remote_behind;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
 } rill_gpu_counters_t;
 /** Fill *c with GPU i's counters. RILL_ERR_INVALID_ARG when i is not one of the process's

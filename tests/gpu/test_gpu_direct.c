@@ -8,9 +8,11 @@
  *   bcast     one version read by several tasks on the other rank: received once
  *   evict     more tiles received than the (shrunk) zone holds: landings evict
  *   late      a consumer on rank 1 whose inputs are late: a tile from rank 0, produced by a
- *             slow CPU task there, and a local one also made by a slow CPU task; a chain of
- *             GPU tasks inserted after it, on another tile, completes while it waits (no
- *             stream is blocked by its inputs)
+ *             GPU task there behind a slow CPU task, and a local one also made by a slow CPU
+ *             task; a chain of GPU tasks inserted after it, on another tile, completes while
+ *             it waits (no stream is blocked by its inputs). The landing on rank 1 is
+ *             announced long before rank 0's GPU task is launched: with early announcements
+ *             its put must be enqueued behind that task's body on the GPU (remote_behind)
  * With comm_gpu_direct = auto (the default) the counters must show that no tile went
  * through host memory between the ranks (no rendezvous bytes, tiles received into GPU
  * memory); run with --mca comm_gpu_direct off the same checks pass host-staged, and the
@@ -112,8 +114,9 @@ static rill_status_t probe_cpu(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
-/* Rank 1: tile 3 += tile 0 (from rank 0's GPU) waits for tile 3's slow scaling on the CPU;
- * a chain of 200 GPU scalings of tile 5 inserted after it, then a CPU probe of tile 5. */
+/* Rank 1: tile 3 += tile 0 (from rank 0's GPU, scaled there after a slow scaling on the CPU)
+ * waits for tile 3's slow scaling on the CPU; a chain of 200 GPU scalings of tile 5 inserted
+ * after it, then a CPU probe of tile 5. */
 static void late(rill_context_t *ctx, rill_taskpool_t *tp, rill_dtd_class_t **slow,
                  rill_dtd_class_t **probe)
 {
@@ -124,6 +127,7 @@ static void late(rill_context_t *ctx, rill_taskpool_t *tp, rill_dtd_class_t **sl
                                   rill_matrix_tile(A, 0, 0), RILL_DTD_ARG_END)); /* rank 0 */
     for (int k = 0; k < tile_len; k++)
         ref_tile(0)[k] *= s;
+    scal_task(tp, 3.0, 0); /* on rank 0's GPU, half a second after rank 1 announced */
     CHECK_OK(rill_dtd_insert_task(tp, *slow, 0, RILL_DTD_VALUE, sizeof(s), &s, RILL_DTD_INOUT,
                                   rill_matrix_tile(A, 0, 3), RILL_DTD_ARG_END));
     for (int k = 0; k < tile_len; k++)
@@ -242,6 +246,9 @@ int main(int argc, char **argv)
         many(tp);
         expect_in = rank == 1 ? nt / 2 : 0;
     } else if (!strcmp(what, "late")) {
+        /* start together: rank 1 must insert its receive (and announce its landing) well
+         * within the half second rank 0's producer waits, whatever the ranks' start-up took */
+        CHECK_OK(rill_comm_allreduce_u64(ctx->comm, mine, all, 1, RILL_COMM_MIN));
         late(ctx, tp, &slow, &probe);
         expect_in = rank == 1 ? 1 : 0;
     } else {
@@ -257,10 +264,11 @@ int main(int argc, char **argv)
     unsigned long long rdv = after.data_bytes_recv - before.data_bytes_recv;
     printf("rank %d (%s): %llu GPU tasks; from the other rank's GPU %llu tiles (%.1f MB, %llu "
            "announced ahead, %llu waited for room), to it %llu (%.1f MB); host-staged "
-           "rendezvous bytes received %llu; H2D %llu, D2H %llu, evictions %llu\n",
+           "rendezvous bytes received %llu; H2D %llu, D2H %llu, evictions %llu; puts behind "
+           "their producer %llu\n",
            rank, direct && !off ? "GPU direct" : "host-staged", c.tasks, c.remote_in,
            (double)c.remote_in_bytes / 1e6, c.remote_early, c.remote_waits_for_room, c.remote_out,
-           (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions);
+           (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions, c.remote_behind);
     CHECK_MSG(bad == 0, "rank %d: %ld elements differ from the sequential run", rank, bad);
     rill_param_t *pe = NULL;
     bool early = rill_param_lookup("dtd_gpu_early", &pe) == RILL_SUCCESS && rill_param_get_bool(pe);
@@ -271,6 +279,12 @@ int main(int argc, char **argv)
         CHECK_MSG(early ? c.remote_early > 0 : c.remote_early == 0,
                   "%llu landings announced ahead with dtd_gpu_early %s", c.remote_early,
                   early ? "on" : "off");
+    /* late: rank 1's landing of tile 0 was announced at insertion, half a second before rank
+     * 0's GPU task that produces it was launched: its put went behind that body on the GPU */
+    if (slow && rank == 0 && direct && !off)
+        CHECK_MSG(early ? c.remote_behind == 1 : c.remote_behind == 0,
+                  "%llu puts enqueued behind their producer with dtd_gpu_early %s, expected %d",
+                  c.remote_behind, early ? "on" : "off", early ? 1 : 0);
     if (slow && rank == 1) /* an ordering, with half a second of margin: not a speed */
         CHECK_MSG(probe_at > 0 && probe_at < slow_done_at,
                   "the GPU chain inserted after the waiting consumer ended %.3f s after its "
