@@ -66,31 +66,8 @@
 #define MC_THREADS 512
 #define STALE      0x5a5a5a5au /* xor of the expected words: what a reset buffer holds */
 
-static int g_rank = -1;
+#include "bench_common.h"
 
-/* ---------------------------------------------------------------- errors */
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fprintf(stderr, PROG " (rank %d): error: ", g_rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-    _exit(1); /* mpirun ends the other rank; no atexit handlers with Rill's threads running */
-}
-
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess)                                                                     \
-            die("%s failed at %s:%d: %s: %s", #call, __FILE__, __LINE__, cudaGetErrorName(e_),     \
-                cudaGetErrorString(e_));                                                           \
-    } while (0)
 #define RILL_CHECK(call)                                                                           \
     do {                                                                                           \
         rill_status_t s_ = (call);                                                                 \
@@ -98,15 +75,6 @@ static void die(const char *fmt, ...)
             die("%s failed at %s:%d: %s (%d; Rill's log above says why)", #call, __FILE__,         \
                 __LINE__, rill_status_string(s_), (int)s_);                                        \
     } while (0)
-#if BENCH_HAVE_NCCL
-#define NCCL_CHECK(call)                                                                           \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess)                                                                     \
-            die("%s failed at %s:%d: %s (%d)", #call, __FILE__, __LINE__, ncclGetErrorString(r_),  \
-                (int)r_);                                                                          \
-    } while (0)
-#endif
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -293,8 +261,7 @@ typedef struct exch {
     rill_regmem_t src, dst;    /* zone buffers: port and memory channels */
     rill_sem_t sem_pc, sem_mc; /* semaphores the peer's channels signal */
     cudaIpcMemHandle_t ce_dst; /* the benchmark's own buffer, for the copy engine */
-    int ordinal, nsm, pci_domain, pci_bus, pci_device;
-    char name[256];
+    bench_gpu_t gpu;
 #if BENCH_HAVE_NCCL
     ncclUniqueId nccl_id; /* rank 0's */
 #endif
@@ -789,15 +756,10 @@ int main(int argc, char **argv)
     RILL_CHECK(rill_sem_create(b->ctx, 0, &b->sem_mc));
     me.sem_pc = b->sem_pc;
     me.sem_mc = b->sem_mc;
-    b->ordinal = me.ordinal = me.src.ordinal;
+    b->ordinal = me.src.ordinal;
     CUDA_CHECK(cudaSetDevice(b->ordinal));
-    cudaDeviceProp prop;
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, b->ordinal));
-    b->nsm = me.nsm = prop.multiProcessorCount;
-    me.pci_domain = prop.pciDomainID;
-    me.pci_bus = prop.pciBusID;
-    me.pci_device = prop.pciDeviceID;
-    snprintf(me.name, sizeof(me.name), "%s", prop.name);
+    bench_gpu_get(b->ordinal, &me.gpu);
+    b->nsm = me.gpu.nsm;
     CUDA_CHECK(cudaStreamCreateWithFlags(&b->st, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMalloc((void **)&b->csrc, max_bytes));
     CUDA_CHECK(cudaMalloc((void **)&b->cdst, max_bytes));
@@ -838,27 +800,10 @@ int main(int argc, char **argv)
         time_t now = time(NULL);
         strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
         gethostname(host, sizeof(host) - 1);
-        int rt = 0, drv = 0;
-        CUDA_CHECK(cudaRuntimeGetVersion(&rt));
-        CUDA_CHECK(cudaDriverGetVersion(&drv));
         printf("# " PROG ": Rill %s (git %s, %s), %s, host %s\n", rill_version_string(),
                RILL_GIT_HASH, RILL_BUILD_TYPE, date, host);
-        printf("# CUDA runtime %d.%d, driver %d.%d", rt / 1000, (rt % 1000) / 10, drv / 1000,
-               (drv % 1000) / 10);
-#if BENCH_HAVE_NCCL
-        int nv = 0;
-        NCCL_CHECK(ncclGetVersion(&nv));
-        printf(", NCCL %d.%d.%d (NCCL_NVLS_ENABLE=0)\n", nv / 10000, (nv % 10000) / 100, nv % 100);
-#else
-        printf(", NCCL: not built (nccl.h or libnccl not found when configuring): no NCCL "
-               "figures\n");
-#endif
-        for (int r = 0; r < 2; r++)
-            printf("# rank %d: %s, CUDA device %d, PCI %04x:%02x:%02x, %d SMs\n", r, ex[r].name,
-                   ex[r].ordinal, ex[r].pci_domain, ex[r].pci_bus, ex[r].pci_device, ex[r].nsm);
-        if (ex[0].pci_domain == ex[1].pci_domain && ex[0].pci_bus == ex[1].pci_bus &&
-            ex[0].pci_device == ex[1].pci_device)
-            printf("# warning: both ranks use the same GPU: these are not GPU-to-GPU figures\n");
+        bench_gpu_t g[2] = { ex[0].gpu, ex[1].gpu };
+        bench_print_env(g);
         printf("# proxy: device_proxy_spin_us %lld, device_proxy_sleep_us %lld, "
                "device_proxy_batch %lld, device_channel_fifo_slots %lld\n",
                param_int("device_proxy_spin_us"), param_int("device_proxy_sleep_us"),
