@@ -800,8 +800,8 @@ int main(int argc, char **argv)
         time_t now = time(NULL);
         strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
         gethostname(host, sizeof(host) - 1);
-        printf("# " PROG ": Rill %s (git %s, %s), %s, host %s\n", rill_version_string(),
-               RILL_GIT_HASH, RILL_BUILD_TYPE, date, host);
+        printf("# " PROG ": Rill %s, %s build, %s, host %s\n", rill_version_string(),
+               RILL_BUILD_TYPE, date, host);
         bench_gpu_t g[2] = { ex[0].gpu, ex[1].gpu };
         bench_print_env(g);
         printf("# proxy: device_proxy_spin_us %lld, device_proxy_sleep_us %lld, "

@@ -1747,7 +1747,6 @@ static void *manager_main(void *arg)
         /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
          * channel, so a busy channel does not hold back launches) */
         progress += gm_proxy_step(m->proxy);
-        /* (next issue: enqueue remote-input waits) */
         if (progress)
             continue;
         if (m->inflight > 0) { /* work on the GPU: watch it closely */
