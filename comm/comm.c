@@ -91,7 +91,7 @@ static rill_status_t comm_read_params(rill_comm_t *comm)
     comm->aggregate = rill_param_get_bool(p_aggregate);
     comm->aggregate_max = (size_t)rill_param_get_size(p_aggregate_max);
     comm->max_requests = (int)rill_param_get_int(p_max_requests);
-    comm->spin_us = (uint64_t)rill_param_get_int(p_spin_us);
+    atomic_init(&comm->spin_us, (uint64_t)rill_param_get_int(p_spin_us));
     comm->yield_max_us = (uint64_t)rill_param_get_int(p_yield_max_us);
     comm->poll_us = (uint64_t)rill_param_get_int(p_poll_us);
     return RILL_SUCCESS;
@@ -142,7 +142,8 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
                  comm->rank, comm->size, comm->local_rank, comm->local_size,
                  comm->threaded ? "with a" : "no", comm->short_limit,
                  comm->aggregate ? "on" : "off", comm->aggregate_max, comm->max_requests,
-                 (unsigned long long)comm->spin_us, (unsigned long long)comm->yield_max_us);
+                 (unsigned long long)atomic_load_explicit(&comm->spin_us, memory_order_relaxed),
+                 (unsigned long long)comm->yield_max_us);
     *comm_p = comm;
     return RILL_SUCCESS;
 
@@ -232,6 +233,15 @@ int rill_comm_local_size(const rill_comm_t *comm)
 int rill_comm_node_id(const rill_comm_t *comm)
 {
     return comm->node_id;
+}
+
+void rill_comm_spin_at_least(rill_comm_t *comm, uint64_t us)
+{
+    /* relaxed: a hint for the idle policy, re-read by the comm thread every round */
+    uint64_t cur = atomic_load_explicit(&comm->spin_us, memory_order_relaxed);
+    while (cur < us && !atomic_compare_exchange_weak_explicit(
+                           &comm->spin_us, &cur, us, memory_order_relaxed, memory_order_relaxed))
+        ;
 }
 
 size_t rill_comm_short_limit(const rill_comm_t *comm)

@@ -213,7 +213,8 @@ struct rill_comm {
     size_t short_limit, aggregate_max;
     bool aggregate;
     int max_requests;
-    uint64_t spin_us, yield_max_us, poll_us;
+    _Atomic uint64_t spin_us; /* may be raised once the process found GPUs (relaxed) */
+    uint64_t yield_max_us, poll_us;
     atomic_int expected;     /* messages the layer above waits for (rill_comm_expect) */
     atomic_int idle_workers; /* workers with nothing to run (rill_comm_workers_idle) */
 

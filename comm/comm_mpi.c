@@ -888,7 +888,8 @@ static void *comm_thread_main(void *arg)
      * eventcount with a timeout that doubles up to yield_max_us. A posted command wakes
      * us at once (see rill_comm_post for why no wakeup is lost); a timeout expiry polls MPI,
      * which is how incoming messages are seen while we sleep. */
-    uint64_t min_sleep_us = c->spin_us ? c->spin_us : 1;
+    uint64_t spin_us = atomic_load_explicit(&c->spin_us, memory_order_relaxed);
+    uint64_t min_sleep_us = spin_us ? spin_us : 1;
     if (min_sleep_us > c->yield_max_us)
         min_sleep_us = c->yield_max_us;
     uint64_t sleep_us = min_sleep_us;
@@ -906,7 +907,8 @@ static void *comm_thread_main(void *arg)
             sleep_us = min_sleep_us;
             continue;
         }
-        if (rill_time_ns() - last_progress < c->spin_us * 1000) {
+        if (rill_time_ns() - last_progress <
+            atomic_load_explicit(&c->spin_us, memory_order_relaxed) * 1000) {
             sched_yield(); /* a worker may share this core: let it run */
             continue;
         }

@@ -13,8 +13,8 @@
 static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sched_gpq };
 #define NB_SCHEDS ((int)(sizeof(all_scheds) / sizeof(all_scheds[0])))
 
-static rill_param_t *param_sched, *param_idle_spin_us, *param_watchdog_s, *param_watchdog_action,
-    *param_device;
+static rill_param_t *param_sched, *param_idle_spin_us, *param_gpu_spin_us, *param_watchdog_s,
+    *param_watchdog_action, *param_device;
 static _Thread_local rill_worker_t *tl_worker;
 
 RILL_LOG_COMPONENT(rill_log_runtime, "runtime");
@@ -42,6 +42,16 @@ rill_status_t rill_core_register_params(void)
                                 "How long an idle worker keeps looking for work before it "
                                 "sleeps (microseconds); new work wakes it",
                                 RILL_PARAM_LEVEL_TUNER, 50, 0, 1000000, &param_idle_spin_us);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int(
+        "runtime_gpu_spin_us",
+        "In a process that runs tasks on GPUs: how long idle workers and the comm thread keep "
+        "polling before they sleep, when longer than runtime_idle_spin_us and "
+        "comm_thread_spin_us (a GPU manager's completion or a remote tile's message then "
+        "finds its thread awake: a GPU-to-GPU hop between two processes took 60 us more with "
+        "sleeping threads)",
+        RILL_PARAM_LEVEL_TUNER, 2000, 0, 1000000, &param_gpu_spin_us);
     if (s != RILL_SUCCESS)
         status = s;
     s = rill_param_register_int("runtime_watchdog_s",
@@ -498,6 +508,12 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
         RILL_WARN(RILL_LOG_RUNTIME, "GPU discovery failed (%s): running on the CPUs only",
                   ctx->no_gpu_why);
         ctx->ngpus = 0;
+    }
+    if (ctx->ngpus > 0) { /* the managers' completions and remote tiles: stay awake longer */
+        int gpu_spin = (int)rill_param_get_int(param_gpu_spin_us);
+        if (ctx->idle_spin_us < gpu_spin)
+            ctx->idle_spin_us = gpu_spin;
+        rill_comm_spin_at_least(ctx->comm, (uint64_t)gpu_spin);
     }
     status = rill_topo_init(rill_comm_local_rank(ctx->comm), rill_comm_local_size(ctx->comm),
                             &ctx->topo);
