@@ -4,9 +4,10 @@
  * per hop and the bytes per second that makes, and of rank 0's side the landings received,
  * those announced ahead and the puts enqueued behind their producer's body on the GPU
  * (rill_gpu_counters_t); bench/gpu_hop.sh puts it next to the same chain written by hand
- * (bench_hop_ref: no runtime) in one table. Run it once as is (GPU direct between the
- * ranks of a node) and once with --mca comm_gpu_direct off (host-staged: the tile goes home,
- * over MPI, and back to the GPU) to compare the two paths (scripts/gpu_channels.sh direct).
+ * (bench_hop_ref: no runtime) in one table. A second table: many tiles in flight at once
+ * (k independent chains), the bytes per second moved between the ranks. Run it once as is
+ * (GPU direct between the ranks of a node) and once with --mca comm_gpu_direct off
+ * (host-staged: the tile goes home, over MPI, and back to the GPU) to compare the paths.
  *   mpirun --bind-to none -np 2 bench_gpu_hop [hops]     (even; default 200 per size) */
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +53,69 @@ static rill_status_t chain(rill_context_t *ctx, rill_dtd_class_t *cls, rill_matr
     rill_status_t w = rill_taskpool_wait(tp);
     rill_taskpool_destroy(&tp);
     return s != RILL_SUCCESS ? s : w;
+}
+
+/* k independent chains at once (k even): tiles (0, j), j < k, each changed hops times, task
+ * i of tile j on rank (i + j) % 2 (placed by tile (0, k) of rank 0 or (0, k + 1) of rank 1),
+ * so every step moves one of the k tiles to the other rank's GPU, both directions busy */
+static rill_status_t flood(rill_context_t *ctx, rill_dtd_class_t *cls, rill_matrix_t *A, int k,
+                           int hops)
+{
+    rill_taskpool_t *tp;
+    rill_status_t s = rill_dtd_taskpool_create(ctx, &tp);
+    for (int i = 0; i < hops && s == RILL_SUCCESS; i++)
+        for (int j = 0; j < k && s == RILL_SUCCESS; j++) {
+            double f = (i & 1) ? -1.0 : 1.0;
+            s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(f), &f, RILL_DTD_INOUT,
+                                     rill_matrix_tile(A, 0, j), RILL_DTD_INPUT | RILL_DTD_AFFINITY,
+                                     rill_matrix_tile(A, 0, k + ((i + j) & 1)), RILL_DTD_ARG_END);
+        }
+    rill_status_t w = rill_taskpool_wait(tp);
+    rill_taskpool_destroy(&tp);
+    return s != RILL_SUCCESS ? s : w;
+}
+
+/* Many tiles in flight between the ranks: bytes moved per second by k chains of tiles of
+ * len doubles, from the difference of a run of 2 h hops and one of h (the first placement
+ * and the bring-home at the end of each run cancel out). Rank 0 prints a row. */
+static int flood_row(rill_context_t *ctx, rill_dtd_class_t *cls, int len, int k, int h)
+{
+    tile_len = len;
+    rill_matrix_t *A;
+    if (rill_matrix_create(ctx, len, k + 2, len, 1, 1, 2, &A) != RILL_SUCCESS)
+        return 1;
+    for (int j = 0; j < k + 2; j++) {
+        double *t = rill_matrix_tile_write(A, 0, j);
+        for (int e = 0; t && e < len; e++)
+            t[e] = 1.0 + (double)(e % 7);
+    }
+    rill_status_t s = flood(ctx, cls, A, k, h); /* warm-up */
+    double t0 = now_s();
+    if (s == RILL_SUCCESS)
+        s = flood(ctx, cls, A, k, h);
+    double t1 = now_s();
+    if (s == RILL_SUCCESS)
+        s = flood(ctx, cls, A, k, 2 * h);
+    double t2 = now_s(), ok = 1;
+    for (int j = 0; j < k; j++) { /* an even number of sign flips each: back */
+        double *t = rill_matrix_tile_rank(A, 0, j) == rill_context_rank(ctx)
+                        ? rill_matrix_tile_ptr(A, 0, j)
+                        : NULL;
+        for (int e = 0; t && e < len; e++)
+            ok = ok && t[e] == 1.0 + (double)(e % 7);
+    }
+    double dt = (t2 - t1) - (t1 - t0);
+    if (rill_context_rank(ctx) == 0) {
+        size_t bytes = (size_t)len * sizeof(double);
+        printf("%12zu %8d %8d %12.1f %12.1f %10.1f%s\n", bytes, k, h, (t1 - t0) * 1e3,
+               (t2 - t1) * 1e3, dt > 0 ? (double)bytes * k * h / dt / 1e9 : 0.0,
+               s != RILL_SUCCESS ? "  FAILED"
+               : ok              ? ""
+                                 : "  WRONG RESULT");
+        fflush(stdout);
+    }
+    rill_matrix_destroy(&A);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -118,6 +182,19 @@ int main(int argc, char **argv)
         }
         rill_matrix_destroy(&A);
     }
+    if (rank == 0) {
+        printf("# many tiles in flight: k chains at once (half of them starting on each rank), "
+               "h and 2 h hops each; GB/s = bytes moved between the ranks (both directions) in "
+               "the h extra hops / the time they added\n");
+        printf("%12s %8s %8s %12s %12s %10s\n", "tile_bytes", "tiles", "h", "ms_h", "ms_2h",
+               "GB/s");
+    }
+    static const struct {
+        int len, k;
+    } fl[] = { { 2097152, 16 }, { 8388608, 8 }, { 16777216, 8 } };
+    for (size_t r = 0; r < sizeof(fl) / sizeof(fl[0]); r++)
+        if (flood_row(ctx, cls, fl[r].len, fl[r].k, 10))
+            return 1;
     rill_dtd_class_destroy(&cls);
     rill_fini(&ctx);
     return 0;

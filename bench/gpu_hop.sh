@@ -37,3 +37,8 @@ for b in 4096 65536 1048576 16777216 134217728; do
 done
 echo "(us per hop: producer kernel end to consumer kernel start on the other GPU, the tile and"
 echo " one kernel included; behind: of rank 0's puts, those enqueued behind their producer)"
+echo
+echo "many tiles in flight (bench_gpu_hop's second table), GPU direct with early announcements:"
+sed -n '/many tiles in flight/,$p' "$out/hop_early.log"
+echo "host-staged:"
+sed -n '/many tiles in flight/,$p' "$out/hop_staged.log" | tail -n +3
