@@ -2,11 +2,11 @@
  * chain of DTD tasks with CUDA bodies that alternate between rank 0 and rank 1, so every
  * step moves the newest version to the other rank's GPU. Prints, per tile size, the time
  * per hop and the bytes per second that makes, and of rank 0's side the landings received,
- * those announced ahead and the puts enqueued behind their producer's body on the GPU
- * (rill_gpu_counters_t); bench/gpu_hop.sh puts it next to the same chain written by hand
- * (bench_hop_ref: no runtime) in one table. A second table: many tiles in flight at once
- * (k independent chains), the bytes per second moved between the ranks. Run it once as is
- * (GPU direct between the ranks of a node) and once with --mca comm_gpu_direct off
+ * those announced ahead, the puts enqueued behind their producer's body on the GPU and the
+ * landing stream's mean wait per landing (rill_gpu_counters_t); bench/gpu_hop.sh puts it next to
+ * the same chain written by hand (bench_hop_ref: no runtime) in one table. A second table: many
+ * tiles in flight at once (k independent chains), the bytes per second moved between the ranks. Run
+ * it once as is (GPU direct between the ranks of a node) and once with --mca comm_gpu_direct off
  * (host-staged: the tile goes home, over MPI, and back to the GPU) to compare the paths.
  *   mpirun --bind-to none -np 2 bench_gpu_hop [hops]     (even; default 200 per size) */
 #include <math.h>
@@ -142,11 +142,12 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("# bench_gpu_hop: %d hops per size between 2 ranks with a GPU each, %s%s\n", hops,
                direct ? "GPU direct" : "host-staged: ", direct ? "" : why);
-        printf("%12s %8s %12s %10s %14s %8s %8s\n", "tile_bytes", "hops", "us_per_hop", "GB/s",
-               "to_GPU_direct", "early", "behind");
+        printf("%12s %8s %12s %10s %14s %8s %8s %12s\n", "tile_bytes", "hops", "us_per_hop", "GB/s",
+               "to_GPU_direct", "early", "behind", "wait_us");
     }
-    /* tiles of one column: 4 KiB (within comm_short_limit: it travels inside the activation,
-     * through host memory), 64 KiB, 1 MiB, 16 MiB, 128 MiB */
+    /* tiles of one column: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 128 MiB (GPU to GPU from
+     * comm_gpu_direct_min, 1 byte by default; host-staged ones of up to comm_short_limit
+     * travel inside the activation) */
     static const int lens[] = { 512, 8192, 131072, 2097152, 16777216 };
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
         tile_len = lens[k];
@@ -172,9 +173,11 @@ int main(int argc, char **argv)
             ok = ok && t[e] == 1.0 + (double)(e % 7);
         if (rank == 0) {
             size_t bytes = (size_t)tile_len * sizeof(double);
-            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu%s\n", bytes, hops, dt / hops * 1e6,
-                   (double)bytes * hops / dt / 1e9, c1.remote_in - c0.remote_in,
+            unsigned long long in = c1.remote_in - c0.remote_in;
+            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu %12.1f%s\n", bytes, hops,
+                   dt / hops * 1e6, (double)bytes * hops / dt / 1e9, in,
                    c1.remote_early - c0.remote_early, c1.remote_behind - c0.remote_behind,
+                   in ? (c1.remote_wait_s - c0.remote_wait_s) / (double)in * 1e6 : 0.0,
                    s != RILL_SUCCESS ? "  FAILED"
                    : ok              ? ""
                                      : "  WRONG RESULT");

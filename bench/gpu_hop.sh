@@ -25,18 +25,22 @@ for mode in early direct staged; do
 done
 # us per hop of size $1 in log $2, column $3 (rows: tile_bytes first)
 col() { awk -v b="$1" -v c="$3" '$1 == b { print $c; exit }' "$2"; }
-echo "| tile | Rill GPU direct, early | behind | Rill GPU direct, by request | Rill host-staged |" \
-    "by hand: copy engine + semaphore | by hand: SM put + semaphore | NCCL send/recv | local kernel chain |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| tile | Rill GPU direct, early | behind | landing wait | Rill GPU direct, by request |" \
+    "Rill host-staged | by hand: copy engine + semaphore | by hand: SM put + semaphore |" \
+    "NCCL send/recv | local kernel chain |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for b in 4096 65536 1048576 16777216 134217728; do
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$((b / 1024)) KiB" \
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$((b / 1024)) KiB" \
         "$(col $b "$out/hop_early.log" 3)" "$(col $b "$out/hop_early.log" 7)" \
+        "$(col $b "$out/hop_early.log" 8)" \
         "$(col $b "$out/hop_direct.log" 3)" "$(col $b "$out/hop_staged.log" 3)" \
         "$(col $b "$out/hop_ref.log" 3)" "$(col $b "$out/hop_ref.log" 4)" \
         "$(col $b "$out/hop_ref.log" 5)" "$(col $b "$out/hop_ref.log" 6)"
 done
 echo "(us per hop: producer kernel end to consumer kernel start on the other GPU, the tile and"
-echo " one kernel included; behind: of rank 0's puts, those enqueued behind their producer)"
+echo " one kernel included; behind: of rank 0's puts, those enqueued behind their producer;"
+echo " landing wait: rank 0's landing stream, mean us from reaching a landing's semaphore wait"
+echo " to the sender's signal)"
 echo
 echo "many tiles in flight (bench_gpu_hop's second table), GPU direct with early announcements:"
 sed -n '/many tiles in flight/,$p' "$out/hop_early.log"

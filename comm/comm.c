@@ -12,7 +12,7 @@
 #include "rill/params.h"
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
-    *p_yield_max_us, *p_poll_us, *p_gpu_direct;
+    *p_yield_max_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min;
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
@@ -71,6 +71,14 @@ rill_status_t rill_comm_register_params(void)
         RILL_PARAM_LEVEL_TUNER, gpu_direct_values, "auto", &p_gpu_direct);
     if (s != RILL_SUCCESS)
         status = s;
+    s = rill_param_register_size(
+        "comm_gpu_direct_min",
+        "Data of at least this many bytes move GPU to GPU between ranks that reach each "
+        "other's GPUs (comm_gpu_direct); smaller ones go through host memory as between "
+        "ranks without GPUs (inside the activation up to comm_short_limit)",
+        RILL_PARAM_LEVEL_TUNER, 1, 1, (size_t)1 << 40, &p_gpu_direct_min);
+    if (s != RILL_SUCCESS)
+        status = s;
     return status;
 }
 
@@ -82,12 +90,13 @@ bool rill_comm_gpu_direct_allowed(void)
 static rill_status_t comm_read_params(rill_comm_t *comm)
 {
     if (!p_short_limit || !p_aggregate || !p_aggregate_max || !p_max_requests || !p_spin_us ||
-        !p_yield_max_us || !p_poll_us) {
+        !p_yield_max_us || !p_poll_us || !p_gpu_direct_min) {
         rill_status_t status = rill_comm_register_params();
         if (status != RILL_SUCCESS)
             return status;
     }
     comm->short_limit = (size_t)rill_param_get_size(p_short_limit);
+    comm->gpu_direct_min = (size_t)rill_param_get_size(p_gpu_direct_min);
     comm->aggregate = rill_param_get_bool(p_aggregate);
     comm->aggregate_max = (size_t)rill_param_get_size(p_aggregate_max);
     comm->max_requests = (int)rill_param_get_int(p_max_requests);
@@ -247,6 +256,11 @@ void rill_comm_spin_at_least(rill_comm_t *comm, uint64_t us)
 size_t rill_comm_short_limit(const rill_comm_t *comm)
 {
     return comm->short_limit;
+}
+
+size_t rill_comm_gpu_direct_min(const rill_comm_t *comm)
+{
+    return comm->gpu_direct_min;
 }
 
 void rill_comm_stats(const rill_comm_t *comm, rill_comm_stats_t *stats_p)

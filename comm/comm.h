@@ -59,6 +59,9 @@ void rill_comm_launcher_local(int *rank_p, int *size_p);
 
 /** Payloads up to this many bytes may travel inside an activation message. */
 size_t rill_comm_short_limit(const rill_comm_t *comm);
+/** Data smaller than this many bytes go through host memory even between ranks that reach
+ * each other's GPUs (comm_gpu_direct_min). */
+size_t rill_comm_gpu_direct_min(const rill_comm_t *comm);
 /** Let the comm thread poll at least us microseconds after its last progress before it
  * sleeps (never shortens comm_thread_spin_us). Any thread. */
 void rill_comm_spin_at_least(rill_comm_t *comm, uint64_t us);

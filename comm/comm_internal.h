@@ -211,6 +211,7 @@ struct rill_comm {
     int node_id; /* the lowest rank of this process's node */
     /* parameters, read at init */
     size_t short_limit, aggregate_max;
+    size_t gpu_direct_min; /* comm_gpu_direct_min */
     bool aggregate;
     int max_requests;
     _Atomic uint64_t spin_us; /* may be raised once the process found GPUs (relaxed) */

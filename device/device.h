@@ -76,6 +76,9 @@ typedef struct rill_remote_xfer {
     uint64_t cookie;                   /* the front end's own (LAND: the sender's id of the
                                         * send; PUT: whether the receiver was told) */
     uint64_t behind;                   /* PUT: the producer's launch, or 0 (see above) */
+    uint64_t flow;                     /* traces: the id of the flow from the producer's
+                                        * kernel to the consumer's, the same on both ranks
+                                        * (0: none); the manager marks its copy on it */
     bool waited;                       /* the manager's: counted as waiting for room */
     bool reserved;                     /* RESERVE: the landing was reserved */
     bool put_coming;                   /* LAND: the sender's put is enqueued already */

@@ -79,8 +79,12 @@ typedef struct gm_entry {
     bool ahead;                   /* reserved ahead (reserve_start), its wait not armed yet:
                                    * e->ready says nothing of it, so nothing may use it */
     bool writeback;               /* its block is being written home before it is freed */
-    rill_mpsc_node_t dead_link;   /* the datum was destroyed: link in the dead queue */
-    atomic_bool *reaped;          /* then set (release) once the entry is freed */
+    int w_stream;                 /* traces: the exec stream of the last task seen to
+                                   * complete that wrote it (-1: none), and a time within
+                                   * that task's slice (where a flow out of it starts) */
+    uint64_t w_t;
+    rill_mpsc_node_t dead_link; /* the datum was destroyed: link in the dead queue */
+    atomic_bool *reaped;        /* then set (release) once the entry is freed */
 } gm_entry_t;
 
 enum { OP_TASK, OP_XFER, OP_HOME, OP_WB, OP_LAND, OP_PUT };
@@ -106,6 +110,15 @@ typedef struct gm_op {
     int sem;                               /* LAND: its semaphore slot */
     rill_remote_xfer_t *rx;                /* PUT: the request (done when the op is) */
     uint64_t launch;                       /* TASK: its number (the launched hook's) */
+    uint32_t wrote;                        /* TASK: bit i: ent[i] is written */
+    /* traces: TASK: the flows to other ranks' GPUs that start in its slice (puts enqueued
+     * behind it); PUT, LAND: the flow the copy is a step of, and for a PUT whose producer
+     * completed before it (from), where that flow starts (exec stream, time) */
+    uint64_t flow_out[4];
+    int nflow_out;
+    uint64_t flow;
+    int from_stream;
+    uint64_t from_t;
     uint64_t t_launch;
 } gm_op_t;
 
@@ -185,10 +198,11 @@ typedef struct gm {
         n_nospace;
     atomic_ullong n_land, b_land, n_put, b_put, n_land_wait; /* GPU-direct, in and out */
     atomic_ullong n_early;                                   /* of n_land: reserved ahead */
-    atomic_ullong n_behind;    /* of n_put: enqueued behind the producer's body */
-    uint64_t launches;         /* tasks launched (numbers them for the launched hook) */
-    atomic_int n_remote_later; /* remote requests waiting (for room, a semaphore, a source) */
-    size_t early_bytes;        /* reserved ahead and not landing yet (manager thread) */
+    atomic_ullong n_behind;     /* of n_put: enqueued behind the producer's body */
+    atomic_ullong ns_land_wait; /* the landing stream's time in its waits (timing) */
+    uint64_t launches;          /* tasks launched (numbers them for the launched hook) */
+    atomic_int n_remote_later;  /* remote requests waiting (for room, a semaphore, a source) */
+    size_t early_bytes;         /* reserved ahead and not landing yet (manager thread) */
 
 } gm_t;
 
@@ -368,6 +382,7 @@ static gm_entry_t *entry_of(gm_t *m, rill_data_t *d)
     atomic_init(&c->landing, 0);
     c->dev_priv = e;
     e->copy = c;
+    e->w_stream = -1;
     /* release: the fields above before the pointer (other GPUs read it with acquire) */
     atomic_store_explicit(&d->copies[m->index], c, memory_order_release);
     return e;
@@ -580,6 +595,7 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
     /* a transfer of an older version may still be landing in the block: the new one goes
      * after it (stream order is per stream; this orders across streams) */
     bool after = e->xfers > 0;
+    e->w_stream = -1;                         /* traces: no task here wrote what it will hold */
     for (int g = 1; g < ndev && f < 0; g++) { /* a peer GPU's current copy */
         if (g == m->index || rill_device_get(g)->type != RILL_DEVICE_CUDA)
             continue;
@@ -750,6 +766,9 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
     op->task = task;
     op->nent = n;
     memcpy(op->ent, ents, sizeof(ents[0]) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (flows[i].mode & RILL_FLOW_WRITE)
+            op->wrote |= 1u << i;
     op->slot = m->free_slots[--m->nfree_slots];
     gm_exec_view_t *view = &m->views[op->slot];
     view->exec = &m->res->exec[stream];
@@ -968,6 +987,7 @@ static void land_hold(gm_t *m, gm_entry_t *e, rill_remote_xfer_t *x)
     int k = m->free_sems[--m->nfree_sems];
     e->xfers++;
     e->landings++;
+    e->w_stream = -1; /* its bytes come from another rank now */
     e->xfer_version = atomic_load_explicit(&d->version, memory_order_acquire) + 1;
     /* its bytes may be overwritten from now on: an older version it held is gone */
     atomic_store_explicit(&e->copy->coherency, RILL_COHERENCY_INVALID, memory_order_release);
@@ -1005,7 +1025,7 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
         return RILL_ERR_NO_MEMORY;
     }
     cudaStream_t st = m->land_stream;
-    op_begin(m, op, st, m->trace);
+    op_begin(m, op, st, m->timing); /* the span is the stream's wait for the bytes */
     cudaError_t ce = after ? cudaStreamWaitEvent(st, e->ready, 0) : cudaSuccess;
     rill_status_t rs = ce == cudaSuccess
                            ? rill_cu_stream_wait64(st, m->sems + x->sem, x->target, err, len)
@@ -1024,6 +1044,7 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
     op->ent[0] = e;
     op->version[0] = e->xfer_version;
     op->sem = x->sem;
+    op->flow = x->flow;
     fifo_push(m, fifo_land(m), op);
     atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_land, ((rill_data_t *)x->data)->size, memory_order_relaxed);
@@ -1197,6 +1218,15 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     }
     op->src[0] = src;
     op->rx = x;
+    op->flow = x->flow;
+    op->from_stream = -1;
+    if (x->flow && producer && producer->nflow_out < 4) /* the flow starts in its slice */
+        producer->flow_out[producer->nflow_out++] = x->flow;
+    else if (x->flow && src && !producer) { /* in the slice of the task that wrote it last */
+        op->from_stream = ((gm_entry_t *)src->dev_priv)->w_stream;
+        op->from_t = ((gm_entry_t *)src->dev_priv)->w_t;
+    }
+    op->launch = producer ? x->behind : 0;
     fifo_push(m, fifo_put(m), op);
     atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
@@ -1241,6 +1271,7 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
 {
     char err[200];
+    r->flow = x->flow;
     rill_status_t rs = land_arm(m, r, false, err, sizeof(err));
     if (rs != RILL_SUCCESS) {
         /* the reservation stays held: the sender's copy into it may still come, so neither
@@ -1334,6 +1365,17 @@ static void trace_xfer(gm_t *m, gm_op_t *op, int track, const char *name, size_t
     rill_trace_switch(prev);
 }
 
+/* Traces: a point (ph 's' or 't') of op's flow in the middle of its slice on copy track. */
+static void trace_flow_step(gm_t *m, gm_op_t *op, int track, char ph)
+{
+    uint64_t t0, t1;
+    if (!op->flow || !m->trace || !op_span(m, op, &t0, &t1))
+        return;
+    rill_trace_track_t *prev = rill_trace_switch(m->tr_copy[track]);
+    rill_trace_flow(ph, op->flow, t0 + (t1 - t0) / 2);
+    rill_trace_switch(prev);
+}
+
 static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
 {
     switch (op->kind) {
@@ -1362,6 +1404,10 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         e->xfers--;
         m->free_sems[m->nfree_sems++] = op->sem;
         trace_xfer(m, op, 3, "landed from a rank", e->copy->data->size);
+        trace_flow_step(m, op, 3, 't');
+        uint64_t t0, t1; /* one landing stream: its waits follow each other, never overlap */
+        if (op_span(m, op, &t0, &t1))
+            atomic_fetch_add_explicit(&m->ns_land_wait, t1 - t0, memory_order_relaxed);
         if (--e->landings == 0) /* release: other GPUs may read the copy from now on */
             atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
         if (err != cudaSuccess)
@@ -1371,6 +1417,13 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
     case OP_PUT: {
         rill_remote_xfer_t *x = op->rx;
         trace_xfer(m, op, 4, "to a rank's GPU", ((rill_data_t *)x->data)->size);
+        if (op->flow && m->trace && op->from_stream >= 0 && m->tr_exec[op->from_stream]) {
+            rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[op->from_stream]);
+            rill_trace_flow('s', op->flow, op->from_t);
+            rill_trace_switch(prev);
+        }
+        /* a step when the flow started in a kernel's slice, else the put starts it */
+        trace_flow_step(m, op, 4, op->from_stream >= 0 || op->launch ? 't' : 's');
         if (op->src[0])
             copy_reader_put(op->src[0]);
         if (err != cudaSuccess)
@@ -1450,7 +1503,15 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
                 rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
                 if (task->flow_in)
                     rill_trace_flow('f', task->flow_in, t0);
+                uint64_t mid = t0 + (t1 - t0) / 2;
+                for (int k = 0; k < op->nflow_out; k++) /* to the puts behind it */
+                    rill_trace_flow('s', op->flow_out[k], mid);
                 rill_trace_switch(prev);
+                for (int i = 0; i < op->nent; i++)
+                    if (op->wrote & (1u << i)) {
+                        op->ent[i]->w_stream = sidx;
+                        op->ent[i]->w_t = mid;
+                    }
             }
         }
         m->free_slots[m->nfree_slots++] = slot;
@@ -1994,6 +2055,7 @@ rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_g
     c->remote_waits_for_room = atomic_load(&m->n_land_wait);
     c->remote_early = atomic_load(&m->n_early);
     c->remote_behind = atomic_load(&m->n_behind);
+    c->remote_wait_s = (double)atomic_load(&m->ns_land_wait) * 1e-9;
     c->busy_s = busy_seconds(m);
     return RILL_SUCCESS;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the 2-GPU machine: build, the GPU tests (channels in one process and in two), then
 # bench/bench_channels on two processes. Bounded commands; logs under $OUT, a summary last.
-#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|all]   (default all)
+#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|hop|all]   (default all)
+# hop: the GPU-direct tests, bench/gpu_hop.sh's table, the testers with -x on 2 processes x 1 GPU
+# and a traced dpotrf (its flow counts)
 # direct: the GPU-direct tests, then the DLA testers on 2 processes x 1 GPU with checks
 # (GPU direct, and host-staged with comm_gpu_direct = off) and dpotrf / dgemm figures of
 # both next to one process driving both GPUs
@@ -54,6 +56,32 @@ if [ "$what" = issue11 ]; then
             timeout 150 $T/testing_dpotrf -N $n -t $nb --nruns 3 -g 2 2>&1 |
                 grep -E "^ *[0-9]|error|GPU [01]:"
         done
+    done
+    exit 0
+fi
+if [ "$what" = hop ]; then
+    # the GPU-direct tests (small tiles, trace flows), the hop table, the testers with -x on
+    # 2 processes x 1 GPU, and a traced dpotrf whose flows cross the ranks
+    (cd build-gpu && timeout 200 ctest -R gpu_direct --output-on-failure --timeout 90 \
+        >"$out/ctest_direct.log" 2>&1)
+    grep -E "tests passed|\*\*\*Failed|Timeout|Skipped" "$out/ctest_direct.log" | tail -20
+    (cd build-gpu && timeout 120 ctest -R "gpu_direct_(small|pingpong_trace)" -V --timeout 60 2>&1 |
+        grep -E "rank [01]" | sed 's/^[0-9]*: //')
+    bash bench/gpu_hop.sh build-gpu 200
+    T=build-gpu/apps/dla
+    np2=("${mpi[@]}" --bind-to none -np 2)
+    for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
+        "testing_dposv -N 3001 -t 512 -x --nrhs 7"; do
+        echo "== np 2: $cmd -g 1"
+        timeout 60 "${np2[@]}" $T/$cmd -g 1 2>&1 | grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -3
+    done
+    echo "== np 2 x 1 GPU, traced: dpotrf N=32768 NB=2048"
+    timeout 150 "${np2[@]}" $T/testing_dpotrf -N 32768 -t 2048 --nruns 2 -g 1 \
+        --mca profile_trace "$out/potrf_np2" 2>&1 | grep -E "^ *[0-9]|error|GPU 0:"
+    for r in 0 1; do
+        f=$out/potrf_np2.$r.json
+        [ -f "$f" ] && echo "rank $r trace: $(grep -c '"ph":"s"' "$f") flow starts," \
+            "$(grep -c '"ph":"f"' "$f") ends, $(du -m "$f" | cut -f1) MB"
     done
     exit 0
 fi

@@ -675,10 +675,12 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
                    (double)(c.d2h_bytes - c0->d2h_bytes) / 1e6,
                    (double)(c.d2d_bytes - c0->d2d_bytes) / 1e6, c.evictions - c0->evictions);
             if (t->nranks > 1) /* tiles from / to other ranks' GPUs (GPU-direct) */
-                printf("; from ranks' GPUs %.1f MB (%llu landings announced ahead), to them "
-                       "%.1f MB (%llu of %llu puts behind their producer on the GPU)",
+                printf("; from ranks' GPUs %.1f MB (%llu landings announced ahead, the landing "
+                       "stream waited %.1f ms), to them %.1f MB (%llu of %llu puts behind their "
+                       "producer on the GPU)",
                        (double)(c.remote_in_bytes - c0->remote_in_bytes) / 1e6,
                        c.remote_early - c0->remote_early,
+                       1e3 * (c.remote_wait_s - c0->remote_wait_s),
                        (double)(c.remote_out_bytes - c0->remote_out_bytes) / 1e6,
                        c.remote_behind - c0->remote_behind, c.remote_out - c0->remote_out);
             printf("\n");

@@ -691,11 +691,13 @@ static void send_done(void *arg, rill_status_t status)
 /* ------------------------------------------------------------ versions sent GPU to GPU */
 
 /* Whether versions of d move between this rank and peer GPU to GPU: both ranks' GPUs reach
- * each other (rill_info --peers; this process then has GPUs) and d is too large to travel
- * inside the activation. The same answer on both ranks. */
+ * each other (rill_info --peers; this process then has GPUs) and d has at least
+ * comm_gpu_direct_min bytes (small tiles too: inside the activation they would go through
+ * host memory at both ends). The same answer on both ranks. */
 static bool gpu_to_gpu(rill_context_t *ctx, const rill_data_t *d, int peer)
 {
-    return rill_device_count() > 1 && d->size > rill_comm_short_limit(ctx->comm) &&
+    return rill_device_count() > 1 && d->size > 0 &&
+           d->size >= rill_comm_gpu_direct_min(ctx->comm) &&
            rill_context_gpu_direct(ctx, peer, NULL);
 }
 
@@ -844,6 +846,9 @@ static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint6
     x->done = put_done;
     x->enqueued = announced ? put_enqueued : NULL;
     x->behind = behind;
+    if (rill_trace_on()) /* producer's kernel -> consumer's kernel (recv_hook) */
+        x->flow =
+            xfer_flow_id(t->super.tp->id, d, ((dtd_xfer_t *)t->args[1].ptr)->version, peer) ^ 1;
     int g = dev > 0 ? dev : 1;
     for (int i = 1; dev <= 0 && i < rill_device_count(); i++)
         if (rill_data_copy_current(d, rill_data_copy(d, i))) {
@@ -1155,6 +1160,8 @@ static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
     x->done = land_done;
     x->early = xf->early; /* freed by land_done */
     x->put_coming = a->flags & DTD_ACT_PUT;
+    if (rill_trace_on()) /* the sender's put_submit names the same flow */
+        x->flow = xfer_flow_id(t->super.tp->id, data, xf->version, t->super.tp->ctx->rank) ^ 1;
     free(a);
     dev->ops->remote(dev, x);
     return RILL_HOOK_ASYNC;
@@ -1173,7 +1180,10 @@ static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
         uint64_t now = rill_time_ns(),
                  id = xfer_flow_id(task->tp->id, data, x->version, task->tp->ctx->rank);
         rill_trace_flow('f', id, now);
-        rill_trace_flow('s', id ^ 1, now);
+        /* from GPU memory, flow id ^ 1 runs from the producer's kernel on the sender's GPU
+         * through the copies to the readers' kernels here (the GPU managers mark it) */
+        if (!(a->flags & DTD_ACT_GPU))
+            rill_trace_flow('s', id ^ 1, now);
         task->flow_in = id; /* dtd_complete hands id ^ 1 to the readers */
     }
     if (a->size != data->size) {
@@ -1222,7 +1232,8 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
     rill_status_t s;
     if (rill_trace_on())
         rill_trace_flow('s', xfer_flow_id(task->tp->id, data, x->version, x->peer), rill_time_ns());
-    if (data->size <= rill_comm_short_limit(comm)) {
+    const bool from_gpu = send_from_gpu(t);
+    if (!from_gpu && data->size <= rill_comm_short_limit(comm)) {
         char buf[sizeof(m) + 65536];
         char *msg = data->size <= 65536 ? buf : malloc(sizeof(m) + data->size);
         if (!msg) {
@@ -1238,7 +1249,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
             free(msg);
         if (s == RILL_SUCCESS)
             return RILL_HOOK_DONE;
-    } else if (send_from_gpu(t)) {
+    } else if (from_gpu) {
         /* the receiver announced its landing: put it there now (put_enqueued tells it);
          * else the receiver's GPU asks for it (dtd_gpu_get_handler), and an announcement
          * that comes later is dropped. send_done ends the send either way. */

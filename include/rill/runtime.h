@@ -77,6 +77,11 @@ typedef struct rill_gpu_counters {
     /** of those, puts enqueued on the GPU behind their producer's body while it was in
      * flight (no host step between the producer's kernel and the copy) */
     unsigned long long remote_behind;
+    /** the time this GPU's landing stream spent waiting for tiles from other ranks: from the
+     * moment its wait for a landing's semaphore was reached on the GPU to the sender's signal
+     * (waits follow each other on the one stream, so they add up; 0 without
+     * device_cuda_timing). Tasks that read a landing wait for it on the GPU behind this. */
+    double remote_wait_s;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
 } rill_gpu_counters_t;
 /** Fill *c with GPU i's counters. RILL_ERR_INVALID_ARG when i is not one of the process's

@@ -13,6 +13,11 @@
  *             it waits (no stream is blocked by its inputs). The landing on rank 1 is
  *             announced long before rank 0's GPU task is launched: with early announcements
  *             its put must be enqueued behind that task's body on the GPU (remote_behind)
+ *   small     pingpong with 2 KiB tiles, within comm_short_limit: GPU to GPU all the same
+ *             (comm_gpu_direct_min), not inside the activation through host memory
+ * A further argument "trace" traces the run (profile_trace) and checks, once both ranks
+ * wrote their files, that each landing's flow runs from the producer's kernel on one
+ * rank's GPU stream to a consumer's kernel on the other's.
  * With comm_gpu_direct = auto (the default) the counters must show that no tile went
  * through host memory between the ranks (no rendezvous bytes, tiles received into GPU
  * memory); run with --mca comm_gpu_direct off the same checks pass host-staged, and the
@@ -41,6 +46,7 @@
     } while (0)
 
 #define NB 256 /* 256 x 256 tiles: 512 KiB, far above comm_short_limit */
+static int nb = NB;
 
 static rill_dtd_class_t *axpy, *scal;
 static double *ref;  /* the sequential run: one 1 x nt row of tiles */
@@ -187,6 +193,81 @@ static void many(rill_taskpool_t *tp)
     }
 }
 
+/* ------------------------------------------------------------ the trace's flows */
+
+/* The flow points (ph 's' or 'f') of one rank's trace file on its GPUs' tracks: exec
+ * streams (tid 3000 + 64 g + s, s < 40; kernel[i] true) and puts to other ranks (tid 3000 +
+ * 64 g + 44; kernel[i] false): their ids. The writer puts one event per line. */
+static int flow_ids(const char *path, char ph, unsigned long long *ids, bool *kernel, int max)
+{
+    FILE *f = NULL;
+    for (int tries = 0; tries < 600 && !f; tries++) { /* the other rank may still write it */
+        f = fopen(path, "r");
+        if (f) { /* complete once it ends with the closing brace */
+            fseek(f, -2, SEEK_END);
+            int a = fgetc(f), b = fgetc(f);
+            if (a != '}' && b != '}') {
+                fclose(f);
+                f = NULL;
+            }
+        }
+        if (!f)
+            usleep(100000);
+    }
+    CHECK_MSG(f, "no complete trace file %s after 60 s", path);
+    fseek(f, 0, SEEK_SET);
+    char line[1024], want[16];
+    snprintf(want, sizeof(want), "\"ph\":\"%c\"", ph);
+    int n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        const char *t = strstr(line, "\"tid\":"), *i = strstr(line, "\"id\":\"0x");
+        if (!strstr(line, want) || !t || !i)
+            continue;
+        int tid = atoi(t + 6), track = (tid - 3000) % 64;
+        if (tid < 3000 || (track >= 40 && track != 44) || n >= max)
+            continue;
+        kernel[n] = track < 40;
+        ids[n++] = strtoull(i + 8, NULL, 16);
+    }
+    fclose(f);
+    return n;
+}
+
+/* Both ranks' traces: this rank's landings each end a flow at a kernel here that starts on
+ * the other rank's GPU, in the kernel that produced the version, or at its put when no
+ * kernel there wrote it (pingpong: the first version, filled on the host). */
+static void check_flows(const char *prefix, unsigned long long landings)
+{
+    enum { MAX = 100000 };
+    static unsigned long long starts[MAX], ends[MAX];
+    static bool s_kernel[MAX], f_kernel[MAX];
+    char path[160];
+    snprintf(path, sizeof(path), "%s.%d.json", prefix, 1 - rank);
+    int ns = flow_ids(path, 's', starts, s_kernel, MAX);
+    snprintf(path, sizeof(path), "%s.%d.json", prefix, rank);
+    int nf = flow_ids(path, 'f', ends, f_kernel, MAX);
+    unsigned long long matched = 0, from_kernel = 0;
+    for (int i = 0; i < nf; i++) {
+        bool dup = !f_kernel[i];
+        for (int k = 0; k < i && !dup; k++)
+            dup = ends[k] == ends[i];
+        for (int k = 0; k < ns && !dup; k++)
+            if (starts[k] == ends[i]) {
+                matched++;
+                from_kernel += s_kernel[k];
+                break;
+            }
+    }
+    printf("rank %d: %llu flows from the other rank's GPU end at kernels here, %llu of them "
+           "from a kernel there (%llu landings)\n",
+           rank, matched, from_kernel, landings);
+    CHECK_MSG(matched >= landings && from_kernel + 1 >= landings,
+              "rank %d: of its %llu landings, %llu have a flow from the other rank's GPU to a "
+              "kernel here, %llu from the producer's kernel (at most one version was not made "
+              "by a kernel there)",
+              rank, landings, matched, from_kernel);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "pingpong";
@@ -197,7 +278,17 @@ int main(int argc, char **argv)
         CHECK_OK(rill_param_set("device_cuda_exec_streams", "1"));
         CHECK_OK(rill_param_set("device_cuda_workspace", "1M"));
     }
-    tile_len = NB * NB;
+    int small = !strcmp(what, "small");
+    nb = small ? 16 : NB; /* small: 2 KiB */
+    tile_len = nb * nb;
+    bool traced = false;
+    char trace_prefix[96];
+    for (int i = 2; i < argc; i++)
+        traced |= !strcmp(argv[i], "trace");
+    if (traced) { /* the same prefix on both ranks: their launcher's pid */
+        snprintf(trace_prefix, sizeof(trace_prefix), "/tmp/rill_gd_trace_%d", (int)getppid());
+        CHECK_OK(rill_param_set("profile_trace", trace_prefix));
+    }
     if (!strcmp(what, "late")) /* a worker for the slow task, others for the rest */
         CHECK_OK(rill_param_set("runtime_num_cores", "4"));
     rill_context_t *ctx;
@@ -222,7 +313,7 @@ int main(int argc, char **argv)
         return 77;
     }
     nt = evict ? 80 : 8;
-    CHECK_OK(rill_matrix_create(ctx, NB, nt * NB, NB, NB, 1, 2, &A)); /* tile (0, j): rank j%2 */
+    CHECK_OK(rill_matrix_create(ctx, nb, nt * nb, nb, nb, 1, 2, &A)); /* tile (0, j): rank j%2 */
     ref = malloc(sizeof(double) * (size_t)nt * (size_t)tile_len);
     CHECK_MSG(ref != NULL, "out of memory");
     for (int j = 0; j < nt; j++)
@@ -236,7 +327,7 @@ int main(int argc, char **argv)
     rill_taskpool_t *tp;
     CHECK_OK(rill_dtd_taskpool_create(ctx, &tp));
     int expect_in; /* versions this rank receives */
-    if (!strcmp(what, "pingpong")) {
+    if (!strcmp(what, "pingpong") || small) {
         pingpong(tp, 50);
         expect_in = 50;
     } else if (!strcmp(what, "bcast")) {
@@ -252,7 +343,7 @@ int main(int argc, char **argv)
         late(ctx, tp, &slow, &probe);
         expect_in = rank == 1 ? 1 : 0;
     } else {
-        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late\n", what);
+        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late, small\n", what);
         return 2;
     }
     CHECK_OK(rill_taskpool_wait(tp));
@@ -275,7 +366,7 @@ int main(int argc, char **argv)
     /* pingpong: each receive's landing can be reserved as soon as the rank's own last use
      * of the tile completed, usually before the other rank produced the next version (50
      * and 49 of 50 on 2 H200s): at least one must have been (the timing decides the rest) */
-    if (!strcmp(what, "pingpong") && direct && !off)
+    if ((!strcmp(what, "pingpong") || small) && direct && !off)
         CHECK_MSG(early ? c.remote_early > 0 : c.remote_early == 0,
                   "%llu landings announced ahead with dtd_gpu_early %s", c.remote_early,
                   early ? "on" : "off");
@@ -311,6 +402,8 @@ int main(int argc, char **argv)
     CHECK_OK(rill_dtd_class_destroy(&scal));
     CHECK_OK(rill_matrix_destroy(&A));
     CHECK_OK(rill_fini(&ctx));
+    if (traced && direct && !off)
+        check_flows(trace_prefix, c.remote_in);
     printf("%s rank %d: PASS\n", what, rank);
     return 0;
 }
