@@ -8,7 +8,9 @@
  * tiles in flight at once (k independent chains), the bytes per second moved between the ranks. Run
  * it once as is (GPU direct between the ranks of a node) and once with --mca comm_gpu_direct off
  * (host-staged: the tile goes home, over MPI, and back to the GPU) to compare the paths.
- *   mpirun --bind-to none -np 2 bench_gpu_hop [hops]     (even; default 200 per size) */
+ *   mpirun --bind-to none -np 2 bench_gpu_hop [hops] [max_bytes]
+ * hops: even, default 200 per size; max_bytes: only the tiles of at most that many bytes
+ * (both tables; e.g. 4096 for a trace of the smallest tile's chain) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,7 @@ int main(int argc, char **argv)
     if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS)
         return 1;
     int hops = (argc > 1 ? atoi(argv[1]) : 200) / 2 * 2, rank = rill_context_rank(ctx);
+    double max_bytes = argc > 2 ? atof(argv[2]) : 1e18;
     if (rill_context_nranks(ctx) != 2 || rill_context_ngpus(ctx) < 1 || hops < 2) {
         if (rank == 0)
             fprintf(stderr,
@@ -150,6 +153,8 @@ int main(int argc, char **argv)
      * travel inside the activation) */
     static const int lens[] = { 512, 8192, 131072, 2097152, 16777216 };
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+        if ((double)lens[k] * sizeof(double) > max_bytes)
+            break;
         tile_len = lens[k];
         rill_matrix_t *A;
         if (rill_matrix_create(ctx, tile_len, 3, tile_len, 1, 1, 2, &A) != RILL_SUCCESS)
@@ -196,7 +201,8 @@ int main(int argc, char **argv)
         int len, k;
     } fl[] = { { 2097152, 16 }, { 8388608, 8 }, { 16777216, 8 } };
     for (size_t r = 0; r < sizeof(fl) / sizeof(fl[0]); r++)
-        if (flood_row(ctx, cls, fl[r].len, fl[r].k, 10))
+        if ((double)fl[r].len * sizeof(double) <= max_bytes &&
+            flood_row(ctx, cls, fl[r].len, fl[r].k, 10))
             return 1;
     rill_dtd_class_destroy(&cls);
     rill_fini(&ctx);

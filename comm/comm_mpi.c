@@ -368,6 +368,11 @@ static void comm_am_send_batch(rill_comm_t *c, int peer)
     COMM_MPI_CHECK(c, "MPI_Isend", peer,
                    MPI_Isend(buf, (int)off, MPI_BYTE, peer, COMM_MPI_TAG_AM, c->mpi_comm, &req));
     comm_req_add(c, req, &sb->owner);
+    if (rill_trace_on()) { /* the messages left (one MPI message, n of them) */
+        char name[40];
+        snprintf(name, sizeof(name), "%zu message%s to %d", n, n > 1 ? "s" : "", peer);
+        rill_trace_instant("comm", name, rill_time_ns());
+    }
     p->inflight++;
     c->sends_inflight_am++;
     stat_add(&c->stats.mpi_msgs_sent, 1);
@@ -611,7 +616,7 @@ static void comm_deliver(rill_comm_t *c, int src, unsigned char *buf, size_t n)
         } else {
             if (rill_trace_on()) { /* an activation (or another upper-layer message) came */
                 char name[40];
-                snprintf(name, sizeof(name), "message from %d", src);
+                snprintf(name, sizeof(name), "message (tag %u) from %d", (unsigned)hdr.tag, src);
                 rill_trace_instant("comm", name, rill_time_ns());
             }
             /* acquire pairs with the release store in rill_comm_am_register */

@@ -793,6 +793,8 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
     }
     fifo_push(m, stream, op);
     op->launch = ++m->launches;
+    if (m->trace) /* the host's side of the hand-over: when the body was enqueued */
+        rill_trace_instant("gpu", "launched", rill_time_ns());
     /* the front end may now hand us puts of what the body writes, behind it (put_start) */
     if (task->tc->launched)
         task->tc->launched(task, m->index, op->launch);
@@ -1046,6 +1048,8 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
     op->sem = x->sem;
     op->flow = x->flow;
     fifo_push(m, fifo_land(m), op);
+    if (m->trace)
+        rill_trace_instant("gpu", "landing armed", rill_time_ns());
     atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_land, ((rill_data_t *)x->data)->size, memory_order_relaxed);
     return RILL_SUCCESS;
@@ -1228,6 +1232,9 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     }
     op->launch = producer ? x->behind : 0;
     fifo_push(m, fifo_put(m), op);
+    if (m->trace)
+        rill_trace_instant("gpu", producer ? "put enqueued behind" : "put enqueued",
+                           rill_time_ns());
     atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
     if (x->enqueued)
@@ -1255,6 +1262,8 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
         e->ahead = true;
         m->early_bytes += d->size;
         atomic_fetch_add_explicit(&m->n_early, 1, memory_order_relaxed);
+        if (m->trace)
+            rill_trace_instant("gpu", "landing reserved ahead", rill_time_ns());
     }
     RILL_VERBOSE(RILL_LOG_GPU, 2,
                  "GPU %d: landing of datum (key %llu) reserved ahead: %s (%d semaphores free, "
@@ -1799,6 +1808,10 @@ static void *manager_main(void *arg)
         return NULL;
 
     rill_sched_set_sink(m->index, sink_take, m);
+    /* idle, it keeps polling this long after its last work (runtime_gpu_spin_us): the next
+     * request (a remote tile's landing, a task its completion released) finds it awake */
+    const uint64_t spin_ns = (uint64_t)ctx->idle_spin_us * 1000;
+    uint64_t busy_at = rill_time_ns();
     while (!atomic_load_explicit(&m->stop, memory_order_acquire)) {
         int progress = reap_dead(m);
         progress += intake(m);
@@ -1808,11 +1821,23 @@ static void *manager_main(void *arg)
         /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
          * channel, so a busy channel does not hold back launches) */
         progress += gm_proxy_step(m->proxy);
-        if (progress)
+        if (progress) {
+            busy_at = 0; /* read the clock once idle */
             continue;
+        }
         if (m->inflight > 0) { /* work on the GPU: watch it closely */
+            busy_at = 0;
             rill_cpu_relax();
             continue;
+        }
+        if (spin_ns > 0) {
+            uint64_t now = rill_time_ns();
+            if (busy_at == 0)
+                busy_at = now;
+            if (now - busy_at < spin_ns) {
+                rill_cpu_relax();
+                continue;
+            }
         }
         if (m->pending.count > 0 || m->remote_later) { /* waiting for room a read holds */
             sched_yield();

@@ -46,9 +46,9 @@ rill_status_t rill_core_register_params(void)
         status = s;
     s = rill_param_register_int(
         "runtime_gpu_spin_us",
-        "In a process that runs tasks on GPUs: how long idle workers and the comm thread keep "
-        "polling before they sleep, when longer than runtime_idle_spin_us and "
-        "comm_thread_spin_us (a GPU manager's completion or a remote tile's message then "
+        "In a process that runs tasks on GPUs: how long idle workers, the comm thread and the "
+        "GPU managers keep polling before they sleep, when longer than runtime_idle_spin_us "
+        "and comm_thread_spin_us (a GPU manager's completion or a remote tile's message then "
         "finds its thread awake: a GPU-to-GPU hop between two processes took 60 us more with "
         "sleeping threads)",
         RILL_PARAM_LEVEL_TUNER, 2000, 0, 1000000, &param_gpu_spin_us);

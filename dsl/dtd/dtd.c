@@ -785,8 +785,8 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 static void put_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
-    if (s != RILL_SUCCESS && x->enqueued && !x->cookie)
-        /* the receiver waits for this put, announced by nothing else */
+    if (s != RILL_SUCCESS && x->cookie)
+        /* the receiver was told the put is coming and waits for it */
         remote_abort(t, "the copy into its landing buffer, announced ahead, failed");
     bool pre = x->behind != 0;
     free(x);
@@ -801,14 +801,15 @@ static void put_done(rill_remote_xfer_t *x, rill_status_t s)
     send_done(t, s);
 }
 
-/* Manager thread: the put into an announced landing is enqueued: tell the receiver, whose
- * receive then completes without asking (its landing stream waits for the semaphore). */
-static void put_enqueued(rill_remote_xfer_t *x)
+/* The put of send t into the landing its receiver announced is handed over: tell the
+ * receiver, whose receive then completes without asking (its landing stream waits for the
+ * semaphore). Told before the put is enqueued (the receiver's host work overlaps the
+ * sender's): from here a put that cannot be carried out aborts the run (put_done), the
+ * receiver waiting for it. */
+static void put_tell(dtd_task_t *t, int peer)
 {
-    dtd_task_t *t = x->task;
     const dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
-    x->cookie = 1; /* the receiver is told */
     dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
                              .dc_id = d->dc ? d->dc->id : UINT32_MAX,
                              .version = xf->version,
@@ -816,7 +817,7 @@ static void put_enqueued(rill_remote_xfer_t *x)
                              .key = d->key,
                              .size = d->size,
                              .handle = (uint64_t)(uintptr_t)t };
-    if (rill_comm_am_send(t->super.tp->ctx->comm, x->peer, dtd.am_tag, &m, sizeof(m),
+    if (rill_comm_am_send(t->super.tp->ctx->comm, peer, dtd.am_tag, &m, sizeof(m),
                           t->super.prio.priority) != RILL_SUCCESS)
         remote_abort(t, "the activation saying the put is coming could not be sent");
 }
@@ -844,8 +845,11 @@ static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint6
     x->sem_off = sem_off;
     x->target = target;
     x->done = put_done;
-    x->enqueued = announced ? put_enqueued : NULL;
     x->behind = behind;
+    if (announced) { /* the receiver waits for it from now on */
+        put_tell(t, peer);
+        x->cookie = 1;
+    }
     if (rill_trace_on()) /* producer's kernel -> consumer's kernel (recv_hook) */
         x->flow =
             xfer_flow_id(t->super.tp->id, d, ((dtd_xfer_t *)t->args[1].ptr)->version, peer) ^ 1;
@@ -1250,7 +1254,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         if (s == RILL_SUCCESS)
             return RILL_HOOK_DONE;
     } else if (from_gpu) {
-        /* the receiver announced its landing: put it there now (put_enqueued tells it);
+        /* the receiver announced its landing: put it there now (put_tell tells it);
          * else the receiver's GPU asks for it (dtd_gpu_get_handler), and an announcement
          * that comes later is dropped. send_done ends the send either way. */
         uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, x->peer);
