@@ -48,12 +48,11 @@ typedef struct rill_device rill_device_t;
  * host's) into the receiver's landing buffer through the CUDA IPC mapping of the receiver's
  * zone, then writes target into the receiver's semaphore on the same stream (ordered after
  * the data), and calls done once its event shows both complete: until then it holds a reader
- * on the source copy, so no later writer can change the bytes being sent. enqueued, when set,
- * is called as soon as the copy and the signal are enqueued (the put is then coming).
- * behind, when nonzero, names a task launch on this GPU (the number the task class's
- * launched hook was given): while that body is in flight, the source is the copy it writes
- * and the put is enqueued behind the body's event on the GPU (no host step between the
- * producer's kernel and the copy); once it completed, the put proceeds as above.
+ * on the source copy, so no later writer can change the bytes being sent. behind, when nonzero,
+ * names a task launch on this GPU (the number the task class's launched hook was given): while that
+ * body is in flight, the source is the copy it writes and the put is enqueued behind the body's
+ * event on the GPU (no host step between the producer's kernel and the copy); once it completed,
+ * the put proceeds as above.
  *
  * RILL_REMOTE_RESERVE, on the receiving rank, ahead of the version (early announcement):
  * the landing buffer and semaphore as for a landing, but only when they are free at once
@@ -85,7 +84,6 @@ typedef struct rill_remote_xfer {
     struct rill_remote_xfer *early;    /* LAND: the reservation made ahead, or NULL */
     void *entry;                       /* RESERVE: the manager's (the copy's entry) */
     int sem;                           /* RESERVE: the manager's (its semaphore) */
-    void (*enqueued)(struct rill_remote_xfer *x); /* PUT: optional, see above */
     void (*done)(struct rill_remote_xfer *x, rill_status_t status);
 } rill_remote_xfer_t;
 #define RILL_REMOTE_LAND    1

@@ -1237,8 +1237,6 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
                            rill_time_ns());
     atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
-    if (x->enqueued)
-        x->enqueued(x);
     return true;
 }
 
