@@ -361,6 +361,25 @@ static void copy_reader_put(rill_data_copy_t *c)
     atomic_fetch_sub_explicit(&c->readers, 1, memory_order_release);
 }
 
+/* Take c, unread, from its readers while a landing is set up in its block (readers -1, as a
+ * write-back holds it): false when something reads it. Another GPU's manager that takes a
+ * reader (copy_reader_get) either did so first (then this fails: not now) or does so after
+ * copy_unquiesce, whose release store publishes the INVALID coherency and the landing flag
+ * set meanwhile: its re-check of the copy's currency then fails. A check of readers == 0
+ * followed by the invalidation would let both go ahead (a peer GPU reading bytes as another
+ * rank overwrites them). */
+static bool copy_quiesce(rill_data_copy_t *c)
+{
+    int zero = 0;
+    return atomic_compare_exchange_strong_explicit(&c->readers, &zero, -1, memory_order_acq_rel,
+                                                   memory_order_acquire);
+}
+
+static void copy_unquiesce(rill_data_copy_t *c)
+{
+    atomic_store_explicit(&c->readers, 0, memory_order_release);
+}
+
 /* This GPU's copy of d and its entry, made on first use (no block yet). */
 static gm_entry_t *entry_of(gm_t *m, rill_data_t *d)
 {
@@ -1101,7 +1120,10 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
         lru_touch(m, e);
     }
     bool after = e->xfers > 0; /* an older transfer into the block still in flight */
+    if (!copy_quiesce(c))      /* another GPU started reading it meanwhile */
+        return false;
     land_hold(m, e, x);
+    copy_unquiesce(c);
     char err[200];
     rill_status_t rs = land_arm(m, x, after, err, sizeof(err));
     if (rs != RILL_SUCCESS) { /* nobody was told of it: give it back */
@@ -1255,8 +1277,9 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
         if ((ok = rill_zone_alloc(m->res->zone, d->size, &addr) == RILL_SUCCESS))
             entry_set_block(m, e, addr);
     }
-    if (ok) { /* (x->device: set by the front end, this GPU) */
+    if (ok && (ok = copy_quiesce(e->copy))) { /* (x->device: set by the front end) */
         land_hold(m, e, x);
+        copy_unquiesce(e->copy);
         e->ahead = true;
         m->early_bytes += d->size;
         atomic_fetch_add_explicit(&m->n_early, 1, memory_order_relaxed);
@@ -1616,6 +1639,24 @@ static int reap_dead(gm_t *m)
     while (node) {
         rill_mpsc_node_t *next = node->next;
         gm_entry_t *e = (gm_entry_t *)((char *)node - offsetof(gm_entry_t, dead_link));
+        if (e->ahead) {
+            /* reserved ahead for a landing that was never armed (its taskpool failed before
+             * the receive ran): nothing will end it, and the sender, told of it, may still
+             * copy into the block and signal the semaphore, so neither goes back to use:
+             * the block stays taken until the zone goes (rill_fini) and the semaphore is
+             * not freed. The entry goes. */
+            RILL_WARN(RILL_LOG_GPU,
+                      "GPU %d: datum (key %llu) destroyed with a landing of %zu bytes reserved "
+                      "for it ahead and never armed (its taskpool failed?): the block and its "
+                      "semaphore stay out of use until rill_fini",
+                      m->res->info.ordinal, (unsigned long long)e->copy->data->key,
+                      e->copy->data->size);
+            m->early_bytes -= e->copy->data->size;
+            lru_unlink(m, e);
+            e->block = 0;
+            e->ahead = false;
+            e->xfers = e->landings = 0;
+        }
         /* a transfer into or out of the block may still be landing (the task that needed it
          * completed on its exec stream's event): free the entry once it has */
         if (e->xfers > 0 || e->writeback ||
