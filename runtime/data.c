@@ -449,25 +449,44 @@ rill_data_t *rill_collection_data_of(rill_collection_t *dc, uint64_t key)
 struct rill_matrix {
     rill_collection_t dc; /* first: the collection of the tiles */
     int m, n, mb, nb, mt, nt, P, Q;
+    rill_matrix_dist_t dist;
     double **local; /* mt x nt: local tile storage, NULL for remote tiles; fixed after create */
     rill_data_t **local_data; /* mt x nt: their data, likewise */
 };
 
+static int matrix_rank(const rill_matrix_t *A, int i, int j)
+{
+    int p = A->dist == RILL_MATRIX_DIAGONAL ? (int)(((int64_t)i + j) % A->P) : i % A->P;
+    return p * A->Q + (j % A->Q);
+}
+
 static int matrix_rank_of(uint64_t key, void *arg)
 {
     const rill_matrix_t *A = arg;
-    int i = (int)(key / (uint64_t)A->nt), j = (int)(key % (uint64_t)A->nt);
-    return (i % A->P) * A->Q + (j % A->Q);
+    return matrix_rank(A, (int)(key / (uint64_t)A->nt), (int)(key % (uint64_t)A->nt));
 }
 
 rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int nb, int P, int Q,
                                  rill_matrix_t **A_p)
+{
+    return rill_matrix_create_dist(ctx, m, n, mb, nb, P, Q, RILL_MATRIX_CYCLIC, A_p);
+}
+
+rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb, int nb, int P,
+                                      int Q, rill_matrix_dist_t dist, rill_matrix_t **A_p)
 {
     if (!ctx || !A_p || m < 0 || n < 0 || mb <= 0 || nb <= 0 || P <= 0 || Q <= 0) {
         RILL_ERROR(RILL_LOG_DATA,
                    "rill_matrix_create: m=%d n=%d mb=%d nb=%d P=%d Q=%d: sizes must be >= 0, tile "
                    "sizes and the process grid > 0",
                    m, n, mb, nb, P, Q);
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (dist != RILL_MATRIX_CYCLIC && dist != RILL_MATRIX_DIAGONAL) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_matrix_create_dist: distribution %d: allowed are RILL_MATRIX_CYCLIC "
+                   "(0) and RILL_MATRIX_DIAGONAL (1)",
+                   (int)dist);
         return RILL_ERR_INVALID_ARG;
     }
     if ((long long)P * Q != ctx->nranks) { /* in 64 bits: 641 x 6700417 wraps to 1 in int */
@@ -488,6 +507,7 @@ rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int 
     A->nt = (n + nb - 1) / nb;
     A->P = P;
     A->Q = Q;
+    A->dist = dist;
     collection_init(&A->dc, ctx, (size_t)mb * (size_t)nb * sizeof(double), matrix_rank_of, A);
     A->local = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(double *));
     A->local_data = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(rill_data_t *));
@@ -594,7 +614,12 @@ int rill_matrix_tile_cols(const rill_matrix_t *A, int j)
 
 int rill_matrix_tile_rank(const rill_matrix_t *A, int i, int j)
 {
-    return (i % A->P) * A->Q + (j % A->Q);
+    return matrix_rank(A, i, j);
+}
+
+rill_matrix_dist_t rill_matrix_dist(const rill_matrix_t *A)
+{
+    return A->dist;
 }
 
 rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j)

@@ -45,6 +45,8 @@ static void usage(const dla_testing_t *t, FILE *f)
     fprintf(f,
             "  -t nb         tile size NB, 1..%d (default 256)\n"
             "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
+            "  --dist d      tiles over the grid: cyclic (2D block-cyclic, default) or diagonal\n"
+            "                (grid row (i + j) %% P: panels and the triangle's rows spread)\n"
             "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
             "given)\n"
             "  -g gpus       GPUs per process, 0..8 (default: all of the process's share of "
@@ -195,6 +197,13 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
                 return usage_error(t, "option --dsl needs dtd or ptg%s%s",
                                    i + 1 < argc ? ", not " : "", i + 1 < argc ? argv[i + 1] : "");
             t->ptg = !strcmp(argv[++i], "ptg");
+            continue;
+        }
+        if (!strcmp(o, "--dist")) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "cyclic") && strcmp(argv[i + 1], "diagonal")))
+                return usage_error(t, "option --dist needs cyclic or diagonal, got '%s'",
+                                   i + 1 < argc ? argv[i + 1] : "");
+            t->dist = !strcmp(argv[++i], "diagonal") ? RILL_MATRIX_DIAGONAL : RILL_MATRIX_CYCLIC;
             continue;
         }
         if (!strcmp(o, "--no-mem-check")) {
@@ -397,8 +406,9 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         printf("# %s: Rill %s, %s build\n", t->name, rill_version_string(), RILL_BUILD_TYPE);
         printf("# command: %s\n", t->cmdline);
         printf("# date: %s\n", date);
-        printf("# ranks %d, grid %d x %d, cores per rank %d, GPUs per rank %d, seed %llu\n",
-               t->nranks, t->P, t->Q, t->cores, t->gpus, (unsigned long long)t->seed);
+        printf("# ranks %d, grid %d x %d (%s), cores per rank %d, GPUs per rank %d, seed %llu\n",
+               t->nranks, t->P, t->Q, t->dist == RILL_MATRIX_DIAGONAL ? "diagonal" : "cyclic",
+               t->cores, t->gpus, (unsigned long long)t->seed);
         for (int g = 0; g < t->gpus; g++)
             printf("# GPU %d of rank 0: %s\n", g, rill_context_gpu_name(t->ctx, g));
         if (features & DLA_TESTING_GEMM)
@@ -695,7 +705,7 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
 rill_matrix_t *dla_testing_matrix(dla_testing_t *t, const char *what, int m, int n)
 {
     rill_matrix_t *A = NULL;
-    rill_status_t s = rill_matrix_create(t->ctx, m, n, t->NB, t->NB, t->P, t->Q, &A);
+    rill_status_t s = rill_matrix_create_dist(t->ctx, m, n, t->NB, t->NB, t->P, t->Q, t->dist, &A);
     if (s == RILL_SUCCESS) /* several GPUs: each tile's writers on one of them */
         s = rill_matrix_advise_gpus(A);
     if (s == RILL_SUCCESS)

@@ -20,7 +20,8 @@ typedef struct dla_testing {
     rill_gpu_counters_t gpu0[8]; /* this rank's GPU counters at the start of the timed run */
     int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs, no_mem_check;
     int transA, transB;
-    int ptg; /* --dsl ptg: the PTG version (one rank, the CPUs) */
+    int ptg;                 /* --dsl ptg: the PTG version (one rank, the CPUs) */
+    rill_matrix_dist_t dist; /* --dist */
     double alpha, beta;
     uint64_t seed;
     rill_context_t *ctx;

@@ -73,6 +73,22 @@ typedef struct rill_matrix rill_matrix_t; /**< 2D block-cyclic tiled matrix of d
  */
 rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int nb, int P, int Q,
                                  rill_matrix_t **A_p);
+
+/** How the tiles are spread over the P x Q process grid. */
+typedef enum rill_matrix_dist {
+    /** 2D block-cyclic: tile (i, j) on rank (i % P) * Q + (j % Q) (rill_matrix_create) */
+    RILL_MATRIX_CYCLIC = 0,
+    /** diagonal: the grid row shifted by the tile column, rank ((i + j) % P) * Q + (j % Q).
+     * With Q = 1 each tile column and each tile row is spread over all P ranks, and so is
+     * the lower triangle's work (a factorization's panel is not held by one rank, and no
+     * rank holds the longer half of the rows) */
+    RILL_MATRIX_DIAGONAL = 1,
+} rill_matrix_dist_t;
+/** rill_matrix_create with the distribution dist (RILL_ERR_INVALID_ARG for another value). */
+rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb, int nb, int P,
+                                      int Q, rill_matrix_dist_t dist, rill_matrix_t **A_p);
+/** Its distribution. */
+rill_matrix_dist_t rill_matrix_dist(const rill_matrix_t *A);
 /** Free the matrix, its tiles and their storage. Refused with RILL_ERR_BUSY while a
  * taskpool that uses one of its tiles was not waited for. *A_p becomes NULL. Main
  * thread, same order on every rank. */

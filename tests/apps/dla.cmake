@@ -100,6 +100,8 @@ dla_usage_test(dla_err_mca_dangling "option --mca needs a name and a value"
 
 # ---------------------------------------------------------------- error paths
 dla_fail_test(dla_err_grid "does not match the 1 ranks" COMMAND testing_dpotrf -N 100 -P 2 -Q 2)
+dla_fail_test(dla_err_dist "option --dist needs cyclic or diagonal, got 'skew'"
+    COMMAND testing_dpotrf -N 100 --dist skew)
 # 641 x 6700417 = 2^32 + 1: 1 in 32-bit arithmetic
 dla_fail_test(dla_err_grid_overflow "641 x 6700417 = 4294967297 does not match the 1 ranks"
     COMMAND testing_dpotrf -N 100 -P 641 -Q 6700417)
@@ -163,6 +165,12 @@ if(RILL_HAVE_MPI)
         --transB T -x)
     dla_test(dla_dpotrf_np3_3x1 NP 3 COMMAND testing_dpotrf -N 300 -t 48 -P 3 -Q 1 -c 1 -x)
     dla_test(dla_dposv_np3_3x1 NP 3 COMMAND testing_dposv -N 250 -t 48 -P 3 -Q 1 -c 1 -x)
+    # the diagonal distribution (--dist diagonal: grid row (i + j) % P), ragged sizes
+    dla_test(dla_dpotrf_np2_diag NP 2 COMMAND testing_dpotrf -N 301 -t 64 -c 1 --dist diagonal -x)
+    dla_test(dla_dgemm_np3_diag NP 3 COMMAND testing_dgemm -M 203 -N 151 -K 99 -t 32 -c 1
+        --dist diagonal -x)
+    dla_test(dla_dposv_np4_2x2_diag NP 4 COMMAND testing_dposv -N 251 -t 48 -P 2 -Q 2 -c 1
+        --dist diagonal --nrhs 3 -x)
     dla_fail_test(dla_err_grid_np2 "does not match the 2 ranks" NP 2
         COMMAND testing_dpotrf -N 100 -P 2 -Q 2 -c 1)
     dla_fail_test(dla_err_nonspd_np2 "matrix is not positive definite \\(leading minor 126\\)" NP 2
