@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # On the 2-GPU machine: build, the GPU tests (channels in one process and in two), then
 # bench/bench_channels on two processes. Bounded commands; logs under $OUT, a summary last.
-#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|hop|all]   (default all)
+#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|hop|dist|all]   (default all)
+# dist: the GPU tests, the testers with -x and --dist diagonal on 2 x 1 GPU, dpotrf N = 65536
+# on 2 x 1 GPU (block-cyclic and diagonal) next to 1 x 2 GPUs and cusolverMgPotrf, the hop
+# table
 # hop: the GPU-direct tests, bench/gpu_hop.sh's table, the testers with -x on 2 processes x 1 GPU
 # and a traced dpotrf (its flow counts)
 # direct: the GPU-direct tests, then the DLA testers on 2 processes x 1 GPU with checks
@@ -57,6 +60,33 @@ if [ "$what" = issue11 ]; then
                 grep -E "^ *[0-9]|error|GPU [01]:"
         done
     done
+    exit 0
+fi
+if [ "$what" = dist ]; then
+    # the GPU tests; the testers with -x on 2 x 1 GPU with the diagonal distribution; dpotrf
+    # N = 65536 on 2 x 1 GPU (block-cyclic, diagonal) next to 1 x 2 GPUs and cusolverMgPotrf;
+    # bench/gpu_hop.sh's table
+    (cd build-gpu && timeout 300 ctest -L gpu -E "channels_signal" --output-on-failure \
+        --timeout 90 >"$out/ctest_gpu.log" 2>&1)
+    grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest_gpu.log" | tail -12
+    T=build-gpu/apps/dla
+    np2=("${mpi[@]}" --bind-to none -np 2)
+    for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
+        "testing_dposv -N 3001 -t 512 -x --nrhs 7"; do
+        echo "== np 2, --dist diagonal: $cmd -g 1"
+        timeout 60 "${np2[@]}" $T/$cmd -g 1 --dist diagonal 2>&1 | grep -E "^ *[0-9]|error" | tail -2
+    done
+    n=${RILL_DIST_N:-65536}
+    echo "== cusolverMgPotrf, 2 GPUs: N=$n tile 1024"
+    timeout 150 build-gpu/bench/bench_gpu_vendor mgpotrf $n 2 1024 3 2>&1 | tail -1
+    for dist in cyclic diagonal; do
+        echo "== np 2 x 1 GPU, --dist $dist: dpotrf N=$n NB=2048"
+        timeout 150 "${np2[@]}" $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 1 --dist $dist 2>&1 |
+            grep -E "^ *[0-9]|error|GPU 0:"
+    done
+    echo "== 1 process x 2 GPUs: dpotrf N=$n NB=2048"
+    timeout 150 $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 2 2>&1 | grep -E "^ *[0-9]|error|GPU [01]:"
+    bash bench/gpu_hop.sh build-gpu 200
     exit 0
 fi
 if [ "$what" = hop ]; then
