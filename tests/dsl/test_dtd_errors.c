@@ -120,6 +120,16 @@ int main(int argc, char **argv)
     rill_data_destroy(&d);
     rill_dtd_class_destroy(&cls);
     rill_dtd_class_destroy(&bad);
+
+    /* a matrix distribution that does not exist is refused (and nothing is created) */
+    rill_matrix_t *A = NULL;
+    CHECK(rill_matrix_create_dist(ctx, 8, 8, 4, 4, 1, 1, (rill_matrix_dist_t)7, &A) ==
+              RILL_ERR_INVALID_ARG &&
+          A == NULL);
+    CHECK(rill_matrix_create_dist(ctx, 8, 8, 4, 4, 1, 1, RILL_MATRIX_DIAGONAL, &A) ==
+              RILL_SUCCESS &&
+          rill_matrix_dist(A) == RILL_MATRIX_DIAGONAL && rill_matrix_tile_rank(A, 1, 1) == 0);
+    CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
     CHECK(rill_fini(&ctx) == RILL_SUCCESS);
     printf("DTD error paths: all reported\n");
     return 0;
