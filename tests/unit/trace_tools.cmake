@@ -1,4 +1,4 @@
-# tools/rill_trace_merge and tools/rill_trace_plot on the small 2-rank traces in
+# tools/rill_trace_merge, rill_trace_plot and rill_trace_timeline on the small 2-rank traces in
 # trace_data/ (Python 3; the plot tests only where some python3 imports matplotlib).
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
@@ -34,9 +34,22 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         "error: .*truncated\\.json: invalid JSON"
         ${Python3_EXECUTABLE} ${rill_trace_tools}/rill_trace_plot -o ${rill_trace_out}/bad.png
         ${rill_trace_data}/truncated.json)
+    add_test(NAME trace_tools_timeline COMMAND ${Python3_EXECUTABLE} ${rill_trace_check} timeline
+        ${rill_trace_tools} ${rill_trace_out})
+    set(rill_timeline ${Python3_EXECUTABLE} ${rill_trace_tools}/rill_trace_timeline
+        ${rill_trace_data}/run.0.json ${rill_trace_data}/run.1.json)
+    add_test(NAME trace_tools_timeline_no_name COMMAND ${rill_expect_fail}
+        "error: no slice named 'nosuch' in the input" ${rill_timeline} --name nosuch)
+    add_test(NAME trace_tools_timeline_nth COMMAND ${rill_expect_fail}
+        "error: --nth 9: there are 4 slices named 'trsm' \\(0..3, or -4..-1\\)"
+        ${rill_timeline} --name trsm --nth 9)
+    add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
+        "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
+        ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
     set_tests_properties(trace_tools_merge trace_tools_merge_dup_rank trace_tools_merge_bad_json
         trace_tools_merge_missing trace_tools_merge_no_input trace_tools_merge_no_prefix_match
-        trace_tools_plot_bad_json PROPERTIES LABELS unit TIMEOUT 60)
+        trace_tools_plot_bad_json trace_tools_timeline trace_tools_timeline_no_name
+        trace_tools_timeline_nth trace_tools_timeline_bad_json PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or
     # the system's (python3-matplotlib).

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Checks tools/rill_trace_merge and tools/rill_trace_plot on the traces in this folder
-(run.0.json and run.1.json: 2 ranks, 2 workers and a comm thread each, 2 flows).
+"""Checks tools/rill_trace_merge, tools/rill_trace_plot and tools/rill_trace_timeline on the
+traces in this folder (run.0.json and run.1.json: 2 ranks, 2 workers and a comm thread
+each, 2 flows).
 
-usage: check_trace_tools.py merge TOOLS_DIR OUT_DIR
-       check_trace_tools.py plot  TOOLS_DIR OUT_DIR
+usage: check_trace_tools.py merge    TOOLS_DIR OUT_DIR
+       check_trace_tools.py plot     TOOLS_DIR OUT_DIR
+       check_trace_tools.py timeline TOOLS_DIR OUT_DIR
 Runs each tool with the interpreter that runs this script. Exit 0 when all checks pass.
 """
 import json
@@ -19,6 +21,7 @@ def run(tool, *args):
     sys.stdout.write(p.stdout + p.stderr)
     if p.returncode != 0:
         sys.exit(f"FAIL: {os.path.basename(tool)} exited {p.returncode}")
+    return p.stdout
 
 
 def check(cond, what):
@@ -79,6 +82,26 @@ def main():
         run(os.path.join(tools, "rill_trace_plot"), "-o", zoom, "--start", "400",
             "--end", "1000", merged)
         check(os.path.getsize(zoom) > 10000, "merged file, window: a PNG image")
+    elif what == "timeline":
+        timeline = os.path.join(tools, "rill_trace_timeline")
+        files = [os.path.join(DATA, "run.0.json"), os.path.join(DATA, "run.1.json")]
+        # around rank 1's first trsm (the third trsm slice by time): rank 0's send of the
+        # panel comes before it, and the panel's flow ends where it starts
+        out_text = run(timeline, "--name", "trsm", "--nth", "2", "--before", "100",
+                       "--after", "10", *files)
+        lines = out_text.splitlines()
+        times = [float(line.split()[0]) for line in lines]
+        check(times == sorted(times), "lines in time order")
+        check(any("rank 0" in line and "comm thread" in line and "send" in line
+                  for line in lines), "rank 0's send in the window")
+        check(any("rank 1" in line and "flow ends 0x10001" in line for line in lines),
+              "the flow from rank 0 ends on rank 1")
+        anchor = [line for line in lines if line.split()[0] == "0.000"]
+        check(len([a for a in anchor if "trsm(2,0)" in a and "->    395.000" in a]) == 1,
+              "the anchor slice at 0 with its end")
+        whole = run(timeline, "--start", "0", "--counters", *files).splitlines()
+        n = sum(1 for f in files for e in json.load(open(f))["traceEvents"] if e["ph"] != "M")
+        check(len(whole) == n, f"the whole trace with counters: {len(whole)} lines of {n}")
     else:
         sys.exit(f"unknown check {what!r}")
     print("PASS")
