@@ -112,13 +112,15 @@ typedef struct gm_op {
     uint64_t launch;                       /* TASK: its number (the launched hook's) */
     uint32_t wrote;                        /* TASK: bit i: ent[i] is written */
     /* traces: TASK: the flows to other ranks' GPUs that start in its slice (puts enqueued
-     * behind it); PUT, LAND: the flow the copy is a step of, and for a PUT whose producer
-     * completed before it (from), where that flow starts (exec stream, time) */
+     * behind it; a fifth and later one starts at its put instead); PUT, LAND: the flow the copy is
+     * a step of, and for a PUT whose producer completed before it (from), where that flow starts
+     * (exec stream, time) */
     uint64_t flow_out[4];
     int nflow_out;
     uint64_t flow;
     int from_stream;
     uint64_t from_t;
+    bool flow_from_kernel; /* PUT: its flow starts in a kernel's slice (else at the put) */
     uint64_t t_launch;
 } gm_op_t;
 
@@ -1246,13 +1248,15 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     op->rx = x;
     op->flow = x->flow;
     op->from_stream = -1;
-    if (x->flow && producer && producer->nflow_out < 4) /* the flow starts in its slice */
+    gm_entry_t *se = src ? src->dev_priv : NULL;
+    if (x->flow && producer && producer->nflow_out < 4) { /* the flow starts in its slice */
         producer->flow_out[producer->nflow_out++] = x->flow;
-    else if (x->flow && src && !producer) { /* in the slice of the task that wrote it last */
-        op->from_stream = ((gm_entry_t *)src->dev_priv)->w_stream;
-        op->from_t = ((gm_entry_t *)src->dev_priv)->w_t;
+        op->flow_from_kernel = true;
+    } else if (x->flow && se && !producer && se->w_stream >= 0) { /* the last writer's */
+        op->from_stream = se->w_stream;
+        op->from_t = se->w_t;
+        op->flow_from_kernel = true;
     }
-    op->launch = producer ? x->behind : 0;
     fifo_push(m, fifo_put(m), op);
     if (m->trace)
         rill_trace_instant("gpu", producer ? "put enqueued behind" : "put enqueued",
@@ -1453,7 +1457,7 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
             rill_trace_switch(prev);
         }
         /* a step when the flow started in a kernel's slice, else the put starts it */
-        trace_flow_step(m, op, 4, op->from_stream >= 0 || op->launch ? 't' : 's');
+        trace_flow_step(m, op, 4, op->flow_from_kernel ? 't' : 's');
         if (op->src[0])
             copy_reader_put(op->src[0]);
         if (err != cudaSuccess)

@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # On the 2-GPU machine: build, the GPU tests (channels in one process and in two), then
 # bench/bench_channels on two processes. Bounded commands; logs under $OUT, a summary last.
-#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|hop|dist|all]   (default all)
+#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|dist|all]   (default all)
 # dist: the GPU tests, the testers with -x and --dist diagonal on 2 x 1 GPU, dpotrf N = 65536
 # on 2 x 1 GPU (block-cyclic and diagonal) next to 1 x 2 GPUs and cusolverMgPotrf, the hop
 # table
-# hop: the GPU-direct tests, bench/gpu_hop.sh's table, the testers with -x on 2 processes x 1 GPU
-# and a traced dpotrf (its flow counts)
 # direct: the GPU-direct tests, then the DLA testers on 2 processes x 1 GPU with checks
 # (GPU direct, and host-staged with comm_gpu_direct = off) and dpotrf / dgemm figures of
 # both next to one process driving both GPUs
@@ -24,6 +22,16 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DRILL_WERROR=ON "${gen[@]}" 
     timeout 300 cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 ||
     { grep -E "error|Error" "$out/build.log" | head -30; exit 1; }
 export RILL_MCA_runtime_watchdog_s=60 RILL_MCA_runtime_watchdog_action=abort
+T=build-gpu/apps/dla
+np2=("${mpi[@]}" --bind-to none -np 2)
+# the DLA testers with -x on 2 processes x 1 GPU, ragged sizes; $@: more options for each
+testers_np2() {
+    for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
+        "testing_dposv -N 3001 -t 512 -x --nrhs 7"; do
+        echo "== np 2: $cmd -g 1 $*"
+        timeout 60 "${np2[@]}" $T/$cmd -g 1 "$@" 2>&1 | grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -4
+    done
+}
 if [ "$what" = hang ]; then
     for setting in "" "CUDA_MODULE_LOADING=EAGER" "RILL_MCA_device_proxy_signal=copy"; do
         pass=0
@@ -46,8 +54,6 @@ if [ "$what" = issue11 ]; then
         grep -E "rank [01] \(" | sed 's/^[0-9]*: //')
     grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest_direct.log" | tail -12
     bash bench/gpu_hop.sh build-gpu 200
-    T=build-gpu/apps/dla
-    np2=("${mpi[@]}" --bind-to none -np 2)
     for n in ${RILL_DIRECT_SIZES:-65536}; do
         echo "== cusolverMgPotrf, 2 GPUs: N=$n tile 1024"
         timeout 150 build-gpu/bench/bench_gpu_vendor mgpotrf $n 2 1024 3 2>&1 | tail -2
@@ -69,13 +75,7 @@ if [ "$what" = dist ]; then
     (cd build-gpu && timeout 300 ctest -L gpu -E "channels_signal" --output-on-failure \
         --timeout 90 >"$out/ctest_gpu.log" 2>&1)
     grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest_gpu.log" | tail -12
-    T=build-gpu/apps/dla
-    np2=("${mpi[@]}" --bind-to none -np 2)
-    for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
-        "testing_dposv -N 3001 -t 512 -x --nrhs 7"; do
-        echo "== np 2, --dist diagonal: $cmd -g 1"
-        timeout 60 "${np2[@]}" $T/$cmd -g 1 --dist diagonal 2>&1 | grep -E "^ *[0-9]|error" | tail -2
-    done
+    testers_np2 --dist diagonal
     n=${RILL_DIST_N:-65536}
     echo "== cusolverMgPotrf, 2 GPUs: N=$n tile 1024"
     timeout 150 build-gpu/bench/bench_gpu_vendor mgpotrf $n 2 1024 3 2>&1 | tail -1
@@ -89,32 +89,6 @@ if [ "$what" = dist ]; then
     bash bench/gpu_hop.sh build-gpu 200
     exit 0
 fi
-if [ "$what" = hop ]; then
-    # the GPU-direct tests (small tiles, trace flows), the hop table, the testers with -x on
-    # 2 processes x 1 GPU, and a traced dpotrf whose flows cross the ranks
-    (cd build-gpu && timeout 200 ctest -R gpu_direct --output-on-failure --timeout 90 \
-        >"$out/ctest_direct.log" 2>&1)
-    grep -E "tests passed|\*\*\*Failed|Timeout|Skipped" "$out/ctest_direct.log" | tail -20
-    (cd build-gpu && timeout 120 ctest -R "gpu_direct_(small|pingpong_trace)" -V --timeout 60 2>&1 |
-        grep -E "rank [01]" | sed 's/^[0-9]*: //')
-    bash bench/gpu_hop.sh build-gpu 200
-    T=build-gpu/apps/dla
-    np2=("${mpi[@]}" --bind-to none -np 2)
-    for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
-        "testing_dposv -N 3001 -t 512 -x --nrhs 7"; do
-        echo "== np 2: $cmd -g 1"
-        timeout 60 "${np2[@]}" $T/$cmd -g 1 2>&1 | grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -3
-    done
-    echo "== np 2 x 1 GPU, traced: dpotrf N=32768 NB=2048"
-    timeout 150 "${np2[@]}" $T/testing_dpotrf -N 32768 -t 2048 --nruns 2 -g 1 \
-        --mca profile_trace "$out/potrf_np2" 2>&1 | grep -E "^ *[0-9]|error|GPU 0:"
-    for r in 0 1; do
-        f=$out/potrf_np2.$r.json
-        [ -f "$f" ] && echo "rank $r trace: $(grep -c '"ph":"s"' "$f") flow starts," \
-            "$(grep -c '"ph":"f"' "$f") ends, $(du -m "$f" | cut -f1) MB"
-    done
-    exit 0
-fi
 if [ "$what" = direct ]; then
     (cd build-gpu && timeout 300 ctest -L gpu -E "channels_signal" --output-on-failure \
         --timeout 90 >"$out/ctest_direct.log" 2>&1)
@@ -122,18 +96,14 @@ if [ "$what" = direct ]; then
         sed 's/^[0-9]*: //' >"$out/direct_counters.log")
     cat "$out/direct_counters.log"
     grep -E "tests passed|\*\*\*Failed|Timeout|rank [01] \(" "$out/ctest_direct.log" | tail -30
-    T=build-gpu/apps/dla
-    np2=("${mpi[@]}" --bind-to none -np 2)
     echo "== np 2, dtd_gpu_early 0: testing_dpotrf -N 6001 -t 512 -x -g 1"
     timeout 60 "${np2[@]}" $T/testing_dpotrf -N 6001 -t 512 -x -g 1 --mca dtd_gpu_early 0 2>&1 |
         grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -3
     for mode in auto off; do
-        for cmd in "testing_dpotrf -N 6001 -t 512 -x" "testing_dgemm -M 2999 -N 3001 -K 1501 -t 512 -x" \
-            "testing_dposv -N 3001 -t 512 -x --nrhs 7" "testing_dpotrf -N 8192 -t 1024 -x --dsl ptg"; do
-            echo "== np 2, comm_gpu_direct $mode: $cmd -g 1"
-            timeout 60 "${np2[@]}" $T/$cmd -g 1 --mca comm_gpu_direct $mode 2>&1 |
-                grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -4
-        done
+        testers_np2 --mca comm_gpu_direct $mode
+        echo "== np 2, comm_gpu_direct $mode: testing_dpotrf -N 8192 -t 1024 -x --dsl ptg -g 1"
+        timeout 60 "${np2[@]}" $T/testing_dpotrf -N 8192 -t 1024 -x --dsl ptg -g 1 \
+            --mca comm_gpu_direct $mode 2>&1 | grep -E "^ *[0-9]|error|GPU 0:|rank" | tail -4
     done
     # figures: 2 processes x 1 GPU (GPU direct, host-staged) next to 1 process x 2 GPUs
     for n in ${RILL_DIRECT_SIZES:-32768 49152}; do

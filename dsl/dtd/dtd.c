@@ -154,6 +154,16 @@ static uint64_t xfer_flow_id(uint32_t tp_id, const rill_data_t *d, uint32_t vers
     return rill_trace_flow_id(tp_id, dc << 32 | version, d->key, (uint64_t)dst);
 }
 
+/* Of send or receive t's version moved GPU to GPU into rank dst: the flow from the producer's
+ * kernel to the readers' kernels, which the GPU managers mark. It is the id dtd_complete
+ * hands a receive's readers (xfer_flow_id ^ 1), so their kernels end it. */
+static uint64_t kernel_flow_id(const dtd_task_t *t, int dst)
+{
+    return xfer_flow_id(t->super.tp->id, t->args[0].data,
+                        ((const dtd_xfer_t *)t->args[1].ptr)->version, dst) ^
+           1;
+}
+
 rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
                                     rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p)
 {
@@ -851,8 +861,7 @@ static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint6
         x->cookie = 1;
     }
     if (rill_trace_on()) /* producer's kernel -> consumer's kernel (recv_hook) */
-        x->flow =
-            xfer_flow_id(t->super.tp->id, d, ((dtd_xfer_t *)t->args[1].ptr)->version, peer) ^ 1;
+        x->flow = kernel_flow_id(t, peer);
     int g = dev > 0 ? dev : 1;
     for (int i = 1; dev <= 0 && i < rill_device_count(); i++)
         if (rill_data_copy_current(d, rill_data_copy(d, i))) {
@@ -1165,7 +1174,7 @@ static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
     x->early = xf->early; /* freed by land_done */
     x->put_coming = a->flags & DTD_ACT_PUT;
     if (rill_trace_on()) /* the sender's put_submit names the same flow */
-        x->flow = xfer_flow_id(t->super.tp->id, data, xf->version, t->super.tp->ctx->rank) ^ 1;
+        x->flow = kernel_flow_id(t, t->super.tp->ctx->rank);
     free(a);
     dev->ops->remote(dev, x);
     return RILL_HOOK_ASYNC;
