@@ -394,6 +394,11 @@ rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
     return RILL_SUCCESS;
 }
 
+int rill_collection_in_use(const rill_collection_t *dc)
+{
+    return dc && dc->users > 0;
+}
+
 int rill_collection_rank_of(const rill_collection_t *dc, uint64_t key)
 {
     return dc->rank_of(key, dc->arg);

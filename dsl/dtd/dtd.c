@@ -1520,7 +1520,8 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
         /* bring every datum home (trackers in creation order: the same on every rank) */
         for (size_t i = 0; i < tp->norder && status == RILL_SUCCESS; i++) {
             dtd_tracker_t *tr = tp->order[i];
-            status = tracker_need_version(tp, tr, tr->data->home_rank, 0);
+            if (!tr->discarded)
+                status = tracker_need_version(tp, tr, tr->data->home_rank, 0);
         }
         /* every rank must have inserted the same sequence */
         uint64_t mine[2] = { tp->hash, tp->inserted }, lo[2], hi[2];
@@ -1544,7 +1545,8 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
     }
     if (rill_device_count() > 1) /* GPUs may hold newest versions: bring them home */
         for (size_t i = 0; i < tp->norder && status == RILL_SUCCESS; i++)
-            if (tp->order[i]->data->home_rank == tp->rank && tp->order[i]->gpu_written)
+            if (tp->order[i]->data->home_rank == tp->rank && tp->order[i]->gpu_written &&
+                !tp->order[i]->discarded)
                 status = home_create(tp, tp->order[i]);
     rill_taskpool_pending_sub(super, 1); /* the insertion hold */
     return status;
@@ -1839,6 +1841,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             s = RILL_ERR_NO_MEMORY;
             break;
         }
+        tr->discarded = false; /* accessed again: its value matters */
         /* data outside collections are private to each rank: never moved */
         bool moves = tp->distributed && args[i].data->dc;
         if (moves && args[i].kind != RILL_DTD_OUTPUT)
@@ -1921,5 +1924,28 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
     if (!tr)
         return RILL_ERR_NO_MEMORY;
     tp->hash = hash_mix(tp->hash, data->key ^ 0xf1u);
+    tr->discarded = false;
     return tracker_need_version(tp, tr, data->home_rank, 0);
+}
+
+rill_status_t rill_dtd_data_discard(rill_taskpool_t *super, rill_data_t *data)
+{
+    dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
+    if (!tp || !data || tp->super.ops != &dtd_taskpool_ops) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_discard: needs a DTD taskpool and a datum");
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (tp->closed) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_discard: taskpool %u was already waited for",
+                   tp->super.id);
+        return RILL_ERR_BAD_STATE;
+    }
+    tp->super.used = true;
+    dtd_tracker_t *tr = tracker_get(tp, data);
+    if (!tr)
+        return RILL_ERR_NO_MEMORY;
+    if (tp->distributed && data->dc) /* every rank must discard the same data */
+        tp->hash = hash_mix(tp->hash, data->key ^ 0xd15cu);
+    tr->discarded = true;
+    return RILL_SUCCESS;
 }

@@ -52,6 +52,9 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
  * taskpool that uses one of its data was not waited for. *dc_p becomes NULL. Main
  * thread. */
 rill_status_t rill_collection_destroy(rill_collection_t **dc_p);
+/** 1 while a taskpool that uses one of its data has not ended (rill_collection_destroy
+ * would refuse), else 0. Main thread. */
+int rill_collection_in_use(const rill_collection_t *dc);
 /** Home rank of key. Any thread. */
 int rill_collection_rank_of(const rill_collection_t *dc, uint64_t key);
 /** The datum of key: local storage if this rank is its home, else a proxy that DTD

@@ -122,6 +122,16 @@ void *rill_dtd_arg(rill_task_t *task, int i);
  */
 rill_status_t rill_dtd_data_flush(rill_taskpool_t *tp, rill_data_t *data);
 
+/**
+ * The datum's value after the tasks inserted so far is not needed (a scratch tile): the
+ * taskpool's end neither brings it back from a GPU to host memory nor sends it to its home
+ * rank, whose storage keeps an older value. Tasks inserted earlier still run and see the
+ * values they depend on; a task inserted later that accesses the datum, or
+ * rill_dtd_data_flush, makes its value needed again. In a run of several ranks, every rank
+ * discards the same data in the same place of its insertion sequence. Main thread.
+ */
+rill_status_t rill_dtd_data_discard(rill_taskpool_t *tp, rill_data_t *data);
+
 #ifdef __cplusplus
 }
 #endif

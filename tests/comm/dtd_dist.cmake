@@ -11,6 +11,7 @@ foreach(np 2 3 4)
 endforeach()
 _dist(NP 2 TEST test_dtd_chain_at_limit_np2 ARGS chain 8192)
 _dist(NP 3 TEST test_dtd_private_np3 ARGS private)
+_dist(NP 2 TEST test_dtd_discard_np2 ARGS discard)
 _dist(NP 2 TEST test_dtd_stall_np2 ARGS stall --mca runtime_watchdog_s 1)
 set_tests_properties(test_dtd_stall_np2 PROPERTIES PASS_REGULAR_EXPRESSION
     "rill 0 runtime\\] warning: watchdog.*\n.*\n? *waiting for datum \\(collection 0, key 1\\) version 1 from rank 1.*stall on 2 ranks: correct")
