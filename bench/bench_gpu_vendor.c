@@ -548,6 +548,226 @@ static void run_mgpotrf(int n, int ngpus, int tile, int reps)
     free(devs);
 }
 
+/* ---------------------------------------------------------------- tile kernels, one GPU */
+
+enum {
+    TK_POTRF,
+    TK_TRSM,
+    TK_SYRK,
+    TK_GEMM,
+    TK_TRTRI,
+    TK_INV_TRSM,
+    TK_TRMM,
+    TK_TRSM_GEMM,
+    TK_COUNT
+};
+static const char *const tk_name[TK_COUNT] = {
+    [TK_POTRF] = "potrf", [TK_TRSM] = "trsm",
+    [TK_SYRK] = "syrk",   [TK_GEMM] = "gemm",
+    [TK_TRTRI] = "trtri", [TK_INV_TRSM] = "inverse_by_trsm",
+    [TK_TRMM] = "trmm",   [TK_TRSM_GEMM] = "trsm_by_gemm"
+};
+
+/* The flops of one tile kernel of a tiled lower Cholesky on nb x nb tiles. */
+static double tk_flops(int k, int nb)
+{
+    double n3 = (double)nb * nb * nb;
+    return k == TK_POTRF || k == TK_TRTRI || k == TK_INV_TRSM ? n3 / 3.0
+           : k == TK_GEMM                                     ? 2.0 * n3
+           : k == TK_SYRK                                     ? n3 + (double)nb * nb
+                          : n3; /* trsm, trmm, trsm_by_gemm: a trsm's flops */
+}
+
+/* One tile kernel as Rill's dpotrf calls it: potrf (lower), trsm (right, lower, transposed),
+ * syrk (lower, C -= A A^T), gemm (C -= A B^T); and what could stand for the trsm: trtri
+ * (L^-1 of a factored tile, copied into C first), trmm (C = C L^-T in place, L^-1 given) and
+ * trsm_by_gemm (C copied into A, then C = A L^-T by a gemm). L is a factored SPD tile, Li its
+ * inverse (zeros above the diagonal), S an SPD tile (potrf's input, copied into C first:
+ * potrf overwrites its tile). */
+static void tk_call(int k, int nb, cublasHandle_t bh, cusolverDnHandle_t sh, cudaStream_t st,
+                    double *A, const double *B, double *C, const double *L, const double *Li,
+                    const double *I, const double *S, double *work, size_t work_bytes, void *hwork,
+                    size_t hwork_bytes, int *dinfo)
+{
+    const double one = 1.0, mone = -1.0, zero = 0.0;
+    const size_t bytes = (size_t)nb * nb * sizeof(double);
+    switch (k) {
+    case TK_TRTRI:
+        CUDA_CHECK(cudaMemcpyAsync(C, L, bytes, cudaMemcpyDeviceToDevice, st));
+        CUSOLVER_CHECK(cusolverDnXtrtri(sh, CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT, nb,
+                                        CUDA_R_64F, C, nb, work, work_bytes, hwork, hwork_bytes,
+                                        dinfo));
+        break;
+    case TK_INV_TRSM: /* C = I, then L C = I */
+        CUDA_CHECK(cudaMemcpyAsync(C, I, bytes, cudaMemcpyDeviceToDevice, st));
+        CUBLAS_CHECK(cublasDtrsm(bh, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                 CUBLAS_DIAG_NON_UNIT, nb, nb, &one, L, nb, C, nb));
+        break;
+    case TK_TRMM:
+        CUBLAS_CHECK(cublasDtrmm(bh, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                 CUBLAS_DIAG_NON_UNIT, nb, nb, &one, Li, nb, C, nb, C, nb));
+        break;
+    case TK_TRSM_GEMM:
+        CUDA_CHECK(cudaMemcpyAsync(A, C, bytes, cudaMemcpyDeviceToDevice, st));
+        CUBLAS_CHECK(cublasDgemm(bh, CUBLAS_OP_N, CUBLAS_OP_T, nb, nb, nb, &one, A, nb, Li, nb,
+                                 &zero, C, nb));
+        break;
+    case TK_POTRF:
+        CUDA_CHECK(
+            cudaMemcpyAsync(C, S, (size_t)nb * nb * sizeof(double), cudaMemcpyDeviceToDevice, st));
+        CUSOLVER_CHECK(cusolverDnDpotrf(sh, CUBLAS_FILL_MODE_LOWER, nb, C, nb, work,
+                                        (int)(work_bytes / sizeof(double)), dinfo));
+        break;
+    case TK_TRSM:
+        CUBLAS_CHECK(cublasDtrsm(bh, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                 CUBLAS_DIAG_NON_UNIT, nb, nb, &one, L, nb, C, nb));
+        break;
+    case TK_SYRK:
+        CUBLAS_CHECK(cublasDsyrk(bh, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, nb, nb, &mone, A, nb,
+                                 &one, C, nb));
+        break;
+    default:
+        CUBLAS_CHECK(cublasDgemm(bh, CUBLAS_OP_N, CUBLAS_OP_T, nb, nb, nb, &mone, A, nb, B, nb,
+                                 &one, C, nb));
+    }
+}
+
+/* Each tile kernel of a tiled Cholesky at tile size nb, `calls` times back to back on each of
+ * `streams` streams (one cuBLAS and cuSOLVER handle and one set of tiles per stream), timed
+ * from a fork event to the join of all streams; the best of `reps`. Says how fast the tiles
+ * Rill's dpotrf runs are next to one large call (potrf's tile copy is inside its time). */
+static void run_tiles(int nb, int streams, int reps)
+{
+    const int calls = 16;
+    const size_t tile = (size_t)nb * nb;
+    CUDA_CHECK(cudaSetDevice(0));
+    need_memory(0, "tiles (5 per stream + 4)", (5 * (size_t)streams + 4) * tile * sizeof(double));
+    cudaStream_t *st = calloc((size_t)streams, sizeof(*st));
+    cublasHandle_t *bh = calloc((size_t)streams, sizeof(*bh));
+    cusolverDnHandle_t *sh = calloc((size_t)streams, sizeof(*sh));
+    double **buf = calloc((size_t)streams, sizeof(*buf)),
+           **work = calloc((size_t)streams, sizeof(*work));
+    int *dinfo = NULL, lwork = 0;
+    double *L = NULL, *S = NULL, *Li = NULL, *I = NULL;
+    if (!st || !bh || !sh || !buf || !work)
+        exit(1);
+    CUDA_CHECK(cudaMalloc((void **)&L, tile * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&S, tile * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&Li, tile * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&I, tile * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&dinfo, (size_t)streams * sizeof(int)));
+    curandGenerator_t gen;
+    CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+    double *ones = device_ones(nb);
+    for (int s = 0; s < streams; s++) {
+        CUDA_CHECK(cudaStreamCreateWithFlags(&st[s], cudaStreamNonBlocking));
+        CUBLAS_CHECK(cublasCreate(&bh[s]));
+        CUBLAS_CHECK(cublasSetStream(bh[s], st[s]));
+        CUSOLVER_CHECK(cusolverDnCreate(&sh[s]));
+        CUSOLVER_CHECK(cusolverDnSetStream(sh[s], st[s]));
+        CUDA_CHECK(cudaMalloc((void **)&buf[s], 3 * tile * sizeof(double)));
+        fill_uniform(gen, 100 + (unsigned long long)s, buf[s], 3 * tile);
+    }
+    fill_spd(gen, bh[0], S, nb, ones);
+    CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(sh[0], CUBLAS_FILL_MODE_LOWER, nb, S, nb, &lwork));
+    size_t tri_dev = 0, tri_host = 0;
+    CUSOLVER_CHECK(cusolverDnXtrtri_bufferSize(sh[0], CUBLAS_FILL_MODE_LOWER, CUBLAS_DIAG_NON_UNIT,
+                                               nb, CUDA_R_64F, S, nb, &tri_dev, &tri_host));
+    size_t work_bytes = (size_t)(lwork > 0 ? lwork : 1) * sizeof(double);
+    if (tri_dev > work_bytes)
+        work_bytes = tri_dev;
+    size_t hwork_bytes = tri_host > 0 ? tri_host : 1;
+    void **hwork = calloc((size_t)streams, sizeof(*hwork));
+    if (!hwork)
+        exit(1);
+    for (int s = 0; s < streams; s++) {
+        CUDA_CHECK(cudaMalloc((void **)&work[s], work_bytes));
+        if (!(hwork[s] = malloc(hwork_bytes)))
+            exit(1);
+    }
+    /* the fills ran on the default stream and st[0], which do not order with each other
+     * (non-blocking streams): settle them before the copies */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(L, S, tile * sizeof(double), cudaMemcpyDeviceToDevice));
+    CUSOLVER_CHECK(cusolverDnDpotrf(sh[0], CUBLAS_FILL_MODE_LOWER, nb, L, nb, work[0],
+                                    (int)(work_bytes / sizeof(double)), dinfo));
+    /* Li = L^-1 by a solve with the identity: exactly lower triangular (trsm_by_gemm reads the
+     * whole tile) */
+    CUDA_CHECK(cudaMemset(I, 0, tile * sizeof(double)));
+    CUBLAS_CHECK(cublasDaxpy(bh[0], nb, &(double){ 1.0 }, ones, 1, I, nb + 1));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(Li, I, tile * sizeof(double), cudaMemcpyDeviceToDevice));
+    CUBLAS_CHECK(cublasDtrsm(bh[0], CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                             CUBLAS_DIAG_NON_UNIT, nb, nb, &(double){ 1.0 }, L, nb, Li, nb));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cudaEvent_t fork, *join = calloc((size_t)streams, sizeof(*join)), e1;
+    CUDA_CHECK(cudaEventCreate(&fork));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    for (int s = 0; s < streams; s++)
+        CUDA_CHECK(cudaEventCreateWithFlags(&join[s], cudaEventDisableTiming));
+    for (int k = 0; k < TK_COUNT; k++) {
+        double best = 0.0;
+        for (int r = -1; r < reps; r++) { /* r == -1: the warm-up */
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaEventRecord(fork, st[0]));
+            for (int s = 0; s < streams; s++) {
+                CUDA_CHECK(cudaStreamWaitEvent(st[s], fork, 0));
+                double *A = buf[s], *B = buf[s] + tile, *C = buf[s] + 2 * tile;
+                for (int c = 0; c < calls; c++)
+                    tk_call(k, nb, bh[s], sh[s], st[s], A, B, C, L, Li, I, S, work[s], work_bytes,
+                            hwork[s], hwork_bytes, dinfo + s);
+                CUDA_CHECK(cudaEventRecord(join[s], st[s]));
+                CUDA_CHECK(cudaStreamWaitEvent(st[0], join[s], 0));
+            }
+            CUDA_CHECK(cudaEventRecord(e1, st[0]));
+            CUDA_CHECK(cudaEventSynchronize(e1));
+            float ms = 0.0f;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, fork, e1));
+            double tf = tk_flops(k, nb) * calls * streams / (1e-3 * (double)ms) / 1e12;
+            if (r >= 0 && tf > best)
+                best = tf;
+        }
+        int info[64] = { 0 };
+        CUDA_CHECK(cudaMemcpy(info, dinfo, (size_t)(streams < 64 ? streams : 64) * sizeof(int),
+                              cudaMemcpyDeviceToHost));
+        for (int s = 0; s < streams && s < 64; s++)
+            if (info[s] != 0) {
+                fprintf(stderr, PROG ": error: tile potrf returned devInfo = %d\n", info[s]);
+                exit(1);
+            }
+        printf("vendor,tile_%s,N=%d,gpus=1,tile=%d,streams=%d,calls=%d,best_tflops=%.3f,"
+               "us_per_call=%.1f\n",
+               tk_name[k], nb, nb, streams, calls, best,
+               1e6 * tk_flops(k, nb) / (best * 1e12) * streams);
+        fflush(stdout);
+    }
+    for (int s = 0; s < streams; s++) {
+        CUDA_CHECK(cudaEventDestroy(join[s]));
+        CUDA_CHECK(cudaFree(work[s]));
+        free(hwork[s]);
+        CUDA_CHECK(cudaFree(buf[s]));
+        CUSOLVER_CHECK(cusolverDnDestroy(sh[s]));
+        CUBLAS_CHECK(cublasDestroy(bh[s]));
+        CUDA_CHECK(cudaStreamDestroy(st[s]));
+    }
+    CUDA_CHECK(cudaEventDestroy(e1));
+    CUDA_CHECK(cudaEventDestroy(fork));
+    CUDA_CHECK(cudaFree(ones));
+    CUDA_CHECK(cudaFree(dinfo));
+    CUDA_CHECK(cudaFree(I));
+    CUDA_CHECK(cudaFree(Li));
+    CUDA_CHECK(cudaFree(S));
+    CUDA_CHECK(cudaFree(L));
+    CURAND_CHECK(curandDestroyGenerator(gen));
+    free(hwork);
+    free(join);
+    free(work);
+    free(buf);
+    free(sh);
+    free(bh);
+    free(st);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(FILE *f)
@@ -557,6 +777,9 @@ static void usage(FILE *f)
             "       " PROG " gemm N [reps]          cublasDgemm C = A*B + C on GPU 0\n"
             "       " PROG " mgpotrf N G T [reps]   cusolverMgPotrf (lower) on GPUs 0..G-1,\n"
             "                                         column tile T (1D block-cyclic)\n"
+            "       " PROG " tiles NB S [reps]      a tiled Cholesky's tile kernels (potrf, trsm,\n"
+            "                                         syrk, gemm) on NB tiles, 16 calls on each\n"
+            "                                         of S streams at once: best TFLOP/s\n"
             "  N 1..%d, G 1..%d (and at most the GPUs present), T 1..N, reps 1..%d "
             "(default 3)\n"
             "  output: vendor,<op>,N=,gpus=,tile=,rep=,seconds=,tflops= per repetition, then\n"
@@ -590,14 +813,17 @@ int main(int argc, char **argv)
             return 0;
         }
     if (argc < 2) {
-        fprintf(stderr, PROG ": error: no operation given (potrf, gemm or mgpotrf; see --help)\n");
+        fprintf(stderr, PROG ": error: no operation given (potrf, gemm, mgpotrf or tiles; see "
+                             "--help)\n");
         return EXIT_USAGE;
     }
     const char *op = argv[1];
-    int mg = !strcmp(op, "mgpotrf");
-    if (!mg && strcmp(op, "potrf") && strcmp(op, "gemm")) {
+    int mg = !strcmp(op, "mgpotrf"), tiles = !strcmp(op, "tiles");
+    if (!mg && !tiles && strcmp(op, "potrf") && strcmp(op, "gemm")) {
         fprintf(stderr,
-                PROG ": error: unknown operation '%s' (potrf, gemm or mgpotrf; see --help)\n", op);
+                PROG
+                ": error: unknown operation '%s' (potrf, gemm, mgpotrf or tiles; see --help)\n",
+                op);
         return EXIT_USAGE;
     }
     int n = arg_int(argc, argv, 2, "N", 1, MAX_N);
@@ -606,6 +832,9 @@ int main(int argc, char **argv)
         ngpus = arg_int(argc, argv, 3, "G", 1, MAX_GPUS);
         tile = arg_int(argc, argv, 4, "T", 1, n);
         next = 5;
+    } else if (tiles) {
+        tile = arg_int(argc, argv, 3, "S", 1, 64);
+        next = 4;
     }
     int reps = next < argc ? arg_int(argc, argv, next, "reps", 1, MAX_REPS) : 3;
     if (next + 1 < argc) {
@@ -630,6 +859,8 @@ int main(int argc, char **argv)
 
     if (mg)
         run_mgpotrf(n, ngpus, tile, reps);
+    else if (tiles)
+        run_tiles(n, tile, reps);
     else if (!strcmp(op, "potrf"))
         run_potrf(n, reps);
     else
