@@ -36,7 +36,15 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
     const int nt = rill_matrix_nt(A);
     const int64_t mt = nt;
     rill_dtd_class_t *potrf = dla->cls[DLA_CLASS_POTRF], *trsm = dla->cls[DLA_CLASS_TRSM],
-                     *syrk = dla->cls[DLA_CLASS_SYRK], *gemm = dla->cls[DLA_CLASS_GEMM];
+                     *syrk = dla->cls[DLA_CLASS_SYRK], *gemm = dla->cls[DLA_CLASS_GEMM],
+                     *trtri = dla->cls[DLA_CLASS_TRTRI], *trmm = dla->cls[DLA_CLASS_TRMM];
+    /* the panel by the inverse of its diagonal tile: one dtrtri, then dtrmm per tile */
+    rill_dla_panel_t panel = dla->panel;
+    if (panel == RILL_DLA_PANEL_AUTO)
+        panel = rill_context_ngpus(dla->ctx) > 0 ? RILL_DLA_PANEL_INVERSE : RILL_DLA_PANEL_TRSM;
+    rill_collection_t *inv = NULL;
+    if (panel == RILL_DLA_PANEL_INVERSE && nt > 1 && !(inv = dla_scratch_get(dla, tp, nb)))
+        return RILL_ERR_NO_MEMORY;
 
     /* Priorities of DPLASMA's zpotrf_L: the panel first, then what feeds the next panel,
      * trailing updates by distance to the diagonal. */
@@ -50,6 +58,22 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                    &a, RILL_DTD_INOUT | RILL_DTD_AFFINITY, Akk);
         if (s != RILL_SUCCESS)
             return s;
+        /* L(k,k)^-1, on the POTRF's rank, for the tiles below the first: the first one's
+         * dtrsm is on the critical path (POTRF, its solve, the next diagonal tile's update,
+         * the next POTRF) and starts without waiting for the inverse, which the others
+         * need only a panel later; a panel of fewer than three such tiles saves less than
+         * the inverse costs */
+        rill_data_t *Wk = NULL;
+        if (inv && nt - k - 2 >= 3) {
+            if (!(Wk = rill_collection_data_of(inv, (uint64_t)k)))
+                return RILL_ERR_NO_MEMORY;
+            dla_kargs_t w = { .n = nk, .lda = nk, .ldw = nk, .dla = dla };
+            int64_t p1 = (mt - k - 1) * (mt - k - 1) * (mt - k - 1) + 3 * ((2 * mt) - 2 * k - 2);
+            s = INSERT(tp, trtri, dla_prio(p1 - 1), RILL_DTD_VALUE, /* after the first solve */
+                       sizeof(w), &w, RILL_DTD_INPUT | RILL_DTD_AFFINITY, Akk, RILL_DTD_OUTPUT, Wk);
+            if (s != RILL_SUCCESS)
+                return s;
+        }
         for (int m = k + 1; m < nt; m++) {
             /* A(m,k) = A(m,k) L(k,k)^-T */
             const int mm = rill_matrix_tile_rows(A, m);
@@ -64,11 +88,20 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                               .alpha = 1.0,
                               .dla = dla };
             int64_t p = (mt - m) * (mt - m) * (mt - m) + 3 * ((2 * mt) - k - m - 1) * (m - k);
-            s = INSERT(tp, trsm, dla_prio(p), RILL_DTD_VALUE, sizeof(t), &t, RILL_DTD_INPUT, Akk,
-                       RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, m, k));
+            if (Wk && m > k + 1) { /* A(m,k) = A(m,k) W^T, W = L(k,k)^-1 */
+                t.ldw = nk;
+                s = INSERT(tp, trmm, dla_prio(p), RILL_DTD_VALUE, sizeof(t), &t, RILL_DTD_INPUT, Wk,
+                           RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, m, k));
+            } else {
+                s = INSERT(tp, trsm, dla_prio(p), RILL_DTD_VALUE, sizeof(t), &t, RILL_DTD_INPUT,
+                           Akk, RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, m, k));
+            }
             if (s != RILL_SUCCESS)
                 return s;
         }
+        /* the inverse is scratch: nothing brings it home */
+        if (Wk && (s = rill_dtd_data_discard(tp, Wk)) != RILL_SUCCESS)
+            return s;
         for (int m = k + 1; m < nt; m++) {
             const int mm = rill_matrix_tile_rows(A, m);
             rill_data_t *Amk = rill_matrix_tile(A, m, k);

@@ -57,6 +57,30 @@ static rill_status_t body_trsm(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
+/* W = L^-1 for the lower triangular n x n L, W lower triangular with zeros above the
+ * diagonal (a GPU's dtrmm reads W whole); tiles L, W. */
+static rill_status_t body_trtri(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *L, *W;
+    rill_dtd_unpack_args(task, &a, &L, &W);
+    LAPACKE_dlaset_work(LAPACK_COL_MAJOR, 'U', a.n, a.n, 0.0, 0.0, W, a.ldw);
+    LAPACKE_dlacpy_work(LAPACK_COL_MAJOR, 'L', a.n, a.n, L, a.lda, W, a.ldw);
+    lapack_int info = LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'L', 'N', a.n, W, a.ldw);
+    return info == 0 ? RILL_SUCCESS : info > 0 ? RILL_ERR_NUMERIC : RILL_ERR_INVALID_ARG;
+}
+
+/* B = B W^T (m x n), W the n x n lower triangular inverse; tiles W, B. */
+static rill_status_t body_trmm(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *W, *B;
+    rill_dtd_unpack_args(task, &a, &W, &B);
+    cblas_dtrmm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, a.m, a.n, 1.0, W,
+                a.ldw, B, a.ldb);
+    return RILL_SUCCESS;
+}
+
 /* C = alpha op(A) op(A)^T + beta C (n x n, inner size k); tiles A, C. */
 static rill_status_t body_syrk(rill_task_t *task)
 {
@@ -400,6 +424,8 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
     } classes[DLA_NB_CLASSES] = {
         [DLA_CLASS_POTRF] = { "dpotrf", body_potrf },
         [DLA_CLASS_TRSM] = { "dtrsm", body_trsm },
+        [DLA_CLASS_TRTRI] = { "dtrtri", body_trtri },
+        [DLA_CLASS_TRMM] = { "dtrmm", body_trmm },
         [DLA_CLASS_SYRK] = { "dsyrk", body_syrk },
         [DLA_CLASS_GEMM] = { "dgemm", body_gemm },
         [DLA_CLASS_SCALE] = { "dlascl", body_scale },
@@ -449,12 +475,67 @@ rill_status_t rill_dla_destroy(rill_dla_t **dla_p)
     if (!dla_p || !*dla_p)
         return RILL_ERR_INVALID_ARG;
     rill_dla_t *dla = *dla_p;
+    for (dla_scratch_t *w = dla->scratch, *next; w; w = next) {
+        next = w->next;
+        rill_collection_destroy(&w->dc);
+        free(w);
+    }
     rill_collection_destroy(&dla->helper);
     for (int c = DLA_NB_CLASSES - 1; c >= 0; c--)
         rill_dtd_class_destroy(&dla->cls[c]);
     free(dla);
     *dla_p = NULL;
     return RILL_SUCCESS;
+}
+
+rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel)
+{
+    if (!dla || (panel != RILL_DLA_PANEL_AUTO && panel != RILL_DLA_PANEL_TRSM &&
+                 panel != RILL_DLA_PANEL_INVERSE)) {
+        fprintf(stderr,
+                "[rill dla] error: rill_dla_set_panel: %d is not a panel method (auto %d, "
+                "trsm %d, inverse %d)\n",
+                (int)panel, RILL_DLA_PANEL_AUTO, RILL_DLA_PANEL_TRSM, RILL_DLA_PANEL_INVERSE);
+        return RILL_ERR_INVALID_ARG;
+    }
+    dla->panel = panel;
+    return RILL_SUCCESS;
+}
+
+/* Inverse tile k is homed on rank k % nranks: the rank does not matter for correctness
+ * (the tiles are discarded, never brought home), and spreads the host buffers. */
+static int scratch_rank_of(uint64_t key, void *arg)
+{
+    const dla_scratch_t *w = arg;
+    return (int)(key % (uint64_t)w->nranks);
+}
+
+rill_collection_t *dla_scratch_get(rill_dla_t *dla, rill_taskpool_t *tp, int nb)
+{
+    /* this taskpool's, else one no running taskpool uses (DTD orders accesses within one
+     * taskpool only); the same choice on every rank, which make the same calls */
+    dla_scratch_t *w = NULL;
+    for (dla_scratch_t *x = dla->scratch; x && !w; x = x->next)
+        if (x->nb == nb && x->tp == tp)
+            w = x;
+    for (dla_scratch_t *x = dla->scratch; x && !w; x = x->next)
+        if (x->nb == nb && !rill_collection_in_use(x->dc))
+            w = x;
+    if (!w) {
+        if (!(w = calloc(1, sizeof(*w))))
+            return NULL;
+        w->nb = nb;
+        w->nranks = rill_context_nranks(dla->ctx);
+        if (rill_collection_create(dla->ctx, (size_t)nb * (size_t)nb * sizeof(double),
+                                   scratch_rank_of, w, &w->dc) != RILL_SUCCESS) {
+            free(w);
+            return NULL;
+        }
+        w->next = dla->scratch;
+        dla->scratch = w;
+    }
+    w->tp = tp;
+    return w->dc;
 }
 
 int rill_dla_info(const rill_dla_t *dla)

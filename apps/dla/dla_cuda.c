@@ -111,6 +111,122 @@ static rill_status_t cuda_trsm(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
+/* Measured on one H200 (dpotrf N = 32768, NB 2048, 2026-11-23): blocks of 256 columns in
+ * dtrmm gave 47.8-48.0 TFLOP/s, 384-768 47.1-47.6, the whole tile (one gemm of twice the
+ * flops) 45.8-46.2; leaves of 512 in dtrtri 45.8-46.2, of 256 45.5-45.6, no recursion
+ * (one solve with the identity) 44.9-45.2. */
+#define DLA_TRMM_BLOCK 256
+#define DLA_TRINV_LEAF 512
+
+/* W = L^-1 for the n x n lower triangular L, recursively: with L = [L11 0; L21 L22],
+ * W = [W11 0; -W22 L21 W11  W22]; the two halves' inverses, then two gemms through the
+ * stream's workspace T; blocks of at most `leaf` (or when T does not fit) by W = I and the
+ * solve L W = I. cuSOLVER's trtri runs a 2048 tile at 1 TFLOP/s, one solve at 2.4. W comes
+ * out exactly lower triangular, zeros above. */
+static rill_status_t trinv(rill_task_t *task, int n, const double *L, int lda, double *W, int ldw,
+                           double *T, size_t t_elems, int leaf)
+{
+    cublasHandle_t h = rill_cuda_cublas(task);
+    const double one = 1.0, mone = -1.0, zero = 0.0;
+    int h1 = n / 2 / 64 * 64, h2 = n - h1;
+    if (n <= leaf || h1 < 64 || (size_t)h1 * (size_t)h2 > t_elems) {
+        int e = dla_identity_cuda(n, ldw, W, rill_cuda_stream(task));
+        if (e != 0) {
+            fprintf(stderr, "rill dla: the identity kernel failed to launch on GPU %d: %s\n",
+                    rill_cuda_device(task), cudaGetErrorString((cudaError_t)e));
+            return RILL_ERR_DEVICE;
+        }
+        CU_LIB(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                           CUBLAS_DIAG_NON_UNIT, n, n, &one, L, lda, W, ldw),
+               CUBLAS_STATUS_SUCCESS);
+        return RILL_SUCCESS;
+    }
+    double *W22 = W + h1 + (size_t)h1 * ldw;
+    rill_status_t s = trinv(task, h1, L, lda, W, ldw, T, t_elems, leaf);
+    if (s == RILL_SUCCESS)
+        s = trinv(task, h2, L + h1 + (size_t)h1 * lda, lda, W22, ldw, T, t_elems, leaf);
+    if (s != RILL_SUCCESS)
+        return s;
+    /* T = L21 W11 (h2 x h1), then W21 = -W22 T, W12 = 0 */
+    CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, h2, h1, h1, &one, L + h1, lda, W, ldw, &zero, T,
+                       h2),
+           CUBLAS_STATUS_SUCCESS);
+    CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, h2, h1, h2, &mone, W22, ldw, T, h2, &zero,
+                       W + h1, ldw),
+           CUBLAS_STATUS_SUCCESS);
+    cudaError_t err =
+        cudaMemset2DAsync(W + (size_t)h1 * ldw, (size_t)ldw * sizeof(double), 0,
+                          (size_t)h1 * sizeof(double), (size_t)h2, rill_cuda_stream(task));
+    if (err != cudaSuccess) {
+        fprintf(stderr, "rill dla: cudaMemset2DAsync (dtrtri) failed on GPU %d: %s\n",
+                rill_cuda_device(task), cudaGetErrorString(err));
+        return RILL_ERR_DEVICE;
+    }
+    return RILL_SUCCESS;
+}
+
+static rill_status_t cuda_trtri(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *L, *W;
+    rill_dtd_unpack_args(task, &a, &L, &W);
+    size_t ws_bytes;
+    double *T = rill_cuda_workspace(task, &ws_bytes);
+    return trinv(task, a.n, L, a.lda, W, a.ldw, T, ws_bytes / sizeof(double), DLA_TRINV_LEAF);
+}
+
+/* B = B W^T (m x n) with W lower triangular and zero above its diagonal, as gemms: column
+ * block J of the result is B(:, 0:J) W(J, 0:J)^T, so blocks of DLA_TRMM_BLOCK columns (fewer
+ * when the stream's workspace holds less) are done right to left, each one's own columns
+ * copied to the workspace first (a gemm may not write what it reads), and the zeros above
+ * W's diagonal are multiplied only inside the diagonal blocks. cuBLAS's dtrsm runs a 2048
+ * tile at 10-17 TFLOP/s, its dtrmm at 12-23, these gemms at 28 (counted as a trsm's
+ * flops, one block). */
+static rill_status_t cuda_trmm(rill_task_t *task)
+{
+    dla_kargs_t a;
+    double *W, *B;
+    rill_dtd_unpack_args(task, &a, &W, &B);
+    cublasHandle_t h = rill_cuda_cublas(task);
+    const double one = 1.0, zero = 0.0;
+    size_t ws_bytes;
+    double *T = rill_cuda_workspace(task, &ws_bytes);
+    int bs = a.m > 0 ? (int)(ws_bytes / sizeof(double) / (size_t)a.m) : a.n;
+    if (bs > DLA_TRMM_BLOCK)
+        bs = DLA_TRMM_BLOCK;
+    if (bs > a.n)
+        bs = a.n;
+    if (bs < 64 && bs < a.n) { /* a workspace too small for blocks worth a gemm: in place */
+        CU_LIB(cublasDtrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, a.m, a.n, &one, W, a.ldw, B, a.ldb, B, a.ldb),
+               CUBLAS_STATUS_SUCCESS);
+        return RILL_SUCCESS;
+    }
+    for (int j1 = a.n; j1 > 0; j1 -= bs) {
+        int j0 = j1 > bs ? j1 - bs : 0, w = j1 - j0;
+        cudaError_t err =
+            cudaMemcpy2DAsync(T, (size_t)a.m * sizeof(double), B + (size_t)j0 * a.ldb,
+                              (size_t)a.ldb * sizeof(double), (size_t)a.m * sizeof(double),
+                              (size_t)w, cudaMemcpyDeviceToDevice, rill_cuda_stream(task));
+        if (err != cudaSuccess) {
+            fprintf(stderr,
+                    "rill dla: cudaMemcpy2DAsync (dtrmm's block copy) failed on GPU %d: %s\n",
+                    rill_cuda_device(task), cudaGetErrorString(err));
+            return RILL_ERR_DEVICE;
+        }
+        /* B(:, J) = B(:, 0:j0) W(J, 0:j0)^T + T W(J, J)^T */
+        if (j0 > 0)
+            CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, a.m, w, j0, &one, B, a.ldb, W + j0,
+                               a.ldw, &zero, B + (size_t)j0 * a.ldb, a.ldb),
+                   CUBLAS_STATUS_SUCCESS);
+        CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, a.m, w, w, &one, T, a.m,
+                           W + j0 + (size_t)j0 * a.ldw, a.ldw, j0 > 0 ? &one : &zero,
+                           B + (size_t)j0 * a.ldb, a.ldb),
+               CUBLAS_STATUS_SUCCESS);
+    }
+    return RILL_SUCCESS;
+}
+
 static rill_status_t cuda_syrk(rill_task_t *task)
 {
     dla_kargs_t a;
@@ -175,12 +291,16 @@ rill_status_t dla_cuda_add_bodies(rill_dla_t *dla)
 #if RILL_HAVE_CUDA
         { DLA_CLASS_POTRF, flops_potrf, cuda_potrf },
         { DLA_CLASS_TRSM, flops_trsm, cuda_trsm },
+        { DLA_CLASS_TRTRI, flops_potrf, cuda_trtri },
+        { DLA_CLASS_TRMM, flops_trsm, cuda_trmm },
         { DLA_CLASS_SYRK, flops_syrk, cuda_syrk },
         { DLA_CLASS_GEMM, flops_gemm, cuda_gemm },
         { DLA_CLASS_SCALE, flops_scale, cuda_scale },
 #else
         { DLA_CLASS_POTRF, flops_potrf },
         { DLA_CLASS_TRSM, flops_trsm },
+        { DLA_CLASS_TRTRI, flops_potrf },
+        { DLA_CLASS_TRMM, flops_trsm },
         { DLA_CLASS_SYRK, flops_syrk },
         { DLA_CLASS_GEMM, flops_gemm },
         { DLA_CLASS_SCALE, flops_scale },

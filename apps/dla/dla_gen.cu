@@ -50,3 +50,19 @@ extern "C" int dla_gen_cuda(int kind, int i0, int j0, int rows, int cols, int ld
     gen_kernel<<<grid, block, 0, stream>>>(kind, i0, j0, rows, cols, ld, bump, seed, a);
     return (int)cudaGetLastError();
 }
+
+__global__ static void identity_kernel(int n, int ld, double *a)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
+    if (i < n)
+        a[i + (size_t)j * ld] = i == j ? 1.0 : 0.0;
+}
+
+extern "C" int dla_identity_cuda(int n, int ld, double *a, cudaStream_t stream)
+{
+    if (n <= 0)
+        return 0;
+    dim3 block(256), grid((unsigned)((n + 255) / 256), (unsigned)n);
+    identity_kernel<<<grid, block, 0, stream>>>(n, ld, a);
+    return (int)cudaGetLastError();
+}

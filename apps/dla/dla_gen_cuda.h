@@ -16,6 +16,10 @@ extern "C" {
 int dla_gen_cuda(int kind, int i0, int j0, int rows, int cols, int ld, double bump, uint64_t seed,
                  double *a, cudaStream_t stream);
 
+/** Enqueue on stream: the n x n identity into a (leading dimension ld). Returns the
+ * cudaError_t of the launch. */
+int dla_identity_cuda(int n, int ld, double *a, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,8 @@
 enum dla_class_id {
     DLA_CLASS_POTRF,
     DLA_CLASS_TRSM,
+    DLA_CLASS_TRTRI, /* W = L^-1 of a lower triangular tile, out of place (zeros above) */
+    DLA_CLASS_TRMM,  /* B = B W^T, W lower triangular (the panel's solve by the inverse) */
     DLA_CLASS_SYRK,
     DLA_CLASS_GEMM,
     DLA_CLASS_SCALE,
@@ -28,12 +30,28 @@ enum dla_class_id {
     DLA_NB_CLASSES
 };
 
+/* Tiles for the inverses of dpotrf's diagonal tiles (key k: panel k's), nb x nb each, kept
+ * by the layer from the first dpotrf that needs them (allocating and page-locking them is
+ * not repeated by every call). A taskpool that is still running keeps its own. */
+typedef struct dla_scratch {
+    rill_collection_t *dc;
+    rill_taskpool_t *tp; /* the last taskpool that used it */
+    int nb, nranks;
+    struct dla_scratch *next;
+} dla_scratch_t;
+
 struct rill_dla {
     rill_context_t *ctx;
     rill_dtd_class_t *cls[DLA_NB_CLASSES];
     rill_collection_t *helper; /* one datum of DLA_REDUCE_MAX doubles per rank, key = rank */
     _Atomic int info;          /* first leading minor a POTRF of this rank found, 0: none */
+    rill_dla_panel_t panel;    /* how dpotrf solves its panels (rill_dla_set_panel) */
+    dla_scratch_t *scratch;
 };
+
+/* The collection of inverse tiles of nb x nb for taskpool tp (created, or reused from an
+ * earlier taskpool that ended). NULL when out of memory. Main thread. */
+rill_collection_t *dla_scratch_get(rill_dla_t *dla, rill_taskpool_t *tp, int nb);
 
 /* Everything a tile kernel needs besides its tiles, copied into the task as one VALUE. */
 typedef struct dla_kargs {
@@ -42,6 +60,7 @@ typedef struct dla_kargs {
     int transA, transB;   /* rill_dla_trans_t */
     int side, uplo, diag; /* rill_dla_side_t, rill_dla_uplo_t, rill_dla_diag_t */
     int offset;           /* POTRF: global index of the tile's first row (for info) */
+    int ldw;              /* TRTRI, TRMM: leading dimension of the inverse tile W */
     double alpha, beta;
     rill_dla_t *dla; /* this rank's layer (each rank inserts its own copy) */
 } dla_kargs_t;

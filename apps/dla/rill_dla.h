@@ -44,6 +44,24 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p);
 /** Free what rill_dla_create made. *dla_p becomes NULL. Main thread. */
 rill_status_t rill_dla_destroy(rill_dla_t **dla_p);
 
+/** How dpotrf solves each panel against its diagonal tile L(k,k). */
+typedef enum rill_dla_panel {
+    /** RILL_DLA_PANEL_INVERSE when the context has GPUs, else RILL_DLA_PANEL_TRSM */
+    RILL_DLA_PANEL_AUTO = 0,
+    /** one triangular solve per tile: A(m,k) = A(m,k) L(k,k)^-T (dtrsm) */
+    RILL_DLA_PANEL_TRSM = 1,
+    /** the inverse L(k,k)^-1 once per panel (a dtrtri task), then one triangular product
+     * per tile (dtrmm; on a GPU a gemm): cuBLAS's dtrsm runs a 2048 tile at a fifth of
+     * its dgemm's speed. The inverse tiles are kept by the layer (nb x nb each, one per
+     * tile column) from the first dpotrf that uses them until rill_dla_destroy. */
+    RILL_DLA_PANEL_INVERSE = 2,
+} rill_dla_panel_t;
+
+/** Choose how later dpotrf insertions (dpotrf, dposv) solve their panels; the default is
+ * RILL_DLA_PANEL_AUTO. Every rank must choose the same. RILL_ERR_INVALID_ARG for an
+ * unknown value. Main thread. */
+rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel);
+
 /* ------------------------------------------------------------ insertion (asynchronous)
  * The *_insert calls add tasks to an open DTD taskpool and return at once; the matrices
  * are borrowed and must stay alive until rill_taskpool_wait(tp) returns. Every rank must

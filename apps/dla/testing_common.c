@@ -39,6 +39,12 @@ static void usage(const dla_testing_t *t, FILE *f)
     if (t->features & DLA_TESTING_DSL)
         fprintf(f, "  --dsl dtd|ptg the front end: DTD (default) or PTG (apps/dla/*.rill, "
                    "CPU and CUDA bodies)\n");
+    if (t->features & DLA_TESTING_PANEL)
+        fprintf(f, "  --panel p     dpotrf's panel solves: trsm (a dtrsm per tile), inverse (one "
+                   "dtrtri per\n"
+                   "                panel, then a dtrmm per tile; on GPUs a gemm) or auto "
+                   "(default:\n"
+                   "                inverse with GPUs, trsm without)\n");
     if (t->features & DLA_TESTING_NRHS)
         fprintf(f, "  --nrhs r      number of right-hand sides, 1..%d (default 1)\n",
                 DLA_TESTING_MAX_SIZE);
@@ -204,6 +210,19 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
                 return usage_error(t, "option --dist needs cyclic or diagonal, got '%s'",
                                    i + 1 < argc ? argv[i + 1] : "");
             t->dist = !strcmp(argv[++i], "diagonal") ? RILL_MATRIX_DIAGONAL : RILL_MATRIX_CYCLIC;
+            continue;
+        }
+        if (!strcmp(o, "--panel") && (features & DLA_TESTING_PANEL)) {
+            static const char *const names[] = { "auto", "trsm", "inverse" };
+            int v = -1;
+            for (int k = 0; k < 3 && i + 1 < argc; k++)
+                if (!strcmp(argv[i + 1], names[k]))
+                    v = k;
+            if (v < 0)
+                return usage_error(t, "option --panel needs auto, trsm or inverse, got '%s'",
+                                   i + 1 < argc ? argv[i + 1] : "");
+            t->panel = (rill_dla_panel_t)v;
+            i++;
             continue;
         }
         if (!strcmp(o, "--no-mem-check")) {
@@ -392,6 +411,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     }
 
     s = rill_dla_create(t->ctx, &t->dla);
+    if (s == RILL_SUCCESS)
+        s = rill_dla_set_panel(t->dla, t->panel);
     if (s != RILL_SUCCESS) {
         dla_testing_error(t, 1, "cannot create the DLA layer: %s", rill_status_string(s));
         rill_fini(&t->ctx);
@@ -416,6 +437,12 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
                    t->transA ? 'T' : 'N', t->transB ? 'T' : 'N', t->alpha, t->beta);
         if (features & DLA_TESTING_NRHS)
             printf("# NRHS %d\n", t->nrhs);
+        if ((features & DLA_TESTING_PANEL) && !t->ptg)
+            printf("# panel solves: %s\n", t->panel == RILL_DLA_PANEL_TRSM ? "trsm"
+                                           : t->panel == RILL_DLA_PANEL_INVERSE
+                                               ? "inverse (dtrtri + dtrmm)"
+                                           : t->gpus > 0 ? "inverse (dtrtri + dtrmm; auto)"
+                                                         : "trsm (auto)");
         if (t->ref)
             printf("# reference: one LAPACKE/CBLAS call on rank 0 with %d OpenBLAS threads\n",
                    t->cores);

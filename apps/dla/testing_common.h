@@ -12,6 +12,7 @@ enum {
     DLA_TESTING_NRHS = 1 << 1,   /* --nrhs */
     DLA_TESTING_NONSPD = 1 << 2, /* --nonspd (hidden) */
     DLA_TESTING_DSL = 1 << 3,    /* --dsl dtd|ptg */
+    DLA_TESTING_PANEL = 1 << 4,  /* --panel auto|trsm|inverse (dpotrf's panel solves) */
 };
 
 typedef struct dla_testing {
@@ -22,6 +23,7 @@ typedef struct dla_testing {
     int transA, transB;
     int ptg;                 /* --dsl ptg: the PTG version (one rank, the CPUs) */
     rill_matrix_dist_t dist; /* --dist */
+    rill_dla_panel_t panel;  /* --panel */
     double alpha, beta;
     uint64_t seed;
     rill_context_t *ctx;

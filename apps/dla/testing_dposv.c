@@ -61,8 +61,8 @@ static void run_reference(dla_testing_t *t)
 int main(int argc, char **argv)
 {
     dla_testing_t t;
-    int rc =
-        dla_testing_init(&t, argc, argv, "testing_dposv", DLA_TESTING_NRHS | DLA_TESTING_NONSPD);
+    int rc = dla_testing_init(&t, argc, argv, "testing_dposv",
+                              DLA_TESTING_NRHS | DLA_TESTING_NONSPD | DLA_TESTING_PANEL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* what the run allocates: the tiled A and B on every rank; on rank 0 the check's dense

@@ -55,8 +55,8 @@ static void run_reference(dla_testing_t *t)
 int main(int argc, char **argv)
 {
     dla_testing_t t;
-    int rc =
-        dla_testing_init(&t, argc, argv, "testing_dpotrf", DLA_TESTING_NONSPD | DLA_TESTING_DSL);
+    int rc = dla_testing_init(&t, argc, argv, "testing_dpotrf",
+                              DLA_TESTING_NONSPD | DLA_TESTING_DSL | DLA_TESTING_PANEL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* what the run allocates: the tiled A on every rank; on rank 0 the check's dense L and

@@ -147,10 +147,42 @@ dla_fail_test(dla_err_memory_overflow "does not fit in 64-bit byte counts \\(siz
 dla_fail_test(dla_err_gpu "[-]g 1: this process runs on 0 GPU\\(s\\): device_cuda_enabled is false"
     COMMAND testing_dposv -N 100 -g 1 --mca device_cuda_enabled false)
 dla_fail_test(dla_err_option "unknown option" COMMAND testing_dpotrf --bogus)
+dla_usage_test(dla_err_panel "option --panel needs auto, trsm or inverse, got 'lu'"
+    COMMAND testing_dpotrf -N 100 --panel lu)
 dla_fail_test(dla_err_nonspd "matrix is not positive definite \\(leading minor 151\\)"
     COMMAND testing_dpotrf -N 300 -t 64 --nonspd)
 dla_fail_test(dla_err_posv_nonspd "matrix is not positive definite \\(leading minor 101\\)"
     COMMAND testing_dposv -N 200 -t 48 --nonspd -x)
+dla_fail_test(dla_err_nonspd_inverse "matrix is not positive definite \\(leading minor 151\\)"
+    COMMAND testing_dpotrf -N 300 -t 64 --nonspd --panel inverse)
+
+# ---------------------------------------------------------------- panels by the inverse
+# (--panel inverse: a dtrtri per panel, then dtrmm per tile; the GPUs' default): ragged
+# tiles, two runs (the inverse tiles reused), one tile (no panel to solve), dposv
+dla_test(dla_dpotrf_inverse COMMAND testing_dpotrf -N 301 -t 48 -x --nruns 2 --panel inverse)
+dla_test(dla_dpotrf_inverse_onetile COMMAND testing_dpotrf -N 40 -t 64 -x --panel inverse)
+dla_test(dla_dposv_inverse COMMAND testing_dposv -N 251 -t 32 --nrhs 3 -x --panel inverse)
+
+# ---------------------------------------------------------------- on a GPU (label gpu)
+# Skipped (77) without one. Panels by the inverse (the default with GPUs) and by dtrsm;
+# a workspace too small for 64 columns of a tile makes the GPU's dtrmm fall back to
+# cuBLAS's in place, and its dtrtri to one solve.
+if(RILL_HAVE_CUDA)
+    function(dla_gpu_test name)
+        add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh ${ARGN})
+        set_tests_properties(${name} PROPERTIES LABELS "apps;gpu" TIMEOUT 300
+            SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus PASS_REGULAR_EXPRESSION " PASS"
+            FAIL_REGULAR_EXPRESSION " FAIL|error")
+    endfunction()
+    dla_gpu_test(dla_dpotrf_gpu_inverse $<TARGET_FILE:testing_dpotrf> -N 3001 -t 512 -g 1 -x
+        --nruns 2)
+    dla_gpu_test(dla_dpotrf_gpu_trsm $<TARGET_FILE:testing_dpotrf> -N 3001 -t 512 -g 1 -x
+        --panel trsm)
+    dla_gpu_test(dla_dpotrf_gpu_smallws $<TARGET_FILE:testing_dpotrf> -N 15000 -t 3000 -g 1 -x
+        --mca device_cuda_workspace 1M)
+    dla_gpu_test(dla_dposv_gpu_inverse $<TARGET_FILE:testing_dposv> -N 2501 -t 400 -g 1 -x
+        --nrhs 5)
+endif()
 
 # ---------------------------------------------------------------- several ranks (label mpi)
 if(RILL_HAVE_MPI)
@@ -171,6 +203,10 @@ if(RILL_HAVE_MPI)
         --dist diagonal -x)
     dla_test(dla_dposv_np4_2x2_diag NP 4 COMMAND testing_dposv -N 251 -t 48 -P 2 -Q 2 -c 1
         --dist diagonal --nrhs 3 -x)
+    dla_test(dla_dpotrf_np3_inverse NP 3 COMMAND testing_dpotrf -N 301 -t 48 -c 1
+        --dist diagonal --panel inverse -x)
+    dla_test(dla_dposv_np2_1x2_inverse NP 2 COMMAND testing_dposv -N 251 -t 48 -P 1 -Q 2 -c 1
+        --nrhs 2 --panel inverse -x)
     dla_fail_test(dla_err_grid_np2 "does not match the 2 ranks" NP 2
         COMMAND testing_dpotrf -N 100 -P 2 -Q 2 -c 1)
     dla_fail_test(dla_err_nonspd_np2 "matrix is not positive definite \\(leading minor 126\\)" NP 2

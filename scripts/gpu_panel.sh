@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On a GPU machine: dpotrf's panel solves by dtrsm against by the inverse of the diagonal
+# tile (--panel trsm|inverse), next to cusolverDnDpotrf in the same run, with the tile
+# kernels' own speeds (bench_gpu_vendor tiles); "check" first runs the GPU-labelled tests.
+# Logs under $OUT; a table last.
+#   scripts/gpu_panel.sh [check] [N...]        (default N: 16384 32768)
+set -uo pipefail
+out=${OUT:-/tmp/rill-gpu}
+mkdir -p "$out"
+check=0; [ "${1:-}" = check ] && { check=1; shift; }
+sizes=${*:-16384 32768}
+gen=(); [ -f build/ptg-gen/parser.c ] && gen=(-DRILLCC_GENERATED_DIR="$PWD/build/ptg-gen")
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DRILL_WERROR=ON "${gen[@]}" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+if [ $check = 1 ]; then
+    (cd build-gpu && ctest -L gpu --output-on-failure --timeout 300 >"$out/ctest_gpu.log" 2>&1)
+    grep -E "tests passed|Failed|\*\*\*" "$out/ctest_gpu.log" | head -20
+fi
+V=build-gpu/bench/bench_gpu_vendor T=build-gpu/apps/dla
+for nb in 1024 2048; do
+    for s in 1 8; do "$V" tiles $nb $s 2; done
+done >"$out/tiles.log" 2>&1
+grep '^vendor' "$out/tiles.log" | sed 's/vendor,tile_//; s/gpus=1,//; s/calls=16,//'
+rows=()
+for n in $sizes; do
+    "$V" potrf "$n" 3 >"$out/vendor_potrf_$n.log" 2>&1
+    rows+=("cusolverDnDpotrf|$n|-|-|$(sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$out/vendor_potrf_$n.log")|-")
+    for nb in 1024 2048; do
+        for p in trsm inverse; do
+            log=$out/rill_potrf_${n}_${nb}_$p.log
+            "$T/testing_dpotrf" -N "$n" -t "$nb" -g 1 --nruns 3 --panel $p >"$log" 2>&1
+            b=$(awk '$1 ~ /^[0-9]+$/ && $8+0 > b { b = $8 + 0 } END { printf "%.1f", b / 1000 }' "$log")
+            busy=$(awk '$1 ~ /^[0-9]+$/ { g = $8 + 0; k = (g > b); if (k) b = g }
+                $2 == "GPU" && k { f = $7 } END { print f }' "$log")
+            rows+=("Rill dpotrf|$n|$nb|$p|$b|$busy")
+        done
+    done
+done
+echo
+echo "| what | N | NB | panel | TFLOP/s (best of 3; vendor: median) | exec streams busy |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
