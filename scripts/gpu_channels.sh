@@ -79,13 +79,17 @@ if [ "$what" = dist ]; then
     n=${RILL_DIST_N:-65536}
     echo "== cusolverMgPotrf, 2 GPUs: N=$n tile 1024"
     timeout 150 build-gpu/bench/bench_gpu_vendor mgpotrf $n 2 1024 3 2>&1 | tail -1
-    for dist in cyclic diagonal; do
+    # panels by the inverse (the default with GPUs), and by dtrsm for comparison
+    for dist in cyclic diagonal "diagonal --panel trsm"; do
         echo "== np 2 x 1 GPU, --dist $dist: dpotrf N=$n NB=2048"
         timeout 150 "${np2[@]}" $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 1 --dist $dist 2>&1 |
             grep -E "^ *[0-9]|error|GPU 0:"
     done
-    echo "== 1 process x 2 GPUs: dpotrf N=$n NB=2048"
-    timeout 150 $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 2 2>&1 | grep -E "^ *[0-9]|error|GPU [01]:"
+    for panel in inverse trsm; do
+        echo "== 1 process x 2 GPUs: dpotrf N=$n NB=2048 --panel $panel"
+        timeout 150 $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 2 --panel $panel 2>&1 |
+            grep -E "^ *[0-9]|error|GPU [01]:"
+    done
     bash bench/gpu_hop.sh build-gpu 200
     exit 0
 fi

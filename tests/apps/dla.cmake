@@ -203,7 +203,7 @@ if(RILL_HAVE_MPI)
         --dist diagonal -x)
     dla_test(dla_dposv_np4_2x2_diag NP 4 COMMAND testing_dposv -N 251 -t 48 -P 2 -Q 2 -c 1
         --dist diagonal --nrhs 3 -x)
-    dla_test(dla_dpotrf_np3_inverse NP 3 COMMAND testing_dpotrf -N 301 -t 48 -c 1
+    dla_test(dla_dpotrf_np3_inverse NP 3 COMMAND testing_dpotrf -N 301 -t 48 -c 1 --nruns 2
         --dist diagonal --panel inverse -x)
     dla_test(dla_dposv_np2_1x2_inverse NP 2 COMMAND testing_dposv -N 251 -t 48 -P 1 -Q 2 -c 1
         --nrhs 2 --panel inverse -x)
