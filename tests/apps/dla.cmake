@@ -182,6 +182,16 @@ if(RILL_HAVE_CUDA)
         --mca device_cuda_workspace 1M)
     dla_gpu_test(dla_dposv_gpu_inverse $<TARGET_FILE:testing_dposv> -N 2501 -t 400 -g 1 -x
         --nrhs 5)
+    if(RILL_HAVE_MPI)
+        # one rank's GPU cannot start (a zone larger than the GPU): every rank stops at
+        # rill_init with a message naming it, none hangs in the collectives that follow
+        add_test(NAME dla_err_gpu_init_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+            ${DLA_FAIL} 60 "rank 1 could not start its GPUs" ${MPIEXEC_EXECUTABLE}
+            ${RILL_MPIEXEC_FLAGS} -np 1 $<TARGET_FILE:testing_dpotrf> -N 100 -g 1 : -np 1
+            -x RILL_MCA_device_cuda_memory_size=4T $<TARGET_FILE:testing_dpotrf> -N 100 -g 1)
+        set_tests_properties(dla_err_gpu_init_np2 PROPERTIES LABELS "apps;gpu;mpi" TIMEOUT 120
+            SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus)
+    endif()
 endif()
 
 # ---------------------------------------------------------------- several ranks (label mpi)
