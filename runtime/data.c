@@ -68,6 +68,12 @@ void *rill_host_tile_alloc(size_t size, bool *pinned)
     return tile_alloc(size, pinned, false);
 }
 
+void *rill_host_tile_alloc_lazy(size_t size)
+{
+    bool pinned;
+    return tile_alloc(size, &pinned, true);
+}
+
 void rill_data_copy_pin(rill_data_copy_t *c)
 {
     /* on every transfer through a host copy (GPU managers): no lock once it was tried, and
@@ -394,6 +400,21 @@ rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
     return RILL_SUCCESS;
 }
 
+rill_status_t rill_collection_set_scratch(rill_collection_t *dc)
+{
+    if (!dc)
+        return RILL_ERR_INVALID_ARG;
+    if (dc->data.count > 0) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_collection_set_scratch: collection %u already has data; call it "
+                   "right after rill_collection_create",
+                   dc->id);
+        return RILL_ERR_BAD_STATE;
+    }
+    dc->scratch = true;
+    return RILL_SUCCESS;
+}
+
 int rill_collection_in_use(const rill_collection_t *dc)
 {
     return dc && dc->users > 0;
@@ -423,11 +444,13 @@ static rill_data_t *collection_datum(rill_collection_t *dc, uint64_t key, size_t
     void *ptr = NULL;
     bool pinned = false;
     if (rank == dc->ctx->rank) {
-        if (!(ptr = rill_host_tile_alloc(size, &pinned))) {
+        ptr = dc->scratch ? rill_host_tile_alloc_lazy(size) : rill_host_tile_alloc(size, &pinned);
+        if (!ptr) {
             free(data);
             return NULL;
         }
-        memset(ptr, 0, size);
+        if (!dc->scratch)
+            memset(ptr, 0, size);
     }
     if (rill_data_init_pinned(data, dc->ctx, dc, key, rank, ptr, size, true, pinned) !=
         RILL_SUCCESS) {

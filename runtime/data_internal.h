@@ -72,6 +72,7 @@ struct rill_collection {
     rill_hmap_t data; /* key -> rill_data_t*, created on first use */
     int users;        /* taskpools that use some datum of it and have not ended */
     uint32_t user_tp; /* the last of them */
+    bool scratch;     /* rill_collection_set_scratch: home storage neither zeroed nor pinned */
 };
 
 /** A taskpool starts / stops using a datum (and its collection): while used, destroying
@@ -133,6 +134,8 @@ rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j);
  * page-locked when GPUs are used (*pinned says which; page-locked buffers are kept for reuse
  * by later allocations of the same size, up to a bound). Any thread. */
 void *rill_host_tile_alloc(size_t size, bool *pinned);
+/** The same, not page-locked now (rill_data_copy_pin does it on a first transfer). */
+void *rill_host_tile_alloc_lazy(size_t size);
 void rill_host_tile_free(void *ptr, size_t size, bool pinned);
 /** Page-lock host copy c's buffer if it is not (another rank's datum gets a pageable buffer
  * at first; a GPU's manager calls this before it copies through it). Any thread. */

@@ -531,6 +531,7 @@ rill_collection_t *dla_scratch_get(rill_dla_t *dla, rill_taskpool_t *tp, int nb)
             free(w);
             return NULL;
         }
+        rill_collection_set_scratch(w->dc); /* never read on the host: no zeroing, no pinning */
         w->next = dla->scratch;
         dla->scratch = w;
     }

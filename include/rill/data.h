@@ -52,6 +52,12 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
  * taskpool that uses one of its data was not waited for. *dc_p becomes NULL. Main
  * thread. */
 rill_status_t rill_collection_destroy(rill_collection_t **dc_p);
+/** The collection's data hold scratch values (written before they are read, e.g. with
+ * rill_dtd_data_discard after their last use): their home storage is neither zero-filled
+ * nor page-locked when created (a first transfer through it page-locks it), so making
+ * them costs no time where they are never used on the host. RILL_ERR_BAD_STATE once the
+ * collection has a datum. Main thread, the same on every rank. */
+rill_status_t rill_collection_set_scratch(rill_collection_t *dc);
 /** 1 while a taskpool that uses one of its data has not ended (rill_collection_destroy
  * would refuse), else 0. Main thread. */
 int rill_collection_in_use(const rill_collection_t *dc);

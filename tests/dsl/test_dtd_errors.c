@@ -1,6 +1,7 @@
 /* A taskpool's mistakes give clear errors and lose nothing: NULL tiles, wrong argument
  * kinds, too many arguments, waiting twice, inserting after the wait, destroying before
- * it, a failing body; and the insertion window bounds pending tasks. */
+ * it, a failing body, a collection made scratch too late; and the insertion window bounds
+ * pending tasks. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -20,6 +21,13 @@ static rill_status_t failing_body(rill_task_t *task)
 {
     (void)task;
     return RILL_ERR_NUMERIC;
+}
+
+static int zero_rank(uint64_t key, void *arg)
+{
+    (void)key;
+    (void)arg;
+    return 0;
 }
 
 static void expect_error(const char *what, rill_status_t got, rill_status_t want, char *msg,
@@ -130,6 +138,20 @@ int main(int argc, char **argv)
               RILL_SUCCESS &&
           rill_matrix_dist(A) == RILL_MATRIX_DIAGONAL && rill_matrix_tile_rank(A, 1, 1) == 0);
     CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
+
+    /* a scratch collection: set before its first datum, refused after */
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, 1 << 20, zero_rank, NULL, &dc) == RILL_SUCCESS);
+    CHECK(rill_collection_set_scratch(NULL) == RILL_ERR_INVALID_ARG);
+    CHECK(rill_collection_set_scratch(dc) == RILL_SUCCESS);
+    rill_data_t *sd = rill_collection_data_of(dc, 3);
+    CHECK(sd && rill_data_ptr(sd) && rill_data_size(sd) == 1 << 20);
+    ((char *)rill_data_ptr(sd))[(1 << 20) - 1] = 1; /* the storage is there, unzeroed */
+    test_capture_begin(&cap);
+    s = rill_collection_set_scratch(dc);
+    expect_error("scratch after a datum", s, RILL_ERR_BAD_STATE, test_capture_end(&cap),
+                 "already has data");
+    CHECK(rill_collection_destroy(&dc) == RILL_SUCCESS);
     CHECK(rill_fini(&ctx) == RILL_SUCCESS);
     printf("DTD error paths: all reported\n");
     return 0;
