@@ -68,10 +68,9 @@ void *rill_host_tile_alloc(size_t size, bool *pinned)
     return tile_alloc(size, pinned, false);
 }
 
-void *rill_host_tile_alloc_lazy(size_t size)
+void *rill_host_tile_alloc_lazy(size_t size, bool *pinned)
 {
-    bool pinned;
-    return tile_alloc(size, &pinned, true);
+    return tile_alloc(size, pinned, true);
 }
 
 void rill_data_copy_pin(rill_data_copy_t *c)
@@ -444,7 +443,8 @@ static rill_data_t *collection_datum(rill_collection_t *dc, uint64_t key, size_t
     void *ptr = NULL;
     bool pinned = false;
     if (rank == dc->ctx->rank) {
-        ptr = dc->scratch ? rill_host_tile_alloc_lazy(size) : rill_host_tile_alloc(size, &pinned);
+        ptr = dc->scratch ? rill_host_tile_alloc_lazy(size, &pinned)
+                          : rill_host_tile_alloc(size, &pinned);
         if (!ptr) {
             free(data);
             return NULL;

@@ -134,8 +134,9 @@ rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j);
  * page-locked when GPUs are used (*pinned says which; page-locked buffers are kept for reuse
  * by later allocations of the same size, up to a bound). Any thread. */
 void *rill_host_tile_alloc(size_t size, bool *pinned);
-/** The same, not page-locked now (rill_data_copy_pin does it on a first transfer). */
-void *rill_host_tile_alloc_lazy(size_t size);
+/** The same, not page-locked now (rill_data_copy_pin does it on a first transfer) unless
+ * it reuses a kept page-locked buffer (then *pinned). */
+void *rill_host_tile_alloc_lazy(size_t size, bool *pinned);
 void rill_host_tile_free(void *ptr, size_t size, bool pinned);
 /** Page-lock host copy c's buffer if it is not (another rank's datum gets a pageable buffer
  * at first; a GPU's manager calls this before it copies through it). Any thread. */
