@@ -102,6 +102,20 @@ def main():
         whole = run(timeline, "--start", "0", "--counters", *files).splitlines()
         n = sum(1 for f in files for e in json.load(open(f))["traceEvents"] if e["ph"] != "M")
         check(len(whole) == n, f"the whole trace with counters: {len(whole)} lines of {n}")
+        # --stats: rank 0's two workers ran 6 slices, 365 us of them two at once (trsm(3,0)
+        # inside trsm(1,0)), busy 1930.5 - 365 = 1565.5 us
+        st = run(timeline, "--stats", *files).splitlines()
+        w0 = [line for line in st if line.startswith("rank 0  workers (2 tracks)")]
+        check(len(w0) == 1 and "busy 1565.500 us" in w0[0] and "2: 365.000 us" in w0[0]
+              and "1: 1200.500 us" in w0[0], "rank 0's workers: busy and overlap")
+        i = st.index(w0[0])
+        check(st[i + 1].split()[:2] == ["potrf", "2"] and st[i + 1].split()[-2] == "800.500",
+              "rank 0's potrf: 2 slices, 800.5 us, the largest first")
+        # a window that cuts slices: only their part inside counts
+        cut = run(timeline, "--stats", "--start", "445", "--end", "810", files[0]).splitlines()
+        w = [line for line in cut if "workers" in line]
+        check(len(w) == 1 and "busy 365.000 us" in w[0] and "2: 365.000 us" in w[0],
+              "a window's stats clip the slices to it")
     else:
         sys.exit(f"unknown check {what!r}")
     print("PASS")
