@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU machine: dpotrf's panel solves by dtrsm against by the inverse of the diagonal
 # tile (--panel trsm|inverse), next to cusolverDnDpotrf in the same run, with the tile
-# kernels' own speeds (bench_gpu_vendor tiles); "check" first runs the GPU-labelled tests.
-# Logs under $OUT; a table last.
+# kernels' own speeds (bench_gpu_vendor tiles) and, from a traced run of each at the
+# largest N, NB 2048, the exec streams' time per kernel (rill_trace_timeline --stats);
+# "check" first runs the GPU-labelled tests. Logs under $OUT; a table last.
 #   scripts/gpu_panel.sh [check] [N...]        (default N: 16384 32768)
 set -uo pipefail
 out=${OUT:-/tmp/rill-gpu}
@@ -35,6 +36,12 @@ for n in $sizes; do
             rows+=("Rill dpotrf|$n|$nb|$p|$b|$busy")
         done
     done
+done
+for p in trsm inverse; do
+    "$T/testing_dpotrf" -N "$n" -t 2048 -g 1 --nruns 1 --panel $p \
+        --mca profile_trace "$out/trace_$p" >"$out/traced_$p.log" 2>&1
+    echo "== traced dpotrf N=$n NB=2048 --panel $p (generation included)"
+    python3 tools/rill_trace_timeline --stats "$out/trace_$p.0.json" | grep -A8 "exec streams"
 done
 echo
 echo "| what | N | NB | panel | TFLOP/s (best of 3; vendor: median) | exec streams busy |"
