@@ -460,6 +460,15 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
         goto err_classes;
     /* tile kernels run one per worker: OpenBLAS must not spawn its own threads inside */
     openblas_set_num_threads(1);
+    /* whether any rank has a GPU decides dpotrf's panel method (auto): every rank must
+     * insert the same tasks, whatever its own devices */
+    double any_gpu = rill_context_ngpus(ctx) > 0;
+    if (rill_context_nranks(ctx) > 1 &&
+        (s = rill_dla_allreduce_max(dla, &any_gpu, 1)) != RILL_SUCCESS) {
+        rill_collection_destroy(&dla->helper);
+        goto err_classes;
+    }
+    dla->gpus_anywhere = any_gpu > 0;
     *dla_p = dla;
     return RILL_SUCCESS;
 
@@ -477,8 +486,8 @@ rill_status_t rill_dla_destroy(rill_dla_t **dla_p)
     rill_dla_t *dla = *dla_p;
     for (dla_scratch_t *w = dla->scratch, *next; w; w = next) {
         next = w->next;
-        rill_collection_destroy(&w->dc);
-        free(w);
+        if (rill_collection_destroy(&w->dc) == RILL_SUCCESS) /* else in use: w is its rank_of's */
+            free(w);
     }
     rill_collection_destroy(&dla->helper);
     for (int c = DLA_NB_CLASSES - 1; c >= 0; c--)

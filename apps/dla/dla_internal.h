@@ -4,6 +4,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rill/config.h"
@@ -46,6 +47,7 @@ struct rill_dla {
     rill_collection_t *helper; /* one datum of DLA_REDUCE_MAX doubles per rank, key = rank */
     _Atomic int info;          /* first leading minor a POTRF of this rank found, 0: none */
     rill_dla_panel_t panel;    /* how dpotrf solves its panels (rill_dla_set_panel) */
+    bool gpus_anywhere;        /* some rank has a GPU (the same on every rank) */
     dla_scratch_t *scratch;
 };
 

@@ -38,7 +38,8 @@ typedef struct rill_dla rill_dla_t; /**< the task classes and helper data of one
  * Create the DLA layer of ctx: its task classes and a small helper collection (one
  * datum per rank) used by the reductions below. Sets OpenBLAS to one thread (task bodies
  * run one per worker). Call on every rank at the same point, after the collections and
- * matrices created before it (collections are named by creation order). Main thread.
+ * matrices created before it (collections are named by creation order): with several
+ * ranks it is collective (the ranks learn whether any of them has a GPU). Main thread.
  */
 rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p);
 /** Free what rill_dla_create made. *dla_p becomes NULL. Main thread. */
@@ -46,7 +47,7 @@ rill_status_t rill_dla_destroy(rill_dla_t **dla_p);
 
 /** How dpotrf solves each panel against its diagonal tile L(k,k). */
 typedef enum rill_dla_panel {
-    /** RILL_DLA_PANEL_INVERSE when the context has GPUs, else RILL_DLA_PANEL_TRSM */
+    /** RILL_DLA_PANEL_INVERSE when some rank has a GPU, else RILL_DLA_PANEL_TRSM */
     RILL_DLA_PANEL_AUTO = 0,
     /** one triangular solve per tile: A(m,k) = A(m,k) L(k,k)^-T (dtrsm) */
     RILL_DLA_PANEL_TRSM = 1,

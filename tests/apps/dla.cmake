@@ -176,6 +176,9 @@ if(RILL_HAVE_CUDA)
     endfunction()
     dla_gpu_test(dla_dpotrf_gpu_inverse $<TARGET_FILE:testing_dpotrf> -N 3001 -t 512 -g 1 -x
         --nruns 2)
+    # tiles of 1536: the GPU's dtrtri recursion (halves of 768, leaves of 384)
+    dla_gpu_test(dla_dpotrf_gpu_recursive $<TARGET_FILE:testing_dpotrf> -N 9500 -t 1536 -g 1
+        -x)
     dla_gpu_test(dla_dpotrf_gpu_trsm $<TARGET_FILE:testing_dpotrf> -N 3001 -t 512 -g 1 -x
         --panel trsm)
     dla_gpu_test(dla_dpotrf_gpu_smallws $<TARGET_FILE:testing_dpotrf> -N 15000 -t 3000 -g 1 -x
