@@ -269,9 +269,14 @@ void rill_data_unuse(rill_data_t *data)
     if (data->dc)
         rill_collection_unuse(data->dc);
     /* a remote datum's host buffer lives while taskpools use it: the next one receives the
-     * version it needs again */
+     * version it needs again. Not when a GPU has a copy: its manager may be writing that
+     * copy into the buffer (an eviction's write-back, under `landing`) or about to, having
+     * read the host copy's address; rill_data_fini frees it once the managers let go */
     rill_data_copy_t *c = rill_data_host_copy(data);
-    if (data->users == 0 && c && data->home_rank != data->ctx->rank) {
+    bool on_gpu = false;
+    for (int i = 1; i < RILL_MAX_DEVICES && !on_gpu; i++)
+        on_gpu = atomic_load_explicit(&data->copies[i], memory_order_acquire) != NULL;
+    if (data->users == 0 && c && data->home_rank != data->ctx->rank && !on_gpu) {
         atomic_store_explicit(&data->copies[0], NULL, memory_order_release);
         if (c->owns_ptr)
             rill_host_tile_free(c->ptr, data->size, c->pinned);
