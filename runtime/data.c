@@ -335,6 +335,7 @@ static rill_status_t collection_init(rill_collection_t *dc, rill_context_t *ctx,
     dc->arg = arg;
     dc->users = 0;
     dc->user_tp = 0;
+    dc->scratch = false;
     rill_hmap_init(&dc->data);
     return RILL_SUCCESS;
 }
