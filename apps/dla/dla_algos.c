@@ -39,9 +39,7 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                      *syrk = dla->cls[DLA_CLASS_SYRK], *gemm = dla->cls[DLA_CLASS_GEMM],
                      *trtri = dla->cls[DLA_CLASS_TRTRI], *trmm = dla->cls[DLA_CLASS_TRMM];
     /* the panel by the inverse of its diagonal tile: one dtrtri, then dtrmm per tile */
-    rill_dla_panel_t panel = dla->panel;
-    if (panel == RILL_DLA_PANEL_AUTO)
-        panel = dla->gpus_anywhere ? RILL_DLA_PANEL_INVERSE : RILL_DLA_PANEL_TRSM;
+    rill_dla_panel_t panel = rill_dla_panel(dla);
     rill_collection_t *inv = NULL;
     if (panel == RILL_DLA_PANEL_INVERSE && nt > 1 && !(inv = dla_scratch_get(dla, tp, nb)))
         return RILL_ERR_NO_MEMORY;

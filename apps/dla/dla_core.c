@@ -511,6 +511,13 @@ rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel)
     return RILL_SUCCESS;
 }
 
+rill_dla_panel_t rill_dla_panel(const rill_dla_t *dla)
+{
+    if (dla->panel != RILL_DLA_PANEL_AUTO)
+        return dla->panel;
+    return dla->gpus_anywhere ? RILL_DLA_PANEL_INVERSE : RILL_DLA_PANEL_TRSM;
+}
+
 /* Inverse tile k is homed on rank k % nranks: the rank does not matter for correctness
  * (the tiles are discarded, never brought home), and spreads the host buffers. */
 static int scratch_rank_of(uint64_t key, void *arg)

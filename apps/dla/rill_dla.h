@@ -62,6 +62,9 @@ typedef enum rill_dla_panel {
  * RILL_DLA_PANEL_AUTO. Every rank must choose the same. RILL_ERR_INVALID_ARG for an
  * unknown value. Main thread. */
 rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel);
+/** The method dpotrf insertions use now: RILL_DLA_PANEL_TRSM or RILL_DLA_PANEL_INVERSE
+ * (auto resolved, the same on every rank). Any thread. */
+rill_dla_panel_t rill_dla_panel(const rill_dla_t *dla);
 
 /* ------------------------------------------------------------ insertion (asynchronous)
  * The *_insert calls add tasks to an open DTD taskpool and return at once; the matrices

@@ -438,11 +438,10 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         if (features & DLA_TESTING_NRHS)
             printf("# NRHS %d\n", t->nrhs);
         if ((features & DLA_TESTING_PANEL) && !t->ptg)
-            printf("# panel solves: %s\n", t->panel == RILL_DLA_PANEL_TRSM ? "trsm"
-                                           : t->panel == RILL_DLA_PANEL_INVERSE
-                                               ? "inverse (dtrtri + dtrmm)"
-                                           : t->gpus > 0 ? "inverse (dtrtri + dtrmm; auto)"
-                                                         : "trsm (auto)");
+            printf("# panel solves: %s%s\n",
+                   rill_dla_panel(t->dla) == RILL_DLA_PANEL_INVERSE ? "inverse (dtrtri + dtrmm)"
+                                                                    : "trsm",
+                   t->panel == RILL_DLA_PANEL_AUTO ? " (auto)" : "");
         if (t->ref)
             printf("# reference: one LAPACKE/CBLAS call on rank 0 with %d OpenBLAS threads\n",
                    t->cores);
