@@ -1904,43 +1904,51 @@ void *rill_dtd_arg(rill_task_t *task, int i)
     return (i >= 0 && i < t->nargs) ? t->args[i].ptr : NULL;
 }
 
-rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
+/* The checks of a call about one datum of an open DTD taskpool (flush, discard): the
+ * taskpool, or NULL with *status set and the error said in call's name. Main thread. */
+static dtd_taskpool_t *data_call_check(rill_taskpool_t *super, rill_data_t *data, const char *call,
+                                       rill_status_t *status)
 {
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     if (!tp || !data || tp->super.ops != &dtd_taskpool_ops) {
-        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_flush: needs a DTD taskpool and a datum");
-        return RILL_ERR_INVALID_ARG;
+        RILL_ERROR(RILL_LOG_DTD, "%s: needs a DTD taskpool and a datum", call);
+        *status = RILL_ERR_INVALID_ARG;
+        return NULL;
     }
     if (tp->closed) {
-        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_flush: taskpool %u was already waited for",
-                   tp->super.id);
-        return RILL_ERR_BAD_STATE;
+        RILL_ERROR(RILL_LOG_DTD, "%s: taskpool %u was already waited for", call, tp->super.id);
+        *status = RILL_ERR_BAD_STATE;
+        return NULL;
     }
     tp->super.used = true;
+    return tp;
+}
+
+rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
+{
+    rill_status_t s;
+    dtd_taskpool_t *tp = data_call_check(super, data, "rill_dtd_data_flush", &s);
+    if (!tp)
+        return s;
+    /* its value is needed again (after rill_dtd_data_discard), on any run */
+    dtd_tracker_t *tr = rill_hmap_get(&tp->trackers, (uint64_t)(uintptr_t)data);
+    if (tr)
+        tr->discarded = false;
     if (!tp->distributed || !data->dc) /* its only copy is its home copy: nothing to move */
         return RILL_SUCCESS;
     /* later accesses stay ordered after earlier ones: the history is kept */
-    dtd_tracker_t *tr = tracker_get(tp, data);
-    if (!tr)
+    if (!tr && !(tr = tracker_get(tp, data)))
         return RILL_ERR_NO_MEMORY;
     tp->hash = hash_mix(tp->hash, data->key ^ 0xf1u);
-    tr->discarded = false;
     return tracker_need_version(tp, tr, data->home_rank, 0);
 }
 
 rill_status_t rill_dtd_data_discard(rill_taskpool_t *super, rill_data_t *data)
 {
-    dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
-    if (!tp || !data || tp->super.ops != &dtd_taskpool_ops) {
-        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_discard: needs a DTD taskpool and a datum");
-        return RILL_ERR_INVALID_ARG;
-    }
-    if (tp->closed) {
-        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_discard: taskpool %u was already waited for",
-                   tp->super.id);
-        return RILL_ERR_BAD_STATE;
-    }
-    tp->super.used = true;
+    rill_status_t s;
+    dtd_taskpool_t *tp = data_call_check(super, data, "rill_dtd_data_discard", &s);
+    if (!tp)
+        return s;
     dtd_tracker_t *tr = tracker_get(tp, data);
     if (!tr)
         return RILL_ERR_NO_MEMORY;

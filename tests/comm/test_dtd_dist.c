@@ -5,7 +5,7 @@
  *   potrf P Q N NB   tiled Cholesky on a block-cyclic matrix vs. a sequential one
  *   private      data from rill_data_create stay private to each rank
  *   discard      a tile discarded after its last write (rill_dtd_data_discard) is not
- *                brought home; one written again after its discard is
+ *                brought home; one written again, or flushed, after its discard is
  *   stall        rank 1 is slow to produce what rank 0 waits for: rank 0's watchdog
  *                names the datum, its version and rank 1 (run with runtime_watchdog_s 1)
  *   diverge      rank 1 inserts one more task: every rank reports the mismatch and the
@@ -387,7 +387,8 @@ static rill_status_t set_body(rill_task_t *task)
 }
 
 /* Tiles homed on rank 0, written on rank 1: the one discarded after its last write keeps its
- * old value at home; one discarded and then written again, and one never discarded, come
+ * old value at home; one discarded and then written again, one discarded and then flushed,
+ * and one never discarded, come
  * home with their newest value. */
 static int test_discard(rill_context_t *ctx)
 {
@@ -395,8 +396,8 @@ static int test_discard(rill_context_t *ctx)
     rill_collection_t *anchors, *tiles;
     CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &anchors) == 0);
     CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &tiles) == 0);
-    rill_data_t *t[3], *on1 = rill_collection_data_of(anchors, 1);
-    for (int i = 0; i < 3; i++) {
+    rill_data_t *t[4], *on1 = rill_collection_data_of(anchors, 1);
+    for (int i = 0; i < 4; i++) {
         t[i] = rill_collection_data_of(tiles, (uint64_t)(i * nranks)); /* home: rank 0 */
         CHECK(t[i]);
         if (me == 0)
@@ -407,12 +408,14 @@ static int test_discard(rill_context_t *ctx)
     rill_taskpool_t *tp;
     CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
     double v42 = 42.0, v43 = 43.0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v42), &v42,
                                    RILL_DTD_INPUT | RILL_DTD_AFFINITY, on1, RILL_DTD_INOUT, t[i],
                                    RILL_DTD_ARG_END) == 0);
     CHECK(rill_dtd_data_discard(tp, t[0]) == RILL_SUCCESS);
     CHECK(rill_dtd_data_discard(tp, t[1]) == RILL_SUCCESS);
+    CHECK(rill_dtd_data_discard(tp, t[3]) == RILL_SUCCESS);
+    CHECK(rill_dtd_data_flush(tp, t[3]) == RILL_SUCCESS);
     CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(v43), &v43,
                                RILL_DTD_INPUT | RILL_DTD_AFFINITY, on1, RILL_DTD_INOUT, t[1],
                                RILL_DTD_ARG_END) == 0);
@@ -421,13 +424,13 @@ static int test_discard(rill_context_t *ctx)
     CHECK(rill_dtd_data_discard(NULL, t[2]) == RILL_ERR_INVALID_ARG);
     rill_taskpool_destroy(&tp);
     if (me == 0) {
-        double got[3];
-        for (int i = 0; i < 3; i++)
+        double got[4];
+        for (int i = 0; i < 4; i++)
             got[i] = ((double *)rill_data_ptr(t[i]))[0];
-        CHECK_MSG(got[0] == -1.0 && got[1] == 43.0 && got[2] == 42.0,
-                  "home values after the wait: %g %g %g, expected -1 (discarded: not brought "
-                  "home), 43 (written after its discard), 42",
-                  got[0], got[1], got[2]);
+        CHECK_MSG(got[0] == -1.0 && got[1] == 43.0 && got[2] == 42.0 && got[3] == 42.0,
+                  "home values after the wait: %g %g %g %g, expected -1 (discarded: not brought "
+                  "home), 43 (written after its discard), 42, 42 (flushed after its discard)",
+                  got[0], got[1], got[2], got[3]);
     }
     rill_dtd_class_destroy(&cls);
     rill_collection_destroy(&tiles);
