@@ -20,6 +20,12 @@ static rill_status_t bad_shape(const char *op, const char *what, int a, int b)
 
 /* ------------------------------------------------------------ dpotrf */
 
+/* DPLASMA's zpotrf_L priority of TRSM(m, k) (mt tile rows). */
+static int64_t prio_trsm(int64_t mt, int64_t m, int64_t k)
+{
+    return (mt - m) * (mt - m) * (mt - m) + 3 * ((2 * mt) - k - m - 1) * (m - k);
+}
+
 rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_dla_uplo_t uplo,
                                      rill_matrix_t *A)
 {
@@ -66,9 +72,9 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
             if (!(Wk = rill_collection_data_of(inv, (uint64_t)k)))
                 return RILL_ERR_NO_MEMORY;
             dla_kargs_t w = { .n = nk, .lda = nk, .ldw = nk, .dla = dla };
-            int64_t p1 = (mt - k - 1) * (mt - k - 1) * (mt - k - 1) + 3 * ((2 * mt) - 2 * k - 2);
-            s = INSERT(tp, trtri, dla_prio(p1 - 1), RILL_DTD_VALUE, /* after the first solve */
-                       sizeof(w), &w, RILL_DTD_INPUT | RILL_DTD_AFFINITY, Akk, RILL_DTD_OUTPUT, Wk);
+            s = INSERT(tp, trtri, dla_prio(prio_trsm(mt, k + 1, k) - 1), /* after the 1st solve */
+                       RILL_DTD_VALUE, sizeof(w), &w, RILL_DTD_INPUT | RILL_DTD_AFFINITY, Akk,
+                       RILL_DTD_OUTPUT, Wk);
             if (s != RILL_SUCCESS)
                 return s;
         }
@@ -85,7 +91,7 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                               .diag = RILL_DLA_NONUNIT,
                               .alpha = 1.0,
                               .dla = dla };
-            int64_t p = (mt - m) * (mt - m) * (mt - m) + 3 * ((2 * mt) - k - m - 1) * (m - k);
+            int64_t p = prio_trsm(mt, m, k);
             if (Wk && m > k + 1) { /* A(m,k) = A(m,k) W^T, W = L(k,k)^-1 */
                 t.ldw = nk;
                 s = INSERT(tp, trmm, dla_prio(p), RILL_DTD_VALUE, sizeof(t), &t, RILL_DTD_INPUT, Wk,

@@ -62,6 +62,18 @@ static cublasFillMode_t cu_uplo(int u)
         }                                                                                          \
     } while (0)
 
+/* A CUDA runtime call or kernel launch (its cudaError_t) that fails: say which, fail the
+ * task. */
+#define CU_RT(call, what)                                                                          \
+    do {                                                                                           \
+        cudaError_t e_ = (cudaError_t)(call);                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "rill dla: %s failed on GPU %d: %s\n", what, rill_cuda_device(task),   \
+                    cudaGetErrorString(e_));                                                       \
+            return RILL_ERR_DEVICE;                                                                \
+        }                                                                                          \
+    } while (0)
+
 /* The leading minor of a failed factorization comes back through the status word (cuSOLVER's
  * devInfo), and potrf_status records it as the CPU body does. */
 static rill_status_t potrf_status(rill_task_t *task, int info)
@@ -130,12 +142,7 @@ static rill_status_t trinv(rill_task_t *task, int n, const double *L, int lda, d
     const double one = 1.0, mone = -1.0, zero = 0.0;
     int h1 = n / 2 / 64 * 64, h2 = n - h1;
     if (n <= leaf || h1 < 64 || (size_t)h1 * (size_t)h2 > t_elems) {
-        int e = dla_identity_cuda(n, ldw, W, rill_cuda_stream(task));
-        if (e != 0) {
-            fprintf(stderr, "rill dla: the identity kernel failed to launch on GPU %d: %s\n",
-                    rill_cuda_device(task), cudaGetErrorString((cudaError_t)e));
-            return RILL_ERR_DEVICE;
-        }
+        CU_RT(dla_identity_cuda(n, ldw, W, rill_cuda_stream(task)), "the identity kernel's launch");
         CU_LIB(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                            CUBLAS_DIAG_NON_UNIT, n, n, &one, L, lda, W, ldw),
                CUBLAS_STATUS_SUCCESS);
@@ -154,14 +161,9 @@ static rill_status_t trinv(rill_task_t *task, int n, const double *L, int lda, d
     CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, h2, h1, h2, &mone, W22, ldw, T, h2, &zero,
                        W + h1, ldw),
            CUBLAS_STATUS_SUCCESS);
-    cudaError_t err =
-        cudaMemset2DAsync(W + (size_t)h1 * ldw, (size_t)ldw * sizeof(double), 0,
-                          (size_t)h1 * sizeof(double), (size_t)h2, rill_cuda_stream(task));
-    if (err != cudaSuccess) {
-        fprintf(stderr, "rill dla: cudaMemset2DAsync (dtrtri) failed on GPU %d: %s\n",
-                rill_cuda_device(task), cudaGetErrorString(err));
-        return RILL_ERR_DEVICE;
-    }
+    CU_RT(cudaMemset2DAsync(W + (size_t)h1 * ldw, (size_t)ldw * sizeof(double), 0,
+                            (size_t)h1 * sizeof(double), (size_t)h2, rill_cuda_stream(task)),
+          "cudaMemset2DAsync (dtrtri)");
     return RILL_SUCCESS;
 }
 
@@ -204,16 +206,10 @@ static rill_status_t cuda_trmm(rill_task_t *task)
     }
     for (int j1 = a.n; j1 > 0; j1 -= bs) {
         int j0 = j1 > bs ? j1 - bs : 0, w = j1 - j0;
-        cudaError_t err =
-            cudaMemcpy2DAsync(T, (size_t)a.m * sizeof(double), B + (size_t)j0 * a.ldb,
-                              (size_t)a.ldb * sizeof(double), (size_t)a.m * sizeof(double),
-                              (size_t)w, cudaMemcpyDeviceToDevice, rill_cuda_stream(task));
-        if (err != cudaSuccess) {
-            fprintf(stderr,
-                    "rill dla: cudaMemcpy2DAsync (dtrmm's block copy) failed on GPU %d: %s\n",
-                    rill_cuda_device(task), cudaGetErrorString(err));
-            return RILL_ERR_DEVICE;
-        }
+        CU_RT(cudaMemcpy2DAsync(T, (size_t)a.m * sizeof(double), B + (size_t)j0 * a.ldb,
+                                (size_t)a.ldb * sizeof(double), (size_t)a.m * sizeof(double),
+                                (size_t)w, cudaMemcpyDeviceToDevice, rill_cuda_stream(task)),
+              "cudaMemcpy2DAsync (dtrmm's block copy)");
         /* B(:, J) = B(:, 0:j0) W(J, 0:j0)^T + T W(J, J)^T */
         if (j0 > 0)
             CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, a.m, w, j0, &one, B, a.ldb, W + j0,
@@ -255,13 +251,9 @@ static rill_status_t cuda_gen(rill_task_t *task)
     dla_gen_args_t g;
     double *A;
     rill_dtd_unpack_args(task, &g, &A);
-    int e = dla_gen_cuda(g.kind, g.i0, g.j0, g.rows, g.cols, g.ld, g.bump, g.seed, A,
-                         rill_cuda_stream(task));
-    if (e != 0) {
-        fprintf(stderr, "rill dla: the generator kernel failed to launch on GPU %d: %s\n",
-                rill_cuda_device(task), cudaGetErrorString((cudaError_t)e));
-        return RILL_ERR_DEVICE;
-    }
+    CU_RT(dla_gen_cuda(g.kind, g.i0, g.j0, g.rows, g.cols, g.ld, g.bump, g.seed, A,
+                       rill_cuda_stream(task)),
+          "the generator kernel's launch");
     return RILL_SUCCESS;
 }
 

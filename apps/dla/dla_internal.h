@@ -32,8 +32,8 @@ enum dla_class_id {
 };
 
 /* Tiles for the inverses of dpotrf's diagonal tiles (key k: panel k's), nb x nb each, kept
- * by the layer from the first dpotrf that needs them (allocating and page-locking them is
- * not repeated by every call). A taskpool that is still running keeps its own. */
+ * by the layer from the first dpotrf that needs them (a scratch collection: making them
+ * costs little, but not on every call). A taskpool that is still running keeps its own. */
 typedef struct dla_scratch {
     rill_collection_t *dc;
     rill_taskpool_t *tp; /* the last taskpool that used it */
