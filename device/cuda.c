@@ -438,16 +438,23 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
         LIB_TRY(cl.cublasSetStream(x->cublas, x->stream), CUBLAS_STATUS_SUCCESS);
         /* cuBLAS would otherwise allocate its workspace from the device on first use */
         void *cws;
-        if ((st = carve(g, 32u << 20, &cws, err, len, "cuBLAS workspace")) != RILL_SUCCESS)
+        /* carve's status apart from st: st stays an error for the calls after it (a
+         * cuSOLVER handle that cannot be made returned success, and the manager used a GPU
+         * it never got: the segfault at 0x4c0 of GPU runs out of memory) */
+        rill_status_t cs;
+        if ((cs = carve(g, 32u << 20, &cws, err, len, "cuBLAS workspace")) != RILL_SUCCESS) {
+            st = cs;
             goto fail;
+        }
         LIB_TRY(cl.cublasSetWorkspace(x->cublas, cws, 32u << 20), CUBLAS_STATUS_SUCCESS);
         LIB_TRY(cl.cusolverDnCreate(&x->cusolver), CUSOLVER_STATUS_SUCCESS);
         LIB_TRY(cl.cusolverDnSetStream(x->cusolver, x->stream), CUSOLVER_STATUS_SUCCESS);
-        if ((st = carve(g, cfg->workspace, &x->workspace, err, len, "exec stream workspace")) !=
-            RILL_SUCCESS)
+        if ((cs = carve(g, cfg->workspace, &x->workspace, err, len, "exec stream workspace")) !=
+            RILL_SUCCESS) {
+            st = cs;
             goto fail;
+        }
         x->workspace_size = cfg->workspace;
-        st = RILL_ERR_DEVICE;
     }
     g->nstatus = cfg->nstatus > 0 ? cfg->nstatus : 1;
     CU_TRY(cudaHostAlloc((void **)&g->status_host, sizeof(int) * (size_t)g->nstatus,
