@@ -387,7 +387,10 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
     size_t want = cfg->memory_bytes ? cfg->memory_bytes
                   : sharers > 1 ? (size_t)((double)total_b * cfg->memory_use_pct / 100.0 / sharers)
                                 : (size_t)((double)free_b * cfg->memory_use_pct / 100.0);
-    if (sharers > 1 && want > free_b)
+    /* a share of the total can exceed what another process left free: take 90% of that
+     * instead; a size asked by device_cuda_memory_size is never shrunk (too large is an
+     * error below) */
+    if (!cfg->memory_bytes && sharers > 1 && want > free_b)
         want = free_b * 9 / 10;
     want &= ~(size_t)((1 << 20) - 1); /* whole MiB */
     if (want < (8u << 20) || want > free_b) {
