@@ -11,7 +11,8 @@
 
 #include "device.h"
 
-static rill_param_t *p_enabled, *p_max, *p_mask, *p_mem_pct, *p_mem_bytes, *p_streams, *p_workspace;
+static rill_param_t *p_enabled, *p_max, *p_mask, *p_mem_pct, *p_mem_bytes, *p_streams, *p_workspace,
+    *p_urgent;
 
 rill_status_t rill_cuda_register_params(void)
 {
@@ -43,6 +44,12 @@ rill_status_t rill_cuda_register_params(void)
                                  "Streams per GPU that run task bodies (besides one "
                                  "host-to-device, one device-to-host and one per peer GPU)",
                                  RILL_PARAM_LEVEL_TUNER, 8, 1, RILL_CUDA_MAX_STREAMS, &p_streams));
+    KEEP(rill_param_register_int("device_cuda_urgent_streams",
+                                 "Exec streams at the GPU's greatest stream priority, for the "
+                                 "tasks inserted RILL_DTD_URGENT (a factorization's critical "
+                                 "path); at least one exec stream stays at the normal priority",
+                                 RILL_PARAM_LEVEL_TUNER, 1, 0, RILL_CUDA_MAX_STREAMS - 1,
+                                 &p_urgent));
     KEEP(rill_param_register_size("device_cuda_workspace",
                                   "Device workspace per exec stream for task bodies (cuSOLVER's "
                                   "work array), carved from the zone",
@@ -342,6 +349,7 @@ void rill_cuda_config_from_params(rill_cuda_gpu_config_t *cfg)
     cfg->memory_use_pct = p_mem_pct ? (int)rill_param_get_int(p_mem_pct) : 90;
     cfg->memory_bytes = p_mem_bytes ? rill_param_get_size(p_mem_bytes) : 0;
     cfg->exec_streams = p_streams ? (int)rill_param_get_int(p_streams) : 8;
+    cfg->urgent_streams = p_urgent ? (int)rill_param_get_int(p_urgent) : 1;
     cfg->workspace = p_workspace ? rill_param_get_size(p_workspace) : (32u << 20);
 }
 
@@ -428,12 +436,14 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
         CU_TRY(cudaStreamCreateWithPriority(&g->peer[p], cudaStreamNonBlocking, hi));
     }
     g->nexec = cfg->exec_streams;
+    /* at least one stream at the normal priority; none urgent with a single stream */
+    g->nurgent = cfg->urgent_streams < g->nexec ? cfg->urgent_streams : g->nexec - 1;
     for (int i = 0; i < g->nexec; i++) {
         rill_cuda_exec_t *x = &g->exec[i];
         x->index = i;
-        /* exec stream 0 has the greatest priority: the GPU manager puts the most urgent
-         * tasks (a factorization's panel) there, ahead of the bulk on the others */
-        if (i == 0 && g->nexec > 1)
+        /* exec streams 0 .. nurgent-1 have the greatest priority: the GPU manager puts the
+         * most urgent tasks (a factorization's panel) there, ahead of the bulk on the others */
+        if (i < g->nurgent)
             CU_TRY(cudaStreamCreateWithPriority(&x->stream, cudaStreamNonBlocking, hi));
         else
             CU_TRY(cudaStreamCreateWithFlags(&x->stream, cudaStreamNonBlocking));

@@ -79,6 +79,7 @@ typedef struct rill_cuda_gpu {
     cudaStream_t h2d, d2h;
     cudaStream_t peer[RILL_CUDA_MAX_GPUS]; /* D2D from local GPU of that ordinal, or NULL */
     int nexec;
+    int nurgent; /* exec streams 0 .. nurgent-1 are at the greatest priority (< nexec) */
     rill_cuda_exec_t exec[RILL_CUDA_MAX_STREAMS];
     cudaEvent_t *events; /* the pool: free events (no timing) */
     int nevents, cap_events;
@@ -94,9 +95,10 @@ typedef struct rill_cuda_gpu_config {
     int memory_use_pct;  /* of the free memory at open */
     size_t memory_bytes; /* when non-zero: exactly this much instead */
     int exec_streams;
-    size_t workspace; /* per exec stream */
-    int nstatus;      /* status words (one per task in flight) */
-    const int *peers; /* ordinals of the other local GPUs of this process */
+    int urgent_streams; /* of them at the greatest priority (fewer when not enough streams) */
+    size_t workspace;   /* per exec stream */
+    int nstatus;        /* status words (one per task in flight) */
+    const int *peers;   /* ordinals of the other local GPUs of this process */
     int npeers;
 } rill_cuda_gpu_config_t;
 

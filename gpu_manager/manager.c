@@ -39,7 +39,7 @@
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
-static rill_param_t *param_inflight, *param_timing;
+static rill_param_t *param_inflight, *param_timing, *param_urgent_prio;
 
 rill_status_t rill_gpu_register_params(void)
 {
@@ -51,6 +51,14 @@ rill_status_t rill_gpu_register_params(void)
         "device_cuda_max_inflight",
         "Tasks a GPU manager keeps enqueued per exec stream (launched, not yet seen complete)",
         RILL_PARAM_LEVEL_TUNER, 2, 1, 64, &param_inflight);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_param_register_bool(
+        "device_cuda_urgent_by_priority",
+        "Besides the tasks inserted RILL_DTD_URGENT, put on the urgent exec streams a task "
+        "more urgent than all those enqueued on the other streams (for applications that do "
+        "not mark their critical path)",
+        RILL_PARAM_LEVEL_TUNER, false, &param_urgent_prio);
     if (s == RILL_SUCCESS)
         s = r;
     r = rill_param_register_bool("device_cuda_timing",
@@ -172,6 +180,7 @@ typedef struct gm {
     uint64_t sem_seq[GM_NSEMS]; /* the last target of each: they only grow */
     int free_sems[GM_NSEMS], nfree_sems;
     int max_inflight;
+    bool urgent_by_prio;   /* device_cuda_urgent_by_priority */
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
@@ -837,29 +846,37 @@ later:
     return LAUNCH_LATER;
 }
 
-/* Launch pending tasks, highest priority first, while a stream has room. */
-/* The stream for a task of priority prio: with several exec streams, stream 0 (the GPU's
- * greatest stream priority) takes a task more urgent than everything enqueued on the
- * others, which would otherwise wait behind them (the critical path of a factorization);
- * the rest go to the least busy of the others. -1: no room. */
-static int pick_stream(gm_t *m, int32_t prio)
+/* The least busy of exec streams lo .. hi-1 with room for a task, or -1. */
+static int least_busy(const gm_t *m, int lo, int hi)
 {
-    int n = m->res->nexec;
-    if (n == 1)
-        return m->fifo[0].count < m->max_inflight ? 0 : -1;
     int best = -1;
-    bool urgent = true;
-    for (int s = 1; s < n; s++) {
-        for (gm_op_t *op = m->fifo[s].head; op && urgent; op = op->next)
-            urgent = op->task->prio.priority < prio;
+    for (int s = lo; s < hi; s++)
         if (m->fifo[s].count < m->max_inflight &&
             (best < 0 || m->fifo[s].count < m->fifo[best].count))
             best = s;
-    }
-    if (urgent && m->fifo[0].count < m->max_inflight)
-        return 0;
     return best;
 }
+
+/* The stream for a task. The urgent streams (0 .. nurgent-1, at the GPU's greatest stream
+ * priority) take the tasks inserted RILL_DTD_URGENT (a factorization's critical path):
+ * a kernel at the normal priority gets SMs only as the bulk's blocks end, so a chain of
+ * small ones crawls (a recursive inverse took 30-58 ms among 7 streams of gemms, 6-8 ms
+ * at the greatest priority, one H100). With device_cuda_urgent_by_priority they also take
+ * a task more urgent than everything enqueued on the other streams. The rest go to the
+ * least busy of the others; so does an urgent task when the urgent streams are full.
+ * -1: no room. */
+static int pick_stream(gm_t *m, const rill_task_t *task)
+{
+    int n = m->res->nexec, u = m->res->nurgent;
+    bool urgent = task->urgent || m->urgent_by_prio;
+    for (int s = u; s < n && urgent && !task->urgent; s++)
+        for (gm_op_t *op = m->fifo[s].head; op && urgent; op = op->next)
+            urgent = op->task->prio.priority < task->prio.priority;
+    int s = urgent ? least_busy(m, 0, u) : -1;
+    return s >= 0 ? s : least_busy(m, u, n);
+}
+
+/* Launch pending tasks, highest priority first, while a stream has room. */
 
 static int launch_pending(gm_t *m)
 {
@@ -867,7 +884,7 @@ static int launch_pending(gm_t *m)
     while (m->pending.count > 0 && m->nfree_slots > 0) {
         rill_heap_item_t *it = m->pending.items[0];
         rill_task_t *task = (rill_task_t *)((char *)it - offsetof(rill_task_t, prio));
-        int stream = pick_stream(m, task->prio.priority);
+        int stream = pick_stream(m, task);
         if (stream < 0)
             break;
         rill_heap_pop(&m->pending);
@@ -1778,6 +1795,7 @@ static void *manager_main(void *arg)
     cfg.peers = peers;
     cfg.npeers = npeers;
     m->max_inflight = (int)rill_param_get_int(param_inflight);
+    m->urgent_by_prio = rill_param_get_bool(param_urgent_prio);
     cfg.nstatus = cfg.exec_streams * m->max_inflight;
     rill_status_t st =
         rill_cuda_gpu_open(&ctx->gpus[m->gpu], &cfg, &m->res, m->start_err, sizeof(m->start_err));
@@ -1822,7 +1840,7 @@ static void *manager_main(void *arg)
         /* tracks 3000 + 64 g + s: the exec streams, then the copy streams */
         for (int s = 0; s < m->res->nexec; s++) {
             snprintf(name, sizeof(name), "GPU %d exec stream %d%s", m->res->info.ordinal, s,
-                     s == 0 && m->res->nexec > 1 ? " (high priority)" : "");
+                     s < m->res->nurgent ? " (high priority)" : "");
             m->tr_exec[s] = rill_trace_track(3000 + 64 * m->gpu + s, name);
         }
         static const char *const copy_names[5] = { "host to GPU", "GPU to host", "GPU to GPU",

@@ -106,6 +106,7 @@ struct rill_task {
     uint64_t flow_in;      /* traces: a flow that ends when this task starts (0: none);
                             * written before the task is made ready */
     int16_t device;        /* the device chosen to run it (index), -1 until chosen */
+    bool urgent;           /* RILL_DTD_URGENT: a GPU runs it on an urgent stream */
     int64_t est_ns;        /* its estimated time there, counted in the device's queue */
     void *dev_exec;        /* a GPU run: the exec stream and handles its body enqueues on */
 };

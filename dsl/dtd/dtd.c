@@ -546,6 +546,7 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
     t->super.worker = -1;
     t->super.flow_in = 0;
     t->super.device = -1;
+    t->super.urgent = false;
     t->super.est_ns = 0;
     t->super.dev_exec = NULL;
     t->cls = cls;
@@ -1739,12 +1740,17 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     dtd_arg_t args[RILL_DTD_MAX_ARGS];
     const void *values[RILL_DTD_MAX_ARGS];
     int nargs = 0;
+    bool urgent = false;
     va_list ap;
     va_start(ap, priority);
     for (;;) {
         int kind = va_arg(ap, int);
         if (kind == RILL_DTD_ARG_END)
             break;
+        if (kind == RILL_DTD_URGENT) { /* a hint, not an argument of the body */
+            urgent = true;
+            continue;
+        }
         if (nargs == RILL_DTD_MAX_ARGS) {
             va_end(ap);
             RILL_ERROR(RILL_LOG_DTD,
@@ -1765,7 +1771,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             RILL_ERROR(RILL_LOG_DTD,
                        "rill_dtd_insert_task('%s'): argument %d has kind 0x%x; allowed: "
                        "RILL_DTD_VALUE, RILL_DTD_SCRATCH, or RILL_DTD_INPUT/OUTPUT/INOUT "
-                       "optionally | RILL_DTD_AFFINITY, and RILL_DTD_ARG_END last",
+                       "optionally | RILL_DTD_AFFINITY, RILL_DTD_URGENT, and RILL_DTD_ARG_END "
+                       "last",
                        cls->name, nargs, (unsigned)kind);
             return RILL_ERR_INVALID_ARG;
         }
@@ -1830,6 +1837,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     dtd_task_t *t = local ? task_create(tp, cls, priority, args, values, nargs) : NULL;
     if (local && !t)
         return RILL_ERR_NO_MEMORY;
+    if (t)
+        t->super.urgent = urgent;
 
     /* dependencies and data movement, flow by flow */
     rill_status_t s = RILL_SUCCESS;

@@ -26,6 +26,10 @@ typedef rill_status_t (*rill_dtd_body_fn)(rill_task_t *task);
  *   RILL_DTD_SCRATCH, size_t size                   -- an uninitialised per-task buffer
  *   RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT, rill_data_t *tile
  *       optionally OR-ed with RILL_DTD_AFFINITY: the task runs on that tile's home rank
+ *   RILL_DTD_URGENT                                 -- no argument: the task is on the
+ *       critical path and its kernels are latency-bound (a chain of small ones): a GPU
+ *       runs it on a stream of the greatest priority (device_cuda_urgent_streams), where
+ *       its kernels get the SMs ahead of the bulk's
  *   RILL_DTD_ARG_END                                -- closes the list (mandatory)
  * Sizes must be passed as size_t (sizeof(x) is; a bare literal 8 is not).
  */
@@ -36,6 +40,7 @@ enum {
     RILL_DTD_INPUT = 3,
     RILL_DTD_OUTPUT = 4,
     RILL_DTD_INOUT = 5,
+    RILL_DTD_URGENT = 6,
     RILL_DTD_MODE_MASK = 0xff,
     RILL_DTD_AFFINITY = 0x100,
 };

@@ -6,6 +6,8 @@
  *   cudaerr  a CUDA call that fails in a body: the taskpool fails naming the task and GPU
  *   multigpu two GPUs in one process: tiles move GPU to GPU (D2D), no host round trip
  *   idle     an idle manager sleeps (the process uses next to no CPU while idle)
+ *   urgent   tasks inserted RILL_DTD_URGENT run on the exec stream of the greatest priority
+ *            (device_cuda_urgent_streams), the others on the normal-priority streams
  *   trace    a traced run has a track per exec stream and per copy direction, the tasks'
  *            spans on them, and flows from the workers that handed tasks over
  * Each exits 77 (skipped) with the reason when no GPU is usable, as on CI machines. */
@@ -332,6 +334,80 @@ static int run_multigpu(rill_context_t *ctx)
     return 0;
 }
 
+/* Records its stream's priority in *slot (args: VALUE int *slot, INOUT y) and scales y. */
+static rill_status_t probe_gpu(rill_task_t *task)
+{
+    int *slot;
+    double *y;
+    rill_dtd_unpack_args(task, &slot, &y);
+    cudaError_t e = cudaStreamGetPriority(rill_cuda_stream(task), slot);
+    if (e != cudaSuccess) {
+        fprintf(stderr, "cudaStreamGetPriority: %s\n", cudaGetErrorString(e));
+        return RILL_ERR_DEVICE;
+    }
+    const double two = 2.0;
+    return cublasDscal(rill_cuda_cublas(task), tile_len, &two, y, 1) == CUBLAS_STATUS_SUCCESS
+               ? RILL_SUCCESS
+               : RILL_ERR_DEVICE;
+}
+
+static int run_urgent(rill_context_t *ctx)
+{
+    enum { NTILES = 8, NTASKS = 96 };
+    tile_len = 1 << 16;
+    int lo, hi; /* least and greatest stream priority (greatest = lowest number) */
+    CHECK_MSG(cudaDeviceGetStreamPriorityRange(&lo, &hi) == cudaSuccess, "priority range");
+    double *tiles = calloc((size_t)NTILES * tile_len, sizeof(double));
+    rill_data_t *d[NTILES];
+    for (int i = 0; i < NTILES; i++) {
+        for (int j = 0; j < tile_len; j++)
+            tiles[(size_t)i * tile_len + j] = 1.0;
+        CHECK_OK(rill_data_create(ctx, tiles + (size_t)i * tile_len,
+                                  sizeof(double) * (size_t)tile_len, &d[i]));
+    }
+    rill_dtd_class_t *cls;
+    CHECK_OK(rill_dtd_class_create(ctx, "probe", NULL, &cls));
+    CHECK_OK(rill_dtd_class_add_body(cls, RILL_BODY_CUDA, probe_gpu));
+    static int prio[NTASKS];
+    rill_taskpool_t *tp;
+    CHECK_OK(rill_dtd_taskpool_create(ctx, &tp));
+    for (int t = 0; t < NTASKS; t++) {
+        int *slot = &prio[t];
+        prio[t] = 12345;
+        if (t % 3 == 0) /* the hint between the arguments: not one of them */
+            CHECK_OK(rill_dtd_insert_task(tp, cls, t % 5, RILL_DTD_VALUE, sizeof(slot), &slot,
+                                          RILL_DTD_URGENT, RILL_DTD_INOUT, d[t % NTILES],
+                                          RILL_DTD_ARG_END));
+        else
+            CHECK_OK(rill_dtd_insert_task(tp, cls, t % 5, RILL_DTD_VALUE, sizeof(slot), &slot,
+                                          RILL_DTD_INOUT, d[t % NTILES], RILL_DTD_ARG_END));
+    }
+    CHECK_OK(rill_taskpool_wait(tp));
+    rill_taskpool_destroy(&tp);
+    int bad = 0;
+    for (int t = 0; t < NTASKS; t++) {
+        int want = t % 3 == 0 ? hi : lo;
+        if (prio[t] != want && bad++ < 5)
+            fprintf(stderr, "task %d%s ran on a stream of priority %d, expected %d\n", t,
+                    t % 3 == 0 ? " (urgent)" : "", prio[t], want);
+    }
+    /* every tile was scaled once per task on it */
+    for (int i = 0; i < NTILES; i++) {
+        double want = (double)(1 << (NTASKS / NTILES));
+        for (int j = 0; j < tile_len; j += 997)
+            if (tiles[(size_t)i * tile_len + j] != want && bad++ < 5)
+                fprintf(stderr, "tile %d element %d: %g, expected %g\n", i, j,
+                        tiles[(size_t)i * tile_len + j], want);
+    }
+    for (int i = 0; i < NTILES; i++)
+        CHECK_OK(rill_data_destroy(&d[i]));
+    CHECK_OK(rill_dtd_class_destroy(&cls));
+    free(tiles);
+    printf("urgent: %d tasks, priorities %d (urgent) / %d expected, %d mismatches\n", NTASKS, hi,
+           lo, bad);
+    return bad != 0;
+}
+
 static double cpu_seconds(void)
 {
     struct rusage ru;
@@ -410,6 +486,12 @@ int main(int argc, char **argv)
         CHECK_OK(rill_param_set("device_cuda_workspace", "1M"));
     } else if (!strcmp(what, "multigpu")) {
         CHECK_OK(rill_param_set("device_cuda_max_gpus", "2"));
+    } else if (!strcmp(what, "urgent")) {
+        /* room for every task on the one urgent stream: none overflows to the others */
+        CHECK_OK(rill_param_set("device_cuda_exec_streams", "4"));
+        CHECK_OK(rill_param_set("device_cuda_urgent_streams", "1"));
+        CHECK_OK(rill_param_set("device_cuda_max_inflight", "64"));
+        CHECK_OK(rill_param_set("device_cuda_max_gpus", "1"));
     }
     rill_context_t *ctx;
     CHECK_OK(rill_init(&argc, &argv, &ctx));
@@ -428,11 +510,14 @@ int main(int argc, char **argv)
         rc = run_multigpu(ctx);
     else if (!strcmp(what, "idle"))
         rc = run_idle(ctx);
+    else if (!strcmp(what, "urgent"))
+        rc = run_urgent(ctx);
     else if (!strcmp(what, "trace"))
         rc = run_trace(ctx);
     else {
         fprintf(stderr,
-                "unknown scenario '%s': mixed, evict, toosmall, cudaerr, multigpu, idle, trace\n",
+                "unknown scenario '%s': mixed, evict, toosmall, cudaerr, multigpu, idle, urgent, "
+                "trace\n",
                 what);
         rc = 2;
     }
