@@ -1759,10 +1759,41 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                        cls->name, RILL_DTD_MAX_ARGS);
             return RILL_ERR_INVALID_ARG;
         }
+        int mode = kind & RILL_DTD_MODE_MASK;
+        if ((kind & RILL_DTD_ARRAY) && !(kind & RILL_DTD_AFFINITY) &&
+            !(kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_ARRAY)) &&
+            (mode == RILL_DTD_INPUT || mode == RILL_DTD_OUTPUT || mode == RILL_DTD_INOUT)) {
+            /* n tiles of one mode: n arguments */
+            int n = va_arg(ap, int);
+            rill_data_t *const *tiles = va_arg(ap, rill_data_t *const *);
+            const char *bad = n < 0                           ? "a negative count"
+                              : n > RILL_DTD_MAX_ARGS - nargs ? "more tiles than fit"
+                              : n > 0 && !tiles               ? "a NULL array"
+                                                              : NULL;
+            for (int j = 0; j < n && !bad; j++)
+                if (!tiles[j])
+                    bad = "a NULL tile";
+            if (bad) {
+                va_end(ap);
+                RILL_ERROR(RILL_LOG_DTD,
+                           "rill_dtd_insert_task('%s'): argument %d is an array of %d %s tiles "
+                           "with %s; allowed: 0 or more non-NULL tiles, at most %d arguments "
+                           "in all",
+                           cls->name, nargs, n, kind_name(mode), bad, RILL_DTD_MAX_ARGS);
+                return RILL_ERR_INVALID_ARG;
+            }
+            for (int j = 0; j < n; j++, nargs++) {
+                memset(&args[nargs], 0, sizeof(args[nargs]));
+                values[nargs] = NULL;
+                args[nargs].kind = (uint16_t)mode;
+                args[nargs].data = tiles[j];
+                args[nargs].size = (uint32_t)tiles[j]->size;
+            }
+            continue;
+        }
         dtd_arg_t *a = &args[nargs];
         memset(a, 0, sizeof(*a));
         values[nargs] = NULL;
-        int mode = kind & RILL_DTD_MODE_MASK;
         if ((kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_AFFINITY)) ||
             (mode != RILL_DTD_VALUE && mode != RILL_DTD_SCRATCH && mode != RILL_DTD_INPUT &&
              mode != RILL_DTD_OUTPUT && mode != RILL_DTD_INOUT) ||
@@ -1771,8 +1802,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             RILL_ERROR(RILL_LOG_DTD,
                        "rill_dtd_insert_task('%s'): argument %d has kind 0x%x; allowed: "
                        "RILL_DTD_VALUE, RILL_DTD_SCRATCH, or RILL_DTD_INPUT/OUTPUT/INOUT "
-                       "optionally | RILL_DTD_AFFINITY, RILL_DTD_URGENT, and RILL_DTD_ARG_END "
-                       "last",
+                       "optionally | RILL_DTD_AFFINITY or | RILL_DTD_ARRAY, RILL_DTD_URGENT, "
+                       "and RILL_DTD_ARG_END last",
                        cls->name, nargs, (unsigned)kind);
             return RILL_ERR_INVALID_ARG;
         }

@@ -26,6 +26,9 @@ typedef rill_status_t (*rill_dtd_body_fn)(rill_task_t *task);
  *   RILL_DTD_SCRATCH, size_t size                   -- an uninitialised per-task buffer
  *   RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT, rill_data_t *tile
  *       optionally OR-ed with RILL_DTD_AFFINITY: the task runs on that tile's home rank
+ *   (RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT) | RILL_DTD_ARRAY, int n,
+ *       rill_data_t *const *tiles              -- n tiles in that mode, n arguments of the
+ *       body (n >= 0; not with RILL_DTD_AFFINITY)
  *   RILL_DTD_URGENT                                 -- no argument: the task is on the
  *       critical path and its kernels are latency-bound (a chain of small ones): a GPU
  *       runs it on a stream of the greatest priority (device_cuda_urgent_streams), where
@@ -43,6 +46,7 @@ enum {
     RILL_DTD_URGENT = 6,
     RILL_DTD_MODE_MASK = 0xff,
     RILL_DTD_AFFINITY = 0x100,
+    RILL_DTD_ARRAY = 0x200,
 };
 
 /** Most arguments (values + scratch + tiles) one task may have. */

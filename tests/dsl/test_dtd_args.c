@@ -1,6 +1,8 @@
 /* DTD arguments: values of every size (inline in the task, and large ones stored out of
  * line), per-task scratch buffers, skipped arguments in unpack, rill_dtd_arg; the
- * RILL_DTD_URGENT hint among them is not an argument (no CPU effect). */
+ * RILL_DTD_URGENT hint among them is not an argument (no CPU effect); arrays of tiles
+ * (RILL_DTD_ARRAY), one argument each, ordered like single tiles. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +17,16 @@ typedef struct big {
 } big_t;
 
 static atomic_int checked;
+
+/* tile = tile mod 1e6 (args: INOUT tile) */
+static rill_dtd_class_t *mod_class;
+static rill_status_t mod_body(rill_task_t *task)
+{
+    double *t;
+    rill_dtd_unpack_args(task, &t);
+    *t = fmod(*t, 1e6);
+    return RILL_SUCCESS;
+}
 
 static rill_status_t body(rill_task_t *task)
 {
@@ -40,6 +52,55 @@ static rill_status_t body(rill_task_t *task)
     *tile += id;
     atomic_fetch_add(&checked, 1);
     return RILL_SUCCESS;
+}
+
+/* args: VALUE int n, then n INOUT tiles (an array): each tile = 2 * tile + 1 (order
+ * matters: a lost or reordered dependency changes the result) */
+static rill_status_t array_body(rill_task_t *task)
+{
+    int n = *(const int *)rill_dtd_arg(task, 0);
+    for (int i = 0; i < n; i++) {
+        double *t = rill_dtd_arg(task, 1 + i);
+        *t = 2 * *t + 1;
+    }
+    return rill_dtd_arg(task, 1 + n) == NULL ? RILL_SUCCESS : RILL_ERR_INVALID_ARG;
+}
+
+/* Tasks on random windows of tiles given as arrays, against the same updates in order. */
+static void check_arrays(rill_context_t *ctx)
+{
+    enum { NT = 12, NTASKS = 300 };
+    double tiles[NT] = { 0 }, ref[NT] = { 0 };
+    rill_data_t *d[NT];
+    for (int i = 0; i < NT; i++)
+        CHECK(rill_data_create(ctx, &tiles[i], sizeof(double), &d[i]) == RILL_SUCCESS);
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "array", array_body, &cls) == RILL_SUCCESS);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == RILL_SUCCESS);
+    unsigned r = 12345;
+    for (int t = 0; t < NTASKS; t++) {
+        r = r * 1103515245u + 12345u;
+        int first = (int)(r >> 8) % NT, n = 1 + (int)(r >> 20) % (NT - first);
+        for (int i = first; i < first + n; i++)
+            ref[i] = fmod(2 * ref[i] + 1, 1e6);
+        CHECK(rill_dtd_insert_task(tp, cls, t % 3, RILL_DTD_VALUE, sizeof(n), &n,
+                                   RILL_DTD_INOUT | RILL_DTD_ARRAY, n, d + first,
+                                   RILL_DTD_ARRAY | RILL_DTD_INPUT, 0, (rill_data_t **)NULL,
+                                   RILL_DTD_ARG_END) == RILL_SUCCESS);
+        /* keep the values exact: a modulo task after each (one tile, same order) */
+        for (int i = first; i < first + n; i++)
+            CHECK(rill_dtd_insert_task(tp, mod_class, 0, RILL_DTD_INOUT, d[i], RILL_DTD_ARG_END) ==
+                  RILL_SUCCESS);
+    }
+    CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
+    rill_taskpool_destroy(&tp);
+    for (int i = 0; i < NT; i++) {
+        CHECK_MSG(tiles[i] == ref[i], "tile %d: %g, expected %g", i, tiles[i], ref[i]);
+        rill_data_destroy(&d[i]);
+    }
+    rill_dtd_class_destroy(&cls);
+    printf("DTD arrays of tiles: %d tasks checked\n", NTASKS);
 }
 
 int main(int argc, char **argv)
@@ -80,6 +141,9 @@ int main(int argc, char **argv)
     rill_data_destroy(&d);
     rill_dtd_class_destroy(&cls);
     CHECK(rill_dtd_unpack_args(NULL) == RILL_ERR_INVALID_ARG);
+    CHECK(rill_dtd_class_create(ctx, "mod", mod_body, &mod_class) == RILL_SUCCESS);
+    check_arrays(ctx);
+    rill_dtd_class_destroy(&mod_class);
     CHECK(rill_fini(&ctx) == RILL_SUCCESS);
     printf("DTD arguments: %d tasks with large values and scratch checked\n", n);
     return 0;

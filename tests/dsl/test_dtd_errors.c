@@ -67,6 +67,29 @@ int main(int argc, char **argv)
     s = rill_dtd_insert_task(tp, cls, 0, 42, d, RILL_DTD_ARG_END);
     expect_error("bad kind", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap), "has kind 0x2a");
 
+    rill_data_t *arr[40] = { d, d, NULL };
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT | RILL_DTD_ARRAY, 3, arr, RILL_DTD_ARG_END);
+    expect_error("NULL tile in an array", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "array of 3 INPUT tiles with a NULL tile");
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT | RILL_DTD_ARRAY, -1, arr,
+                             RILL_DTD_ARG_END);
+    expect_error("negative array count", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "with a negative count");
+    for (int i = 0; i < 40; i++)
+        arr[i] = d;
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT, d, RILL_DTD_INPUT | RILL_DTD_ARRAY, 32,
+                             arr, RILL_DTD_ARG_END);
+    expect_error("array too long", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "more tiles than fit");
+    test_capture_begin(&cap);
+    s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT | RILL_DTD_ARRAY | RILL_DTD_AFFINITY, 1,
+                             arr, RILL_DTD_ARG_END);
+    expect_error("affinity on an array", s, RILL_ERR_INVALID_ARG, test_capture_end(&cap),
+                 "| RILL_DTD_ARRAY");
+
     test_capture_begin(&cap);
     s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE | RILL_DTD_AFFINITY, sizeof(x), &x,
                              RILL_DTD_ARG_END);
