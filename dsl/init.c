@@ -91,29 +91,6 @@ rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p)
     return status;
 }
 
-/* Every rank learns whether every rank got through a step of rill_init (status is this
- * rank's outcome): the steps after it are collective, so a rank that failed alone and
- * stopped would leave the others waiting in them (or crashing when it finalised MPI).
- * The ranks that did not fail name the first one that did and fail too. Collective; also
- * a barrier. */
-static rill_status_t init_agree(rill_context_t *ctx, rill_status_t status, const char *step)
-{
-    if (ctx->nranks == 1)
-        return status;
-    bool failed = status != RILL_SUCCESS;
-    uint64_t v[2] = { failed, failed ? (uint64_t)(ctx->nranks - ctx->rank) : 0 };
-    rill_status_t s = rill_comm_allreduce_u64(ctx->comm, v, v, 2, RILL_COMM_MAX);
-    if (s != RILL_SUCCESS)
-        return failed ? status : s;
-    if (v[0] && !failed) {
-        RILL_ERROR(RILL_LOG_RUNTIME,
-                   "rill_init: rank %d could not %s (its error is above): every rank stops",
-                   (int)((uint64_t)ctx->nranks - v[1]), step);
-        return RILL_ERR_DEVICE;
-    }
-    return status;
-}
-
 static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_p)
 {
     rill_status_t status = rill_params_load(argc, argv);
@@ -133,7 +110,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
     if (ctx->rank == 0)
         rill_params_warn_unknown();
     /* the GPU managers: every GPU of this process up (or a clear error) before tasks */
-    status = init_agree(ctx, rill_gpu_managers_start(ctx), "start its GPUs");
+    status = rill_init_agree(ctx->comm, rill_gpu_managers_start(ctx), RILL_INIT_STEP_GPUS);
     if (status == RILL_SUCCESS) {
         /* the GPUs of the node's ranks reach each other's memory (CUDA IPC, checked) */
         status = rill_gpu_channels_connect(ctx);
@@ -144,7 +121,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         /* every rank installs its message handlers before any rank may send to it: a rank
          * that finished rill_init early would otherwise reach a slower one before its DTD
          * handler exists (the message is held, but counted and warned about) */
-        status = init_agree(ctx, status, "set up its GPU channels and task layers");
+        status = rill_init_agree(ctx->comm, status, RILL_INIT_STEP_LAYERS);
     }
     if (status != RILL_SUCCESS) {
         rill_context_destroy(&ctx);

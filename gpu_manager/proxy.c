@@ -1025,7 +1025,15 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     uint8_t *ok = malloc((size_t)n);
     uint8_t *all_ok = malloc((size_t)n * (size_t)n);
     rill_status_t s = RILL_SUCCESS;
-    if (!direct || !why || !recs || !ok || !all_ok) {
+    /* a rank out of memory here would leave the others waiting in the allgathers below:
+     * every rank learns it first, and all stop */
+    uint64_t short_of_memory = !direct || !why || !recs || !ok || !all_ok;
+    if (n > 1 && (s = rill_comm_allreduce_u64(ctx->comm, &short_of_memory, &short_of_memory, 1,
+                                              RILL_COMM_MAX)) != RILL_SUCCESS)
+        goto out;
+    if (short_of_memory) {
+        RILL_ERROR(RILL_LOG_GPU, "channel setup: out of host memory on %s",
+                   !direct || !why || !recs || !ok || !all_ok ? "this rank" : "another rank");
         s = RILL_ERR_NO_MEMORY;
         goto out;
     }

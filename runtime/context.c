@@ -474,6 +474,33 @@ static void stop_workers(rill_context_t *ctx, int started)
         pthread_join(ctx->workers[i].thread, NULL);
 }
 
+rill_status_t rill_init_agree(rill_comm_t *comm, rill_status_t status, enum rill_init_step step)
+{
+    static const char *const what[] = {
+        [RILL_INIT_STEP_RUNTIME] = "start its runtime (topology, workers, watchdog)",
+        [RILL_INIT_STEP_GPUS] = "start its GPUs",
+        [RILL_INIT_STEP_LAYERS] = "set up its GPU channels and task layers",
+    };
+    int rank = rill_comm_rank(comm), nranks = rill_comm_size(comm);
+    if (nranks == 1)
+        return status;
+    bool failed = status != RILL_SUCCESS;
+    /* max: whether one failed, the lowest rank that did (as nranks - rank), its step */
+    uint64_t v[3] = { failed, failed ? (uint64_t)(nranks - rank) : 0, failed ? (uint64_t)step : 0 };
+    rill_status_t s = rill_comm_allreduce_u64(comm, v, v, 3, RILL_COMM_MAX);
+    if (s != RILL_SUCCESS)
+        return failed ? status : s;
+    if (v[0] && !failed) {
+        RILL_ERROR(RILL_LOG_RUNTIME,
+                   "rill_init: rank %d could not %s (its error is above): every rank stops",
+                   (int)((uint64_t)nranks - v[1]),
+                   v[2] >= RILL_INIT_STEP_RUNTIME && v[2] <= RILL_INIT_STEP_LAYERS ? what[v[2]]
+                                                                                   : "start");
+        return v[2] == RILL_INIT_STEP_GPUS ? RILL_ERR_DEVICE : RILL_ERR_COMM;
+    }
+    return status;
+}
+
 rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_p)
 {
     rill_status_t status;
@@ -580,6 +607,8 @@ err_free_topo:
     rill_topo_destroy(&ctx->topo);
 err_fini_comm:
     rill_comm_set_waiter(ctx->comm, NULL);
+    /* the others meet this in their agreement after starting their GPUs */
+    rill_init_agree(ctx->comm, status, RILL_INIT_STEP_RUNTIME);
     rill_comm_fini(&ctx->comm);
 err_free_ctx:
     free(ctx);

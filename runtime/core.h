@@ -298,6 +298,21 @@ void rill_stats_report(rill_context_t *ctx);
  * used by rill_init/rill_fini in the DSL layer. */
 rill_status_t rill_core_register_params(void);
 rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_p);
+
+/** The steps of rill_init after the message layer starts, each ended by an agreement. */
+enum rill_init_step {
+    RILL_INIT_STEP_RUNTIME = 1, /* the rest of rill_context_create (it agrees on failure) */
+    RILL_INIT_STEP_GPUS,        /* the GPU managers */
+    RILL_INIT_STEP_LAYERS,      /* the GPU channels and the task layers */
+};
+/** Every rank learns whether every rank got through a step of rill_init (status: this
+ * rank's outcome): the steps after it are collective, so a rank that failed alone and
+ * stopped would leave the others waiting in them (or crashing when it finalised MPI).
+ * The ranks that did not fail name the first one that did, and the step, and fail too
+ * (RILL_ERR_DEVICE after the GPUs' step, else RILL_ERR_COMM). A
+ * rank that fails inside rill_context_create agrees there (RILL_INIT_STEP_RUNTIME), in
+ * the collective the others run after RILL_INIT_STEP_GPUS. Collective; also a barrier. */
+rill_status_t rill_init_agree(rill_comm_t *comm, rill_status_t status, enum rill_init_step step);
 rill_status_t rill_context_destroy(rill_context_t **ctx_p);
 
 #endif

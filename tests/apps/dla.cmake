@@ -220,6 +220,14 @@ if(RILL_HAVE_MPI)
         --dist diagonal --panel inverse -x)
     dla_test(dla_dposv_np2_1x2_inverse NP 2 COMMAND testing_dposv -N 251 -t 48 -P 1 -Q 2 -c 1
         --nrhs 2 --panel inverse -x)
+    # one rank cannot start its runtime after MPI is up (a core list naming no core of
+    # its): both stop at rill_init, the other naming it, neither hangs nor crashes in MPI
+    add_test(NAME dla_err_init_np2 COMMAND ${DLA_FAIL} 60
+        "rank 1 could not start its runtime \\(topology, workers, watchdog\\)"
+        ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 1 $<TARGET_FILE:testing_dpotrf> -N 100
+        -c 1 : -np 1 -x RILL_MCA_runtime_core_list=999 $<TARGET_FILE:testing_dpotrf> -N 100
+        -c 1)
+    set_tests_properties(dla_err_init_np2 PROPERTIES LABELS "apps;mpi" TIMEOUT 120)
     dla_fail_test(dla_err_grid_np2 "does not match the 2 ranks" NP 2
         COMMAND testing_dpotrf -N 100 -P 2 -Q 2 -c 1)
     dla_fail_test(dla_err_nonspd_np2 "matrix is not positive definite \\(leading minor 126\\)" NP 2
