@@ -43,13 +43,19 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
     add_test(NAME trace_tools_timeline_nth COMMAND ${rill_expect_fail}
         "error: --nth 9: there are 4 slices named 'trsm' \\(0..3, or -4..-1\\)"
         ${rill_timeline} --name trsm --nth 9)
+    add_test(NAME trace_tools_timeline_critical_no_tiles COMMAND ${rill_expect_fail}
+        "error: no slice names its tiles" ${rill_timeline} --critical)
+    add_test(NAME trace_tools_timeline_critical_stats COMMAND ${rill_expect_fail}
+        "error: give --stats or --critical, not both" ${rill_timeline} --critical --stats)
     add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
         "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
         ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
     set_tests_properties(trace_tools_merge trace_tools_merge_dup_rank trace_tools_merge_bad_json
         trace_tools_merge_missing trace_tools_merge_no_input trace_tools_merge_no_prefix_match
         trace_tools_plot_bad_json trace_tools_timeline trace_tools_timeline_no_name
-        trace_tools_timeline_nth trace_tools_timeline_bad_json PROPERTIES LABELS unit TIMEOUT 60)
+        trace_tools_timeline_nth trace_tools_timeline_bad_json
+        trace_tools_timeline_critical_no_tiles trace_tools_timeline_critical_stats
+        PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or
     # the system's (python3-matplotlib).

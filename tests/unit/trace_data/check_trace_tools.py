@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks tools/rill_trace_merge, tools/rill_trace_plot and tools/rill_trace_timeline on the
 traces in this folder (run.0.json and run.1.json: 2 ranks, 2 workers and a comm thread
-each, 2 flows).
+each, 2 flows; critical.json: one rank's DTD tasks on a worker and two GPU streams, a
+chain of four through their tiles).
 
 usage: check_trace_tools.py merge    TOOLS_DIR OUT_DIR
        check_trace_tools.py plot     TOOLS_DIR OUT_DIR
@@ -10,6 +11,7 @@ Runs each tool with the interpreter that runs this script. Exit 0 when all check
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -116,6 +118,29 @@ def main():
         w = [line for line in cut if "workers" in line]
         check(len(w) == 1 and "busy 365.000 us" in w[0] and "2: 365.000 us" in w[0],
               "a window's stats clip the slices to it")
+        # --critical on critical.json: dpotrf -> dtrsm -> dsyrk -> dpotrf through tiles 1:0,
+        # 1:1, 1:2 (the CPU dgemm also wrote 1:2, earlier; the GPU dgemm is off the chain)
+        crit_file = os.path.join(DATA, "critical.json")
+        def task_of(line):  # (start, name) of a chain line: "start -> end  rank r  track  name"
+            m = re.match(r"\s*(-?[\d.]+) ->\s*-?[\d.]+  rank \S+  .*?\s{2,}(\S+)  ", line)
+            return (m.group(1), m.group(2)) if m else (None, None)
+
+        cp = run(timeline, "--critical", crit_file).splitlines()
+        steps = [(task_of(line)[1], line.split("(")[-1]) for line in cp[:4]]
+        check(steps == [("dpotrf", "first)"), ("dtrsm", "waited 0.000 us)"),
+                        ("dsyrk", "waited 100.000 us)"), ("dpotrf", "waited 10.000 us)")],
+              f"the chain and its waits: {steps}")
+        check(cp[4] == "critical path: 4 tasks over 460.000 us: 350.000 us in them, "
+              "110.000 us waiting between them", f"the chain's summary: {cp[4]!r}")
+        check(cp[5].strip().startswith("waited 100.000 us: dsyrk at 300.000"),
+              "the longest wait first")
+        anchored = run(timeline, "--critical", "--name", "dsyrk", crit_file).splitlines()
+        check(len(anchored) >= 3 and task_of(anchored[2]) == ("0.000", "dsyrk"),
+              "anchored on dsyrk: it ends the chain at 0")
+        bounded = run(timeline, "--critical", "--start", "150", crit_file).splitlines()
+        check([task_of(line)[1] for line in bounded[:2]] == ["dsyrk", "dpotrf"]
+              and bounded[2].startswith("critical path: 2 tasks"),
+              "the window's start ends the chain")
     else:
         sys.exit(f"unknown check {what!r}")
     print("PASS")
