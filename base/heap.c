@@ -4,11 +4,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-static bool heap_before(const rill_heap_item_t *a, const rill_heap_item_t *b)
-{
-    return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
-}
-
 void rill_heap_init(rill_heap_t *h)
 {
     h->items = NULL;
@@ -34,7 +29,7 @@ rill_status_t rill_heap_push(rill_heap_t *h, rill_heap_item_t *item)
     size_t i = h->count++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!heap_before(item, h->items[parent]))
+        if (!rill_heap_before(item, h->items[parent]))
             break;
         h->items[i] = h->items[parent];
         i = parent;
@@ -54,9 +49,9 @@ rill_heap_item_t *rill_heap_pop(rill_heap_t *h)
         size_t child = 2 * i + 1;
         if (child >= n)
             break;
-        if (child + 1 < n && heap_before(h->items[child + 1], h->items[child]))
+        if (child + 1 < n && rill_heap_before(h->items[child + 1], h->items[child]))
             child++;
-        if (!heap_before(h->items[child], last))
+        if (!rill_heap_before(h->items[child], last))
             break;
         h->items[i] = h->items[child];
         i = child;

@@ -4,6 +4,7 @@
 #ifndef RILL_BASE_HEAP_H
 #define RILL_BASE_HEAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,12 @@ typedef struct rill_heap {
     rill_heap_item_t **items;
     size_t count, cap;
 } rill_heap_t;
+
+/** Whether a comes out of a heap before b (higher priority, then lower seq). */
+static inline bool rill_heap_before(const rill_heap_item_t *a, const rill_heap_item_t *b)
+{
+    return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
+}
 
 void rill_heap_init(rill_heap_t *h);
 /** Free the array (not the items). */

@@ -166,7 +166,8 @@ typedef struct gm {
     atomic_bool stop;
     rill_evcount_t wake;
     /* manager thread only */
-    rill_heap_t pending;
+    rill_heap_t pending;        /* tasks to launch, by priority */
+    rill_heap_t pending_urgent; /* those inserted RILL_DTD_URGENT */
     uint64_t seq;
     int nfifo; /* exec streams, then h2d, d2h, one per peer ordinal, landings, puts */
     gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 4 + RILL_CUDA_MAX_GPUS];
@@ -861,14 +862,15 @@ static int least_busy(const gm_t *m, int lo, int hi)
  * priority) take the tasks inserted RILL_DTD_URGENT (a factorization's critical path):
  * a kernel at the normal priority gets SMs only as the bulk's blocks end, so a chain of
  * small ones crawls (a recursive inverse took 30-58 ms among 7 streams of gemms, 6-8 ms
- * at the greatest priority, one H100). With device_cuda_urgent_by_priority they also take
- * a task more urgent than everything enqueued on the other streams. The rest go to the
- * least busy of the others; so does an urgent task when the urgent streams are full.
- * -1: no room. */
+ * at the greatest priority, one H100). With device_cuda_urgent_by_priority, or for a taskpool
+ * that marks no task urgent (its urgent streams would idle), they also take a task more
+ * urgent than everything enqueued on the other streams. The rest go to the least busy of the
+ * others; so does an urgent task when the urgent streams are full. -1: no room. */
 static int pick_stream(gm_t *m, const rill_task_t *task)
 {
     int n = m->res->nexec, u = m->res->nurgent;
-    bool urgent = task->urgent || m->urgent_by_prio;
+    bool urgent = task->urgent || m->urgent_by_prio ||
+                  !atomic_load_explicit(&task->tp->marks_urgent, memory_order_relaxed);
     for (int s = u; s < n && urgent && !task->urgent; s++)
         for (gm_op_t *op = m->fifo[s].head; op && urgent; op = op->next)
             urgent = op->task->prio.priority < task->prio.priority;
@@ -876,18 +878,33 @@ static int pick_stream(gm_t *m, const rill_task_t *task)
     return s >= 0 ? s : least_busy(m, u, n);
 }
 
-/* Launch pending tasks, highest priority first, while a stream has room. */
+static rill_task_t *heap_top(const rill_heap_t *h)
+{
+    return h->count ? (rill_task_t *)((char *)h->items[0] - offsetof(rill_task_t, prio)) : NULL;
+}
 
+static rill_heap_t *pending_of(gm_t *m, const rill_task_t *task)
+{
+    return task->urgent ? &m->pending_urgent : &m->pending;
+}
+
+/* Launch pending tasks, highest priority first, while a stream has room; when the first
+ * cannot be placed (its streams full), the first urgent task still may (the urgent
+ * streams: an urgent task must not wait behind a task of the bulk that waits for room). */
 static int launch_pending(gm_t *m)
 {
     int launched = 0;
-    while (m->pending.count > 0 && m->nfree_slots > 0) {
-        rill_heap_item_t *it = m->pending.items[0];
-        rill_task_t *task = (rill_task_t *)((char *)it - offsetof(rill_task_t, prio));
+    while (m->nfree_slots > 0) {
+        rill_task_t *a = heap_top(&m->pending), *b = heap_top(&m->pending_urgent);
+        if (!a && !b)
+            break;
+        rill_task_t *task = !a || (b && rill_heap_before(&b->prio, &a->prio)) ? b : a;
         int stream = pick_stream(m, task);
+        if (stream < 0 && task == a && b)
+            stream = pick_stream(m, task = b);
         if (stream < 0)
             break;
-        rill_heap_pop(&m->pending);
+        rill_heap_pop(pending_of(m, task));
         int r = launch(m, task, stream);
         if (r == LAUNCH_LATER) { /* no room: wait for completions and write-backs */
             uint64_t now = rill_time_ns();
@@ -911,7 +928,7 @@ static int launch_pending(gm_t *m)
                               rill_zone_largest_free(m->res->zone));
                 continue;
             }
-            rill_heap_push(&m->pending, &task->prio);
+            rill_heap_push(pending_of(m, task), &task->prio);
             break;
         }
         m->stuck_since = 0;
@@ -1614,7 +1631,7 @@ static void sink_take(void *arg, rill_task_t *task)
     task->prio.seq = m->seq++;
     if (m->trace) /* in flight from now: rill_task_complete counts it out */
         atomic_fetch_add_explicit(&m->ctx->trace_running, 1, memory_order_relaxed);
-    if (rill_heap_push(&m->pending, &task->prio) != RILL_SUCCESS)
+    if (rill_heap_push(pending_of(m, task), &task->prio) != RILL_SUCCESS)
         task_fail_now(m, task, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
                       m->res->info.ordinal);
 }
@@ -1900,7 +1917,8 @@ static void *manager_main(void *arg)
                 continue;
             }
         }
-        if (m->pending.count > 0 || m->remote_later) { /* waiting for room a read holds */
+        if (m->pending.count > 0 || m->pending_urgent.count > 0 || m->remote_later) {
+            /* waiting for room a read holds */
             sched_yield();
             continue;
         }
@@ -1969,6 +1987,7 @@ static void managers_stop(rill_context_t *ctx)
             rill_cuda_gpu_close(&m->res);
         }
         rill_heap_fini(&m->pending);
+        rill_heap_fini(&m->pending_urgent);
         free(m->views);
         free(m->free_slots);
         free(m->spans);
@@ -2001,6 +2020,7 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
         rill_mpsc_init(&m->dead);
         rill_mpsc_init(&m->remote);
         rill_heap_init(&m->pending);
+        rill_heap_init(&m->pending_urgent);
         rill_spinlock_init(&m->spans_lock);
         pthread_mutex_init(&m->start_lock, NULL);
         pthread_cond_init(&m->start_cond, NULL);

@@ -485,18 +485,20 @@ rill_status_t rill_init_agree(rill_comm_t *comm, rill_status_t status, enum rill
     if (nranks == 1)
         return status;
     bool failed = status != RILL_SUCCESS;
-    /* max: whether one failed, the lowest rank that did (as nranks - rank), its step */
-    uint64_t v[3] = { failed, failed ? (uint64_t)(nranks - rank) : 0, failed ? (uint64_t)step : 0 };
-    rill_status_t s = rill_comm_allreduce_u64(comm, v, v, 3, RILL_COMM_MAX);
+    /* max of (nranks - rank) << 8 | step: the lowest rank that failed and its step, in one
+     * word so that both come from the same rank (0: none failed) */
+    uint64_t v = failed ? (uint64_t)(nranks - rank) << 8 | (uint64_t)step : 0;
+    rill_status_t s = rill_comm_allreduce_u64(comm, &v, &v, 1, RILL_COMM_MAX);
     if (s != RILL_SUCCESS)
         return failed ? status : s;
-    if (v[0] && !failed) {
+    if (v && !failed) {
+        uint64_t first = v & 0xff;
         RILL_ERROR(RILL_LOG_RUNTIME,
                    "rill_init: rank %d could not %s (its error is above): every rank stops",
-                   (int)((uint64_t)nranks - v[1]),
-                   v[2] >= RILL_INIT_STEP_RUNTIME && v[2] <= RILL_INIT_STEP_LAYERS ? what[v[2]]
-                                                                                   : "start");
-        return v[2] == RILL_INIT_STEP_GPUS ? RILL_ERR_DEVICE : RILL_ERR_COMM;
+                   (int)((uint64_t)nranks - (v >> 8)),
+                   first >= RILL_INIT_STEP_RUNTIME && first <= RILL_INIT_STEP_LAYERS ? what[first]
+                                                                                     : "start");
+        return first == RILL_INIT_STEP_GPUS ? RILL_ERR_DEVICE : RILL_ERR_COMM;
     }
     return status;
 }

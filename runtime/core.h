@@ -139,6 +139,10 @@ struct rill_taskpool {
     char error_msg[256];
     rill_spinlock_t error_lock;
     bool waited;
+    /* a task was inserted RILL_DTD_URGENT: the GPU managers keep their urgent streams for
+     * such tasks (set by the main thread before it inserts the tasks after it; those reach
+     * a manager through its intake, whose release/acquire orders this store before) */
+    atomic_bool marks_urgent;
     bool used; /* the front end put something in it (a task, a flush): it must be waited */
     rill_taskpool_t *prev, *next; /* the context's live taskpools (main thread) */
 };
@@ -309,7 +313,7 @@ enum rill_init_step {
  * rank's outcome): the steps after it are collective, so a rank that failed alone and
  * stopped would leave the others waiting in them (or crashing when it finalised MPI).
  * The ranks that did not fail name the first one that did, and the step, and fail too
- * (RILL_ERR_DEVICE after the GPUs' step, else RILL_ERR_COMM). A
+ * (RILL_ERR_DEVICE when that rank could not start its GPUs, else RILL_ERR_COMM). A
  * rank that fails inside rill_context_create agrees there (RILL_INIT_STEP_RUNTIME), in
  * the collective the others run after RILL_INIT_STEP_GPUS. Collective; also a barrier. */
 rill_status_t rill_init_agree(rill_comm_t *comm, rill_status_t status, enum rill_init_step step);

@@ -14,6 +14,7 @@ void rill_taskpool_init(rill_taskpool_t *tp, rill_context_t *ctx, const rill_tas
     atomic_init(&tp->pending, 1);
     atomic_init(&tp->terminated, 0);
     atomic_init(&tp->error, 0);
+    atomic_init(&tp->marks_urgent, false);
     tp->error_msg[0] = '\0';
     rill_spinlock_init(&tp->error_lock);
     tp->waited = false;

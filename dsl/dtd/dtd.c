@@ -142,7 +142,12 @@ static uint64_t dtd_trace_info(const rill_task_t *task, char *args, size_t len)
                                        (unsigned long long)a->data->key)
                             : snprintf(args + off, len - off, "%s%s private", off ? " " : "",
                                        kind_name(a->kind));
-        off += n > 0 ? (size_t)n : 0;
+        if (n < 0 || (size_t)n >= len - off) { /* whole tiles only (rill_trace_timeline
+                                                * --critical reads them), then "..." */
+            snprintf(args + off, len - off, "%s", len - off > 4 ? " ..." : "");
+            break;
+        }
+        off += (size_t)n;
     }
     return atomic_load_explicit(&t->serial, memory_order_relaxed);
 }
@@ -1751,7 +1756,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             urgent = true;
             continue;
         }
-        if (nargs == RILL_DTD_MAX_ARGS) {
+        if (nargs == RILL_DTD_MAX_ARGS && !(kind & RILL_DTD_ARRAY)) { /* (arrays: below) */
             va_end(ap);
             RILL_ERROR(RILL_LOG_DTD,
                        "rill_dtd_insert_task('%s'): more than %d arguments (is RILL_DTD_ARG_END "
@@ -1765,7 +1770,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             (mode == RILL_DTD_INPUT || mode == RILL_DTD_OUTPUT || mode == RILL_DTD_INOUT)) {
             /* n tiles of one mode: n arguments */
             int n = va_arg(ap, int);
-            rill_data_t *const *tiles = va_arg(ap, rill_data_t *const *);
+            rill_data_t **tiles = va_arg(ap, rill_data_t **);
             const char *bad = n < 0                           ? "a negative count"
                               : n > RILL_DTD_MAX_ARGS - nargs ? "more tiles than fit"
                               : n > 0 && !tiles               ? "a NULL array"
@@ -1870,6 +1875,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         return RILL_ERR_NO_MEMORY;
     if (t)
         t->super.urgent = urgent;
+    if (urgent) /* before the tasks inserted after it reach a GPU manager (core.h) */
+        atomic_store_explicit(&tp->super.marks_urgent, true, memory_order_relaxed);
 
     /* dependencies and data movement, flow by flow */
     rill_status_t s = RILL_SUCCESS;

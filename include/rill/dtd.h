@@ -27,8 +27,8 @@ typedef rill_status_t (*rill_dtd_body_fn)(rill_task_t *task);
  *   RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT, rill_data_t *tile
  *       optionally OR-ed with RILL_DTD_AFFINITY: the task runs on that tile's home rank
  *   (RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT) | RILL_DTD_ARRAY, int n,
- *       rill_data_t *const *tiles              -- n tiles in that mode, n arguments of the
- *       body (n >= 0; not with RILL_DTD_AFFINITY)
+ *       rill_data_t **tiles                    -- n tiles in that mode, n arguments of the
+ *       body (n >= 0 passed as an int; not with RILL_DTD_AFFINITY)
  *   RILL_DTD_URGENT                                 -- no argument: the task is on the
  *       critical path and its kernels are latency-bound (a chain of small ones): a GPU
  *       runs it on a stream of the greatest priority (device_cuda_urgent_streams), where

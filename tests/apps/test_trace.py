@@ -10,6 +10,7 @@ usage: test_trace.py MPIEXEC_AND_FLAGS... -- TESTER [args...]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ def main():
         check_tasks(traces)
         check_flows(traces)
         check_merge(prefix, tmp)
+        check_critical(traces, prefix)
         check_dot(dot)
     print("trace checks passed")
 
@@ -149,6 +151,38 @@ def check_merge(prefix, tmp):
     if pids != {0, 1}:
         fail(f"merged file has processes {pids}")
     print("merged file is valid JSON with both ranks")
+
+
+def check_critical(traces, prefix):
+    """Task slices name whole tiles only; rill_trace_timeline --critical follows the
+    factorization's chain back from its last POTRF, across both ranks."""
+    token = re.compile(r"^((INPUT|OUTPUT|INOUT) (\d+:\d+|private))( (INPUT|OUTPUT|INOUT) "
+                       r"(\d+:\d+|private))*( \.\.\.)?$")
+    for r, t in enumerate(traces):
+        for e in t["traceEvents"]:
+            text = e.get("args", {}).get("args") if e["ph"] == "X" and e.get("cat") == "task" \
+                else None
+            if text and not token.match(text):
+                fail(f"rank {r}: task {e['name']}'s tiles {text!r} are not whole tokens")
+    tool = os.path.join(TOP, "tools", "rill_trace_timeline")
+    run = subprocess.run([sys.executable, tool, "--critical", "--name", "dpotrf", "--nth", "-1",
+                          f"{prefix}.0.json", f"{prefix}.1.json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(run.stdout[-2000:])
+    if run.returncode != 0:
+        fail("rill_trace_timeline --critical failed")
+    lines = run.stdout.splitlines()
+    chain = [line for line in lines if " -> " in line]
+    spans = [(float(line.split()[0]), float(line.split()[2])) for line in chain]
+    if len(chain) < 3 or "dpotrf" not in chain[-1] or spans[-1][0] != 0.0:
+        fail(f"the chain does not end at the last dpotrf (at 0): {chain[-1:]}")
+    if any(spans[i][1] > spans[i + 1][0] + 1e-3 for i in range(len(spans) - 1)):
+        fail("a task of the chain starts before its predecessor ends")
+    if not all(any(f"rank {r}" in line for line in chain) for r in range(2)):
+        fail("the chain of a 2 x 1 grid's Cholesky stays on one rank")
+    if not any(line.startswith("critical path:") for line in lines):
+        fail("no summary line")
+    print(f"critical path: {len(chain)} tasks, both ranks")
 
 
 def check_dot(dot):
