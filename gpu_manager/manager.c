@@ -1567,6 +1567,7 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
                 int off = snprintf(args, sizeof(args), "stream %d ", sidx);
                 if (task->tc->trace_info && off > 0)
                     id = task->tc->trace_info(task, args + off, sizeof(args) - (size_t)off);
+                rill_task_trace_urgent(task, args, sizeof(args));
                 rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[sidx]);
                 rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
                 if (task->flow_in)

@@ -115,10 +115,18 @@ typedef struct exec_trace {
     char args[80];
 } exec_trace_t;
 
+void rill_task_trace_urgent(const rill_task_t *task, char *args, size_t len)
+{
+    size_t n = strlen(args);
+    if (task->urgent && n + 8 <= len)
+        snprintf(args + n, len - n, "%surgent", n ? " " : "");
+}
+
 static void exec_trace_begin(rill_worker_t *w, rill_task_t *task, exec_trace_t *x)
 {
     x->args[0] = '\0';
     x->id = task->tc->trace_info ? task->tc->trace_info(task, x->args, sizeof(x->args)) : 0;
+    rill_task_trace_urgent(task, x->args, sizeof(x->args));
     x->flow_in = task->flow_in;
     x->priority = task->prio.priority;
     x->t0 = rill_time_ns();

@@ -298,6 +298,10 @@ bool rill_stats_wanted(void);
 void rill_stats_task(rill_worker_t *w, const rill_task_class_t *tc, uint64_t ns);
 void rill_stats_report(rill_context_t *ctx);
 
+/** A task slice's arguments (its class's trace_info in args, len bytes): " urgent" added
+ * for a task inserted urgent, when it fits. */
+void rill_task_trace_urgent(const rill_task_t *task, char *args, size_t len);
+
 /** Core parameters (scheduler, idle spin, watchdog) and context creation/destruction,
  * used by rill_init/rill_fini in the DSL layer. */
 rill_status_t rill_core_register_params(void);

@@ -246,6 +246,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     i->super.tp = &tp->super;
     i->super.device = -1;
     i->super.prio.priority = c->priority ? c->priority(tp->globals, params) : 0;
+    i->super.urgent = c->urgent && c->urgent(tp->globals, params);
     i->cls = cls;
     i->broken = false;
     i->wrote = false;
@@ -1203,6 +1204,11 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     atomic_init(&tp->received, 0);
     rill_taskpool_init(&tp->super, ctx, &ptg_taskpool_ops);
     tp->super.used = true;
+    /* a class with URGENT: the GPUs keep their urgent streams for its urgent tasks (set
+     * before any task exists) */
+    for (int c = 0; c < prog->nclasses; c++)
+        if (prog->classes[c].urgent)
+            atomic_store_explicit(&tp->super.marks_urgent, true, memory_order_relaxed);
     /* its collections cannot be destroyed until the wait (ptg_ended) */
     for (int k = 0; k < prog->ncollections; k++)
         rill_collection_use(rill_matrix_collection(global_matrix(prog, tp->globals, k)),

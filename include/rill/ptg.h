@@ -61,7 +61,10 @@ typedef struct rill_ptg_class {
     void (*release)(const void *g, const rill_ptg_task_t *t, rill_ptg_out_t *out);
     int32_t (*priority)(const void *g, const int64_t *v); /* NULL: 0 */
     double (*flops)(const void *g, const int64_t *v);     /* NULL: unknown */
-    rill_status_t (*body_cpu)(rill_ptg_task_t *t);        /* NULL: none (CUDA only) */
+    /** Non-zero: the task is on the critical path (URGENT; as DTD's RILL_DTD_URGENT: a GPU
+     * runs it on an urgent stream). NULL: never. */
+    int (*urgent)(const void *g, const int64_t *v);
+    rill_status_t (*body_cpu)(rill_ptg_task_t *t); /* NULL: none (CUDA only) */
     /** The CUDA body (NULL: none): it enqueues its work on rill_cuda_stream(task), with
      * t->data the flows' device addresses. */
     rill_status_t (*body_cuda)(rill_ptg_task_t *t);

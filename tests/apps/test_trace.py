@@ -157,7 +157,7 @@ def check_critical(traces, prefix):
     """Task slices name whole tiles only; rill_trace_timeline --critical follows the
     factorization's chain back from its last POTRF, across both ranks."""
     token = re.compile(r"^((INPUT|OUTPUT|INOUT) (\d+:\d+|private))( (INPUT|OUTPUT|INOUT) "
-                       r"(\d+:\d+|private))*( \.\.\.)?$")
+                       r"(\d+:\d+|private))*( \.\.\.)?( urgent)?$")
     for r, t in enumerate(traces):
         for e in t["traceEvents"]:
             text = e.get("args", {}).get("args") if e["ph"] == "X" and e.get("cat") == "task" \

@@ -9,3 +9,12 @@ if(RILL_HAVE_MPI AND Python3_FOUND AND TARGET testing_dpotrf)
             $<TARGET_FILE:testing_dpotrf> -N 700 -t 100 -P 2 -Q 1 -c 1 -g 0 -x)
     set_tests_properties(trace_dpotrf_np2 PROPERTIES LABELS "apps;mpi;trace" TIMEOUT 300)
 endif()
+# the tasks a Cholesky marks urgent, DTD (panels by dtrsm) and PTG, as the trace shows them
+if(Python3_FOUND AND TARGET testing_dpotrf)
+    add_test(NAME trace_urgent_dtd COMMAND ${Python3_EXECUTABLE}
+        ${CMAKE_CURRENT_LIST_DIR}/test_trace_urgent.py $<TARGET_FILE:testing_dpotrf> --panel trsm)
+    add_test(NAME trace_urgent_ptg COMMAND ${Python3_EXECUTABLE}
+        ${CMAKE_CURRENT_LIST_DIR}/test_trace_urgent.py $<TARGET_FILE:testing_dpotrf> --dsl ptg)
+    set_tests_properties(trace_urgent_dtd trace_urgent_ptg PROPERTIES LABELS "apps;trace"
+        TIMEOUT 300)
+endif()

@@ -1,5 +1,6 @@
 /* rillcc's tree constructors and diagnostics. */
 #include "ast.h"
+#include "parser.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,4 +104,26 @@ void rillcc_warning(loc_t loc, const char *fmt, ...)
     va_start(ap, fmt);
     report("warning", loc, fmt, ap);
     va_end(ap);
+}
+
+const char *rillcc_op_text(int op, char one[2])
+{
+    switch (op) {
+    case LE:
+        return "<=";
+    case GE:
+        return ">=";
+    case EQ:
+        return "==";
+    case NE:
+        return "!=";
+    case AND:
+        return "&&";
+    case OR:
+        return "||";
+    default:
+        one[0] = (char)op;
+        one[1] = '\0';
+        return one;
+    }
 }

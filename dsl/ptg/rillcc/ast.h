@@ -109,6 +109,7 @@ typedef struct tclass {
     flow_t *flows;
     expr_t *priority;
     expr_t *flops;
+    expr_t *urgent; /* non-zero: the task is on the critical path (RILL_DTD_URGENT) */
     body_t *bodies;
     struct tclass *next;
 } tclass_t;
@@ -146,6 +147,9 @@ void rillcc_warning(loc_t loc, const char *fmt, ...) __attribute__((format(print
 
 /* constructors (ast.c): out of memory ends the compiler with a message */
 void *rillcc_alloc(size_t size);
+/** A binary operator's C text: the parser's token for two-character ones, else the
+ * character itself (written into one, which must outlive the use). */
+const char *rillcc_op_text(int op, char one[2]);
 char *rillcc_strdup(const char *s);
 expr_t *expr_new(expr_kind_t kind, loc_t loc);
 

@@ -323,6 +323,7 @@ static void check_class(tclass_t *c)
     }
     check_expr(c->priority, c, NULL, false, "a priority");
     check_expr(c->flops, c, NULL, false, "a flop estimate");
+    check_expr(c->urgent, c, NULL, true, "an urgency");
     /* bodies: at most one per type; types CPU (none) and CUDA */
     for (body_t *b = c->bodies; b; b = b->next) {
         if (b->type && strcmp(b->type, "CUDA") != 0)

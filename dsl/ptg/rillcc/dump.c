@@ -23,10 +23,8 @@ static void expr_print(const expr_t *e, FILE *out)
     case E_BIN: {
         fprintf(out, "(");
         expr_print(e->a, out);
-        if (e->op < 256)
-            fprintf(out, " %c ", e->op);
-        else
-            fprintf(out, " op%d ", e->op);
+        char one[2];
+        fprintf(out, " %s ", rillcc_op_text(e->op, one));
         expr_print(e->b, out);
         fprintf(out, ")");
         break;
@@ -118,6 +116,11 @@ void rillcc_dump(const program_t *p, FILE *out)
         if (c->flops) {
             fprintf(out, "  flops ");
             expr_print(c->flops, out);
+            fprintf(out, "\n");
+        }
+        if (c->urgent) {
+            fprintf(out, "  urgent ");
+            expr_print(c->urgent, out);
             fprintf(out, "\n");
         }
         for (const body_t *b = c->bodies; b; b = b->next)

@@ -72,31 +72,8 @@ static void expr(const expr_t *e, const tclass_t *c)
         fprintf(out, ")");
         return;
     case E_BIN: {
-        const char *op = NULL;
-        char one[2] = { 0 }; /* on the stack: the operands' own calls must not overwrite it */
-        switch (e->op) {
-        case LE:
-            op = "<=";
-            break;
-        case GE:
-            op = ">=";
-            break;
-        case EQ:
-            op = "==";
-            break;
-        case NE:
-            op = "!=";
-            break;
-        case AND:
-            op = "&&";
-            break;
-        case OR:
-            op = "||";
-            break;
-        default:
-            one[0] = (char)e->op;
-            op = one;
-        }
+        char one[2]; /* on the stack: the operands' own calls must not overwrite it */
+        const char *op = rillcc_op_text(e->op, one);
         fprintf(out, "(");
         expr(e->a, c);
         fprintf(out, " %s ", op);
@@ -362,6 +339,12 @@ static void gen_class(const tclass_t *c, int ci)
         expr(c->flops, c);
         fprintf(out, ");\n}\n\n");
     }
+    if (c->urgent) {
+        fn_head("int", c, "urgent", "const void *g, const int64_t *v");
+        fprintf(out, "    (void)v;\n    return (");
+        expr(c->urgent, c);
+        fprintf(out, ") != 0;\n}\n\n");
+    }
     /* the bodies: globals, parameters, locals and flows as variables */
     const body_t *cpu = NULL, *cuda = NULL;
     for (const body_t *b = c->bodies; b; b = b->next) {
@@ -399,6 +382,10 @@ static void gen_class_entry(const tclass_t *c)
         fprintf(out, "NULL, ");
     if (c->flops)
         fprintf(out, "%s_flops, ", c->name);
+    else
+        fprintf(out, "NULL, ");
+    if (c->urgent)
+        fprintf(out, "%s_urgent, ", c->name);
     else
         fprintf(out, "NULL, ");
     bool cpu = false, cuda = false;

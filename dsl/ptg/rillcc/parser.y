@@ -86,9 +86,9 @@ typedef struct idlist {
 
 %token <str> ID STRING FLOATNUM PROLOGUE_CODE BODY_CODE
 %token <num> INTNUM
-%token BODY READ WRITE RW CTL NEW NULLT FLOPS LARROW RARROW DOTDOT EQ NE LE GE AND OR ERRTOK
+%token BODY READ WRITE RW CTL NEW NULLT FLOPS URGENT LARROW RARROW DOTDOT EQ NE LE GE AND OR ERRTOK
 
-%type <expr> expr opt_priority opt_flops
+%type <expr> expr opt_priority opt_flops opt_urgent
 %type <arg> args opt_args arg
 %type <target> target
 %type <dep> deps dep
@@ -140,7 +140,7 @@ global
     ;
 
 tclass
-    : ID '(' opt_ids ')' defs ':' ID '(' opt_args ')' flows opt_priority opt_flops bodies {
+    : ID '(' opt_ids ')' defs ':' ID '(' opt_args ')' flows opt_priority opt_flops opt_urgent bodies {
           tclass_t *c = rillcc_alloc(sizeof(tclass_t));
           c->name = $1;
           c->loc = AT(@1);
@@ -164,8 +164,9 @@ tclass
           c->flows = $11;
           c->priority = $12;
           c->flops = $13;
-          REVERSE(body_t, $14);
-          c->bodies = $14;
+          c->urgent = $14;
+          REVERSE(body_t, $15);
+          c->bodies = $15;
           $$ = c;
       }
     ;
@@ -299,6 +300,11 @@ opt_priority
 opt_flops
     : %empty { $$ = NULL; }
     | FLOPS expr { $$ = $2; }
+    ;
+
+opt_urgent
+    : %empty { $$ = NULL; }
+    | URGENT expr { $$ = $2; }
     ;
 
 bodies
