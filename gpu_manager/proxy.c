@@ -1027,13 +1027,14 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     rill_status_t s = RILL_SUCCESS;
     /* a rank out of memory here would leave the others waiting in the allgathers below:
      * every rank learns it first, and all stop */
-    uint64_t short_of_memory = !direct || !why || !recs || !ok || !all_ok;
+    bool mine_short = !direct || !why || !recs || !ok || !all_ok;
+    uint64_t short_of_memory = mine_short;
     if (n > 1 && (s = rill_comm_allreduce_u64(ctx->comm, &short_of_memory, &short_of_memory, 1,
                                               RILL_COMM_MAX)) != RILL_SUCCESS)
         goto out;
     if (short_of_memory) {
         RILL_ERROR(RILL_LOG_GPU, "channel setup: out of host memory on %s",
-                   !direct || !why || !recs || !ok || !all_ok ? "this rank" : "another rank");
+                   mine_short ? "this rank" : "another rank");
         s = RILL_ERR_NO_MEMORY;
         goto out;
     }

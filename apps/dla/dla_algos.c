@@ -63,7 +63,7 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
          * inverse took 30-58 ms among 7 streams of gemms at the normal priority, 6-8 ms at
          * the greatest, one H100) */
         s = INSERT(tp, potrf, dla_prio((mt - k) * (mt - k) * (mt - k)), RILL_DTD_VALUE, sizeof(a),
-                   &a, RILL_DTD_INOUT | RILL_DTD_AFFINITY, Akk, RILL_DTD_URGENT);
+                   &a, RILL_DTD_INOUT | RILL_DTD_AFFINITY, Akk, RILL_DTD_URGENT, 1);
         if (s != RILL_SUCCESS)
             return s;
         /* L(k,k)^-1, on the POTRF's rank, for the tiles below the first: the first one's
@@ -78,7 +78,7 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
             dla_kargs_t w = { .n = nk, .lda = nk, .ldw = nk, .dla = dla };
             s = INSERT(tp, trtri, dla_prio(prio_trsm(mt, k + 1, k) - 1), /* after the 1st solve */
                        RILL_DTD_VALUE, sizeof(w), &w, RILL_DTD_INPUT | RILL_DTD_AFFINITY, Akk,
-                       RILL_DTD_OUTPUT, Wk, RILL_DTD_URGENT);
+                       RILL_DTD_OUTPUT, Wk, RILL_DTD_URGENT, 1);
             if (s != RILL_SUCCESS)
                 return s;
         }
@@ -101,10 +101,9 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                 s = INSERT(tp, trmm, dla_prio(p), RILL_DTD_VALUE, sizeof(t), &t, RILL_DTD_INPUT, Wk,
                            RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, m, k));
             } else {
-                /* the first solve is urgent (RILL_DTD_ARG_END in its place ends the list) */
                 s = INSERT(tp, trsm, dla_prio(p), RILL_DTD_VALUE, sizeof(t), &t, RILL_DTD_INPUT,
                            Akk, RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, m, k),
-                           m == k + 1 ? RILL_DTD_URGENT : RILL_DTD_ARG_END);
+                           RILL_DTD_URGENT, m == k + 1); /* the first solve */
             }
             if (s != RILL_SUCCESS)
                 return s;

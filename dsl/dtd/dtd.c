@@ -1753,7 +1753,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         if (kind == RILL_DTD_ARG_END)
             break;
         if (kind == RILL_DTD_URGENT) { /* a hint, not an argument of the body */
-            urgent = true;
+            urgent = va_arg(ap, int) != 0;
             continue;
         }
         if (nargs == RILL_DTD_MAX_ARGS && !(kind & RILL_DTD_ARRAY)) { /* (arrays: below) */
@@ -1804,12 +1804,13 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
              mode != RILL_DTD_OUTPUT && mode != RILL_DTD_INOUT) ||
             ((kind & RILL_DTD_AFFINITY) && (mode == RILL_DTD_VALUE || mode == RILL_DTD_SCRATCH))) {
             va_end(ap);
-            RILL_ERROR(RILL_LOG_DTD,
-                       "rill_dtd_insert_task('%s'): argument %d has kind 0x%x; allowed: "
-                       "RILL_DTD_VALUE, RILL_DTD_SCRATCH, or RILL_DTD_INPUT/OUTPUT/INOUT "
-                       "optionally | RILL_DTD_AFFINITY or | RILL_DTD_ARRAY, RILL_DTD_URGENT, "
-                       "and RILL_DTD_ARG_END last",
-                       cls->name, nargs, (unsigned)kind);
+            RILL_ERROR(
+                RILL_LOG_DTD,
+                "rill_dtd_insert_task('%s'): argument %d has kind 0x%x; allowed: "
+                "RILL_DTD_VALUE, RILL_DTD_SCRATCH, or RILL_DTD_INPUT/OUTPUT/INOUT "
+                "optionally | RILL_DTD_AFFINITY or | RILL_DTD_ARRAY, RILL_DTD_URGENT with an int, "
+                "and RILL_DTD_ARG_END last",
+                cls->name, nargs, (unsigned)kind);
             return RILL_ERR_INVALID_ARG;
         }
         a->kind = (uint16_t)mode;

@@ -29,10 +29,10 @@ typedef rill_status_t (*rill_dtd_body_fn)(rill_task_t *task);
  *   (RILL_DTD_INPUT | RILL_DTD_OUTPUT | RILL_DTD_INOUT) | RILL_DTD_ARRAY, int n,
  *       rill_data_t **tiles                    -- n tiles in that mode, n arguments of the
  *       body (n >= 0 passed as an int; not with RILL_DTD_AFFINITY)
- *   RILL_DTD_URGENT                                 -- no argument: the task is on the
- *       critical path and its kernels are latency-bound (a chain of small ones): a GPU
- *       runs it on a stream of the greatest priority (device_cuda_urgent_streams), where
- *       its kernels get the SMs ahead of the bulk's
+ *   RILL_DTD_URGENT, int urgent                     -- not an argument of the body: when
+ *       non-zero, the task is on the critical path and its kernels are latency-bound (a
+ *       chain of small ones): a GPU runs it on a stream of the greatest priority
+ *       (device_cuda_urgent_streams), where its kernels get the SMs ahead of the bulk's
  *   RILL_DTD_ARG_END                                -- closes the list (mandatory)
  * Sizes must be passed as size_t (sizeof(x) is; a bare literal 8 is not).
  */

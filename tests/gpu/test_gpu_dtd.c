@@ -374,13 +374,10 @@ static int run_urgent(rill_context_t *ctx)
     for (int t = 0; t < NTASKS; t++) {
         int *slot = &prio[t];
         prio[t] = 12345;
-        if (t % 3 == 0) /* the hint between the arguments: not one of them */
-            CHECK_OK(rill_dtd_insert_task(tp, cls, t % 5, RILL_DTD_VALUE, sizeof(slot), &slot,
-                                          RILL_DTD_URGENT, RILL_DTD_INOUT, d[t % NTILES],
-                                          RILL_DTD_ARG_END));
-        else
-            CHECK_OK(rill_dtd_insert_task(tp, cls, t % 5, RILL_DTD_VALUE, sizeof(slot), &slot,
-                                          RILL_DTD_INOUT, d[t % NTILES], RILL_DTD_ARG_END));
+        /* the hint between the arguments: not one of them */
+        CHECK_OK(rill_dtd_insert_task(tp, cls, t % 5, RILL_DTD_VALUE, sizeof(slot), &slot,
+                                      RILL_DTD_URGENT, t % 3 == 0, RILL_DTD_INOUT, d[t % NTILES],
+                                      RILL_DTD_ARG_END));
     }
     CHECK_OK(rill_taskpool_wait(tp));
     rill_taskpool_destroy(&tp);
