@@ -106,7 +106,7 @@ struct rill_task {
     uint64_t flow_in;      /* traces: a flow that ends when this task starts (0: none);
                             * written before the task is made ready */
     int16_t device;        /* the device chosen to run it (index), -1 until chosen */
-    bool urgent;           /* RILL_DTD_URGENT: a GPU runs it on an urgent stream */
+    bool urgent;           /* RILL_DTD_URGENT, PTG URGENT: a GPU runs it on an urgent stream */
     int64_t est_ns;        /* its estimated time there, counted in the device's queue */
     void *dev_exec;        /* a GPU run: the exec stream and handles its body enqueues on */
 };
@@ -139,7 +139,7 @@ struct rill_taskpool {
     char error_msg[256];
     rill_spinlock_t error_lock;
     bool waited;
-    /* a task was inserted RILL_DTD_URGENT: the GPU managers keep their urgent streams for
+    /* a task was marked urgent (DTD, PTG): the GPU managers keep their urgent streams for
      * such tasks (set by the main thread before it inserts the tasks after it; those reach
      * a manager through its intake, whose release/acquire orders this store before) */
     atomic_bool marks_urgent;
