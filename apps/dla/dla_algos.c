@@ -18,6 +18,30 @@ static rill_status_t bad_shape(const char *op, const char *what, int a, int b)
     return RILL_ERR_INVALID_ARG;
 }
 
+/* One gemm task: C(ci, cj) = alpha op(A(ai, aj)) op(B(bi, bj)) + beta C(ci, cj), inner size
+ * k; the sizes and leading dimensions are the tiles' own. */
+static rill_status_t gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, int transA,
+                               int transB, double alpha, double beta, int k, rill_matrix_t *A,
+                               int ai, int aj, rill_matrix_t *B, int bi, int bj, rill_matrix_t *C,
+                               int ci, int cj)
+{
+    dla_kargs_t g = { .m = rill_matrix_tile_rows(C, ci),
+                      .n = rill_matrix_tile_cols(C, cj),
+                      .k = k,
+                      .lda = rill_matrix_tile_rows(A, ai),
+                      .ldb = rill_matrix_tile_rows(B, bi),
+                      .ldc = rill_matrix_tile_rows(C, ci),
+                      .transA = transA,
+                      .transB = transB,
+                      .alpha = alpha,
+                      .beta = beta,
+                      .dla = dla };
+    return INSERT(tp, dla->cls[DLA_CLASS_GEMM], dla_prio(prio), RILL_DTD_VALUE, sizeof(g), &g,
+                  RILL_DTD_INPUT, rill_matrix_tile(A, ai, aj), RILL_DTD_INPUT,
+                  rill_matrix_tile(B, bi, bj), RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                  rill_matrix_tile(C, ci, cj));
+}
+
 /* ------------------------------------------------------------ dpotrf */
 
 /* DPLASMA's zpotrf_L priority of TRSM(m, k) (mt tile rows). */
@@ -42,8 +66,8 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
     const int nt = rill_matrix_nt(A);
     const int64_t mt = nt;
     rill_dtd_class_t *potrf = dla->cls[DLA_CLASS_POTRF], *trsm = dla->cls[DLA_CLASS_TRSM],
-                     *syrk = dla->cls[DLA_CLASS_SYRK], *gemm = dla->cls[DLA_CLASS_GEMM],
-                     *trtri = dla->cls[DLA_CLASS_TRTRI], *trmm = dla->cls[DLA_CLASS_TRMM];
+                     *syrk = dla->cls[DLA_CLASS_SYRK], *trtri = dla->cls[DLA_CLASS_TRTRI],
+                     *trmm = dla->cls[DLA_CLASS_TRMM];
     /* the panel by the inverse of its diagonal tile: one dtrtri, then dtrmm per tile */
     rill_dla_panel_t panel = rill_dla_panel(dla);
     rill_collection_t *inv = NULL;
@@ -131,23 +155,10 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                 return s;
             for (int n = k + 1; n < m; n++) {
                 /* A(m,n) -= A(m,k) A(n,k)^T */
-                const int nn = rill_matrix_tile_rows(A, n);
-                dla_kargs_t g = { .m = mm,
-                                  .n = nn,
-                                  .k = nk,
-                                  .lda = mm,
-                                  .ldb = nn,
-                                  .ldc = mm,
-                                  .transA = RILL_DLA_NOTRANS,
-                                  .transB = RILL_DLA_TRANS,
-                                  .alpha = -1.0,
-                                  .beta = 1.0,
-                                  .dla = dla };
                 int64_t q = (mt - m) * (mt - m) * (mt - m) + 3 * ((2 * mt) - m - n - 3) * (m - n) +
                             6 * (n - k);
-                s = INSERT(tp, gemm, dla_prio(q), RILL_DTD_VALUE, sizeof(g), &g, RILL_DTD_INPUT,
-                           Amk, RILL_DTD_INPUT, rill_matrix_tile(A, n, k),
-                           RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, m, n));
+                s = gemm_tile(dla, tp, q, RILL_DLA_NOTRANS, RILL_DLA_TRANS, -1.0, 1.0, nk, A, m, k,
+                              A, n, k, A, m, n);
                 if (s != RILL_SUCCESS)
                     return s;
             }
@@ -205,31 +216,14 @@ rill_status_t rill_dla_dgemm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
      * that a step's broadcasts of A(:,k) and B(k,:) overlap the previous step's work. */
     for (int k = 0; k < kt; k++) {
         const int kk = transA ? rill_matrix_tile_rows(A, k) : rill_matrix_tile_cols(A, k);
-        for (int i = 0; i < mt; i++) {
-            rill_data_t *Aik = transA ? rill_matrix_tile(A, k, i) : rill_matrix_tile(A, i, k);
-            const int lda = transA ? rill_matrix_tile_rows(A, k) : rill_matrix_tile_rows(A, i);
+        for (int i = 0; i < mt; i++)
             for (int j = 0; j < nt; j++) {
-                rill_data_t *Bkj = transB ? rill_matrix_tile(B, j, k) : rill_matrix_tile(B, k, j);
-                dla_kargs_t g = {
-                    .m = rill_matrix_tile_rows(C, i),
-                    .n = rill_matrix_tile_cols(C, j),
-                    .k = kk,
-                    .lda = lda,
-                    .ldb = transB ? rill_matrix_tile_rows(B, j) : rill_matrix_tile_rows(B, k),
-                    .ldc = rill_matrix_tile_rows(C, i),
-                    .transA = transA,
-                    .transB = transB,
-                    .alpha = alpha,
-                    .beta = k == 0 ? beta : 1.0,
-                    .dla = dla,
-                };
-                s = INSERT(tp, dla->cls[DLA_CLASS_GEMM], dla_prio(kt - k), RILL_DTD_VALUE,
-                           sizeof(g), &g, RILL_DTD_INPUT, Aik, RILL_DTD_INPUT, Bkj,
-                           RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(C, i, j));
+                s = gemm_tile(dla, tp, kt - k, transA, transB, alpha, k == 0 ? beta : 1.0, kk, A,
+                              transA ? k : i, transA ? i : k, B, transB ? j : k, transB ? k : j, C,
+                              i, j);
                 if (s != RILL_SUCCESS)
                     return s;
             }
-        }
     }
     return RILL_SUCCESS;
 }
@@ -258,7 +252,7 @@ rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
         return bad_shape("dtrsm", "A and B must have as many rows", rill_matrix_m(A),
                          rill_matrix_m(B));
     const int mt = rill_matrix_mt(B), nt = rill_matrix_nt(B);
-    rill_dtd_class_t *trsm = dla->cls[DLA_CLASS_TRSM], *gemm = dla->cls[DLA_CLASS_GEMM];
+    rill_dtd_class_t *trsm = dla->cls[DLA_CLASS_TRSM];
 
     for (int step = 0; step < mt; step++) {
         /* NoTrans: forward substitution (k = step); Trans: backward (k = mt-1-step) */
@@ -287,26 +281,11 @@ rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
         for (int m = 0; m < mt; m++) {
             if (trans == RILL_DLA_NOTRANS ? m <= k : m >= k)
                 continue;
-            const int mm = rill_matrix_tile_rows(B, m);
-            rill_data_t *Aop =
-                trans == RILL_DLA_NOTRANS ? rill_matrix_tile(A, m, k) : rill_matrix_tile(A, k, m);
+            bool notrans = trans == RILL_DLA_NOTRANS;
             for (int n = 0; n < nt; n++) {
-                dla_kargs_t g = { .m = mm,
-                                  .n = rill_matrix_tile_cols(B, n),
-                                  .k = mk,
-                                  .lda = trans == RILL_DLA_NOTRANS ? mm : mk,
-                                  .ldb = mk,
-                                  .ldc = mm,
-                                  .transA = trans,
-                                  .transB = RILL_DLA_NOTRANS,
-                                  .alpha = -1.0,
-                                  .beta = lalpha,
-                                  .dla = dla };
-                int64_t d = trans == RILL_DLA_NOTRANS ? m - k : k - m;
-                s = INSERT(tp, gemm, dla_prio(2 * (int64_t)(mt - step) - d), RILL_DTD_VALUE,
-                           sizeof(g), &g, RILL_DTD_INPUT, Aop, RILL_DTD_INPUT,
-                           rill_matrix_tile(B, k, n), RILL_DTD_INOUT | RILL_DTD_AFFINITY,
-                           rill_matrix_tile(B, m, n));
+                int64_t d = notrans ? m - k : k - m;
+                s = gemm_tile(dla, tp, 2 * (int64_t)(mt - step) - d, trans, RILL_DLA_NOTRANS, -1.0,
+                              lalpha, mk, A, notrans ? m : k, notrans ? k : m, B, k, n, B, m, n);
                 if (s != RILL_SUCCESS)
                     return s;
             }
@@ -362,23 +341,10 @@ rill_status_t rill_dla_dsyrk_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
             if (s != RILL_SUCCESS)
                 return s;
             for (int n = 0; n < m; n++) {
-                const int nn = rill_matrix_tile_rows(C, n);
                 /* C(m,n) += alpha op(A)(m,:) op(A)(n,:)^T */
-                dla_kargs_t g = { .m = mm,
-                                  .n = nn,
-                                  .k = kk,
-                                  .lda = ldam,
-                                  .ldb = trans ? kk : nn,
-                                  .ldc = mm,
-                                  .transA = trans,
-                                  .transB = trans ? RILL_DLA_NOTRANS : RILL_DLA_TRANS,
-                                  .alpha = alpha,
-                                  .beta = lbeta,
-                                  .dla = dla };
-                rill_data_t *Ank = trans ? rill_matrix_tile(A, k, n) : rill_matrix_tile(A, n, k);
-                s = INSERT(tp, dla->cls[DLA_CLASS_GEMM], dla_prio(kt - k), RILL_DTD_VALUE,
-                           sizeof(g), &g, RILL_DTD_INPUT, Amk, RILL_DTD_INPUT, Ank,
-                           RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(C, m, n));
+                s = gemm_tile(dla, tp, kt - k, trans, trans ? RILL_DLA_NOTRANS : RILL_DLA_TRANS,
+                              alpha, lbeta, kk, A, trans ? k : m, trans ? m : k, A, trans ? k : n,
+                              trans ? n : k, C, m, n);
                 if (s != RILL_SUCCESS)
                     return s;
             }
