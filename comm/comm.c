@@ -161,6 +161,7 @@ err_mpi:
     rill_comm_mpi_fini(comm);
 #endif
 err_free:
+    free(comm->pstats);
     free(comm);
     return status;
 }

@@ -228,6 +228,9 @@ struct rill_comm {
 
     bool threaded; /* a comm thread runs (MPI with size > 1) */
     pthread_t thread;
+    /* the comm thread's start (rill_comm_mpi_start_thread): 0 wait, makes no MPI call; 1 run;
+     * 2 leave at once (a rank's comm thread did not start) */
+    atomic_int gate;
     rill_mpsc_t cmdq;          /* commands for the comm thread */
     rill_evcount_t wake;       /* the comm thread sleeps on it */
     rill_evcount_t coll_ev;    /* callers of collectives sleep on it */

@@ -884,6 +884,19 @@ static void *comm_thread_main(void *arg)
     rill_comm_t *c = arg;
     /* precise short sleeps: the default 50 us timer slack would stretch every poll */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    /* no MPI call until every rank's comm thread started: the main thread agrees on that
+     * with one (acquire: pairs with the release store of the gate) */
+    int gate;
+    for (;;) {
+        uint32_t key = rill_evcount_prepare(&c->wake);
+        if ((gate = atomic_load_explicit(&c->gate, memory_order_acquire)) != 0) {
+            rill_evcount_cancel(&c->wake);
+            break;
+        }
+        rill_evcount_wait(&c->wake, key, 1000);
+    }
+    if (gate != 1)
+        return NULL;
     rill_trace_thread(RILL_TRACE_TID_COMM, "comm thread");
     atomic_store_explicit(&c->thread_start_ns, rill_time_ns(), memory_order_relaxed);
     for (int i = 0; i < COMM_NB_RECV_BUFS; i++)
@@ -959,33 +972,60 @@ static void *comm_thread_main(void *arg)
     return NULL;
 }
 
+/* Start the comm thread, and agree with every rank that all of theirs started: a rank
+ * whose thread did not start leaves MPI, and the others would wait for it in their first
+ * collective for ever. Init: the blocking allreduce is made here, on the main thread, while
+ * the new thread waits at its gate (MPI_THREAD_SERIALIZED: one caller at a time). */
 rill_status_t rill_comm_mpi_start_thread(rill_comm_t *c)
 {
+    const char *why = NULL;
+    rill_status_t status = RILL_SUCCESS;
     c->peers = calloc((size_t)c->size, sizeof(*c->peers));
-    if (!c->peers)
-        return RILL_ERR_NO_MEMORY;
-    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
-        c->recv[i].buf = malloc(c->recv_buf_size);
-        if (!c->recv[i].buf)
-            goto err_free_bufs;
+    for (int i = 0; i < COMM_NB_RECV_BUFS && c->peers; i++)
+        if (!(c->recv[i].buf = malloc(c->recv_buf_size)))
+            break;
+    if (!c->peers || !c->recv[COMM_NB_RECV_BUFS - 1].buf) {
+        why = "out of memory for its receive buffers";
+        status = RILL_ERR_NO_MEMORY;
+    } else {
+        atomic_store_explicit(&c->gate, 0, memory_order_relaxed);
+        c->threaded = true;
+        int rc = pthread_create(&c->thread, NULL, comm_thread_main, c);
+        if (rc != 0) {
+            why = strerror(rc);
+            status = RILL_ERR_COMM;
+            c->threaded = false;
+        }
     }
-    c->threaded = true;
-    int rc = pthread_create(&c->thread, NULL, comm_thread_main, c);
-    if (rc != 0) {
-        RILL_ERROR(RILL_LOG_COMM, "cannot start the comm thread: %s", strerror(rc));
+    if (why)
+        RILL_ERROR(RILL_LOG_COMM, "cannot start the comm thread: %s", why);
+    /* the lowest rank that failed, as size - rank (0: none) */
+    uint64_t mine = why ? (uint64_t)(c->size - c->rank) : 0, first = 0;
+    COMM_MPI_CHECK(c, "MPI_Allreduce", -1,
+                   MPI_Allreduce(&mine, &first, 1, MPI_UINT64_T, MPI_MAX, c->mpi_comm));
+    if (first && !why) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "rank %d could not start its comm thread (its error is above): every rank "
+                   "stops",
+                   (int)((uint64_t)c->size - first));
+        status = RILL_ERR_COMM;
+    }
+    /* release: the thread's first MPI calls come after the allreduce above */
+    atomic_store_explicit(&c->gate, first ? 2 : 1, memory_order_release);
+    rill_evcount_signal(&c->wake, 0);
+    if (!first)
+        return RILL_SUCCESS;
+    if (c->threaded) {
+        pthread_join(c->thread, NULL);
         c->threaded = false;
-        goto err_free_bufs;
     }
-    return RILL_SUCCESS;
-
-err_free_bufs:
     for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
         free(c->recv[i].buf);
         c->recv[i].buf = NULL;
     }
     free(c->peers);
     c->peers = NULL;
-    return RILL_ERR_NO_MEMORY;
+    return status;
 }
 
 void rill_comm_mpi_stop_thread(rill_comm_t *c)

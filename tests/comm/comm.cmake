@@ -28,4 +28,19 @@ if(RILL_HAVE_MPI)
                 $<TARGET_FILE:test_comm_kill> ${RILL_MPIEXEC_FLAGS})
         set_tests_properties(test_comm_kill_np${np} PROPERTIES LABELS mpi TIMEOUT 60)
     endforeach()
+
+    # Rank 1's comm thread does not start (pthread_create fails there, through a preloaded
+    # library): every rank must stop with the reason, none wait for it. Not under the
+    # sanitizers, whose runtimes must come first and intercept pthread_create themselves.
+    if(RILL_SANITIZE STREQUAL "")
+        add_library(rill_fail_comm_thread MODULE ${CMAKE_CURRENT_LIST_DIR}/fail_comm_thread.c)
+        target_link_libraries(rill_fail_comm_thread PRIVATE ${CMAKE_DL_LIBS})
+        add_test(NAME test_comm_thread_fail_np2
+            COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60
+                "rank 1 could not start its comm thread"
+                ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2
+                -x LD_PRELOAD=$<TARGET_FILE:rill_fail_comm_thread>
+                -x RILL_TEST_FAIL_COMM_THREAD_RANK=1 $<TARGET_FILE:rill_info> --peers)
+        set_tests_properties(test_comm_thread_fail_np2 PROPERTIES LABELS mpi TIMEOUT 90)
+    endif()
 endif()
