@@ -2,8 +2,9 @@
 # On a GPU machine: dpotrf's panel solves by dtrsm against by the inverse of the diagonal
 # tile (--panel trsm|inverse), next to cusolverDnDpotrf in the same run, with the tile
 # kernels' own speeds (bench_gpu_vendor tiles) and, from the second of two traced runs of
-# each at the largest N, NB 2048, the exec streams' time per kernel (rill_trace_timeline
-# --stats) and the critical path's longest waits (--critical);
+# each at the largest N, NB 2048, the exec streams' time per kernel and kernels at once per
+# 10 ms (rill_trace_timeline --stats --buckets) and the critical path's longest waits
+# (--critical); the traces are packed in traces.tgz (a device run brings back few files);
 # "check" first runs the GPU-labelled tests. Logs under $OUT; a table last.
 #   scripts/gpu_panel.sh [check] [N...]        (default N: 16384 32768)
 set -uo pipefail
@@ -43,8 +44,8 @@ for p in trsm inverse; do
     "$T/testing_dpotrf" -N "$n" -t 2048 -g 1 --nruns 2 --panel $p \
         --mca profile_trace "$out/trace_$p" >"$out/traced_$p.log" 2>&1
     echo "== traced dpotrf N=$n NB=2048 --panel $p, second run (from its first POTRF)"
-    python3 tools/rill_trace_timeline --stats --name dpotrf --nth -$nt --before 0 \
-        --after 1e9 "$out/trace_$p.0.json" | grep -A8 "exec streams"
+    python3 tools/rill_trace_timeline --stats --buckets 10000 --name dpotrf --nth -$nt \
+        --before 0 --after 1e9 "$out/trace_$p.0.json" | grep -A9 "exec streams"
     # the chain that ends at the last POTRF, back to that run's first POTRF
     back=$(python3 -c 'import json, sys
 t = sorted(e["ts"] for e in json.load(open(sys.argv[1]))["traceEvents"]
@@ -53,6 +54,7 @@ print(t[-1] - t[-int(sys.argv[2])])' "$out/trace_$p.0.json" "$nt")
     python3 tools/rill_trace_timeline --critical --name dpotrf --nth -1 --before "$back" \
         "$out/trace_$p.0.json" | tail -4
 done
+(cd "$out" && tar czf traces.tgz trace_*.json && rm -f trace_*.json)
 echo
 echo "| what | N | NB | panel | TFLOP/s (best of 3; vendor: median) | exec streams busy |"
 echo "| --- | --- | --- | --- | --- | --- |"

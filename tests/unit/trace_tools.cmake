@@ -47,6 +47,10 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         "error: no slice names its tiles" ${rill_timeline} --critical)
     add_test(NAME trace_tools_timeline_critical_stats COMMAND ${rill_expect_fail}
         "error: give --stats or --critical, not both" ${rill_timeline} --critical --stats)
+    add_test(NAME trace_tools_timeline_buckets_alone COMMAND ${rill_expect_fail}
+        "error: --buckets goes with --stats" ${rill_timeline} --buckets 100)
+    add_test(NAME trace_tools_timeline_buckets_zero COMMAND ${rill_expect_fail}
+        "error: --buckets 0: the bucket must be > 0 us" ${rill_timeline} --stats --buckets 0)
     add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
         "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
         ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
@@ -55,6 +59,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         trace_tools_plot_bad_json trace_tools_timeline trace_tools_timeline_no_name
         trace_tools_timeline_nth trace_tools_timeline_bad_json
         trace_tools_timeline_critical_no_tiles trace_tools_timeline_critical_stats
+        trace_tools_timeline_buckets_alone trace_tools_timeline_buckets_zero
         PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or

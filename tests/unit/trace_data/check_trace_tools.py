@@ -118,6 +118,22 @@ def main():
         w = [line for line in cut if "workers" in line]
         check(len(w) == 1 and "busy 365.000 us" in w[0] and "2: 365.000 us" in w[0],
               "a window's stats clip the slices to it")
+        # --buckets: the same window, both workers busy all through it: 2 at once in each
+        # 300 us bucket (the second one 65 us long)
+        w = [line for line in run(timeline, "--stats", "--buckets", "300", "--start", "445",
+                                  "--end", "810", files[0]).splitlines()]
+        i = [k for k, line in enumerate(w) if "workers" in line][0]
+        check(w[i + 1].strip() == "at once, mean per 300 us from 445.000: 2.0 2.0",
+              "the mean number at once per bucket")
+        # the whole run in buckets of 500 us: the buckets hold rank 1's workers' 178 us at
+        # one and 612 us at two, 1402 us of slices, and nothing outside the run
+        w = run(timeline, "--stats", "--buckets", "500", *files).splitlines()
+        i = [k for k, line in enumerate(w) if line.startswith("rank 1  workers")][0]
+        means = [float(v) for v in w[i + 1].split(":")[1].split()]
+        widths = [500, 500, 500, 1915 - 1500]
+        area = sum(m * wd for m, wd in zip(means, widths))
+        check(len(means) == 4 and abs(area - 1402) <= 0.05 * sum(widths),
+              f"rank 1's buckets hold its slices: {means} ({area:.1f} us of 1402)")
         # --critical on critical.json: dpotrf -> dtrsm -> dsyrk -> dpotrf through tiles 1:0,
         # 1:1, 1:2 (the CPU dgemm also wrote 1:2, earlier; the GPU dgemm is off the chain)
         crit_file = os.path.join(DATA, "critical.json")
