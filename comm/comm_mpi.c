@@ -981,10 +981,10 @@ rill_status_t rill_comm_mpi_start_thread(rill_comm_t *c)
     const char *why = NULL;
     rill_status_t status = RILL_SUCCESS;
     c->peers = calloc((size_t)c->size, sizeof(*c->peers));
-    for (int i = 0; i < COMM_NB_RECV_BUFS && c->peers; i++)
-        if (!(c->recv[i].buf = malloc(c->recv_buf_size)))
-            break;
-    if (!c->peers || !c->recv[COMM_NB_RECV_BUFS - 1].buf) {
+    int nbufs = 0;
+    while (c->peers && nbufs < COMM_NB_RECV_BUFS && (c->recv[nbufs].buf = malloc(c->recv_buf_size)))
+        nbufs++;
+    if (nbufs < COMM_NB_RECV_BUFS) {
         why = "out of memory for its receive buffers";
         status = RILL_ERR_NO_MEMORY;
     } else {
