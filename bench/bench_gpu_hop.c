@@ -204,6 +204,11 @@ int main(int argc, char **argv)
         if ((double)fl[r].len * sizeof(double) <= max_bytes &&
             flood_row(ctx, cls, fl[r].len, fl[r].k, 10))
             return 1;
+    rill_gpu_counters_t c;
+    if (rill_context_gpu_counters(ctx, 0, &c) == RILL_SUCCESS && c.spans_late)
+        printf("# rank %d: %llu GPU spans ended after the host saw them complete (by up to %.1f "
+               "us): the trace's GPU times are off\n",
+               rank, c.spans_late, c.span_late_max_us);
     rill_dtd_class_destroy(&cls);
     rill_fini(&ctx);
     return 0;

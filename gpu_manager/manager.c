@@ -101,13 +101,22 @@ enum { OP_TASK, OP_XFER, OP_HOME, OP_WB, OP_LAND, OP_PUT };
  * stream (a stream full of waits that nothing satisfies yet blocks the enqueuing thread). */
 #define GM_NSEMS 64
 
+/* Time references of the spans kept (gm_t.refs): an operation in flight longer than GM_NREFS
+ * periods gets no span. */
+#define GM_NREFS 8
+
 /** An operation in flight on one stream, completed in order. */
 typedef struct gm_op {
     int kind;
     struct gm_op *next;
-    cudaEvent_t ev, ev_start; /* ev_start: a timed operation's start */
-    bool timed;               /* ev and ev_start are timing events (their spans are known) */
-    rill_task_t *task;        /* TASK, HOME */
+    /* ev: behind the operation, polled for its completion and waited for by other streams
+     * (no timing: a timing event is slower to query and to wait on); a timed operation also
+     * has timing events at its start and its end (ev_start, ev_end), and the time reference
+     * current when it began (ref: its sequence number, gm_t.refs) */
+    cudaEvent_t ev, ev_start, ev_end;
+    bool timed;
+    uint64_t ref;
+    rill_task_t *task; /* TASK, HOME */
     int nent;
     gm_entry_t *ent[RILL_MAX_FLOWS];       /* TASK: its copies (a reader each); XFER, WB: one */
     rill_data_copy_t *src[RILL_MAX_FLOWS]; /* peer copies read (a reader each), or NULL */
@@ -194,10 +203,20 @@ typedef struct gm {
     /* the watchdog thread's last look (describe) */
     bool wd_seen;
     unsigned long long wd_tasks, wd_evict, wd_loads;
-    bool trace;      /* tasks' spans in the trace */
-    bool timing;     /* tasks' spans measured (device_cuda_timing, or a trace) */
-    uint64_t ref_ns; /* host time of ev_ref */
-    cudaEvent_t ev_ref;
+    bool trace;  /* tasks' spans in the trace */
+    bool timing; /* tasks' spans measured (device_cuda_timing, or a trace) */
+    /* the time references of the spans (ref_take): the newest GM_NREFS, a timing event each
+     * and its time on the host clock, taken every GM_REF_PERIOD_NS on a stream of their own
+     * (the GPU's clock drifts against the host's); ref_seq numbers the newest */
+    struct gm_ref {
+        cudaEvent_t ev;
+        uint64_t ns, seq;
+    } refs[GM_NREFS];
+    uint64_t ref_seq, ref_at;
+    cudaStream_t ref_stream;
+    /* the check of the references: spans that ended on the GPU's clock after the host saw them
+     * complete (by more than GM_LATE_NS), and the greatest such lateness */
+    atomic_ullong n_late, late_max_ns;
     /* the tasks' spans on the exec streams (timing): appended by the manager, merged into
      * their union by whoever reads the busy time (rill_context_gpu_counters) */
     rill_spinlock_t spans_lock;
@@ -250,8 +269,9 @@ static gm_op_t *op_new(gm_t *m, int kind)
 
 static void op_free(gm_t *m, gm_op_t *op)
 {
-    rill_cuda_event_put(m->res, op->ev, op->timed);
+    rill_cuda_event_put(m->res, op->ev, false);
     rill_cuda_event_put(m->res, op->ev_start, true);
+    rill_cuda_event_put(m->res, op->ev_end, true);
     op->next = m->free_ops;
     m->free_ops = op;
 }
@@ -262,6 +282,7 @@ static void op_begin(gm_t *m, gm_op_t *op, cudaStream_t s, bool on)
     if (on && (op->ev_start = rill_cuda_event_get(m->res, true))) {
         if (cudaEventRecord(op->ev_start, s) == cudaSuccess) {
             op->timed = true;
+            op->ref = m->ref_seq;
         } else {
             rill_cuda_event_put(m->res, op->ev_start, true);
             op->ev_start = NULL;
@@ -269,26 +290,129 @@ static void op_begin(gm_t *m, gm_op_t *op, cudaStream_t s, bool on)
     }
 }
 
-/* The event behind an operation on stream s (a timing one when its start has one). */
+/* The events behind an operation on stream s: its end's timing event when it is timed,
+ * then the one polled and waited for. */
 static cudaError_t op_record(gm_t *m, gm_op_t *op, cudaStream_t s)
 {
-    op->ev = rill_cuda_event_get(m->res, op->timed);
+    if (op->timed && (!(op->ev_end = rill_cuda_event_get(m->res, true)) ||
+                      cudaEventRecord(op->ev_end, s) != cudaSuccess)) {
+        rill_cuda_event_put(m->res, op->ev_end, true);
+        op->ev_end = NULL;
+        op->timed = false;
+    }
+    op->ev = rill_cuda_event_get(m->res, false);
     return op->ev ? cudaEventRecord(op->ev, s) : cudaErrorMemoryAllocation;
 }
 
-/* A timed operation's span on the host clock (false when it has none). */
+/* A span may end this much after the host saw it complete before it counts as late: the
+ * reference's bracket (ref_take) and cudaEventElapsedTime's resolution (0.5 us). */
+#define GM_LATE_NS 5000
+/* how often the manager takes a new time reference while it times operations */
+#define GM_REF_PERIOD_NS 100000000ull
+
+/* A timed operation's span on the host clock (false when it has none). Only for an
+ * operation seen complete: its end cannot be after now, which checks the reference. */
 static bool op_span(gm_t *m, gm_op_t *op, uint64_t *t0, uint64_t *t1)
 {
     /* the start from the reference event, the duration from the operation's own pair (a
      * float in ms loses precision as the run goes on: the duration keeps it) */
     float a = 0, d = 0;
-    if (!op->timed || !op->ev_start ||
-        cudaEventElapsedTime(&a, m->ev_ref, op->ev_start) != cudaSuccess ||
-        cudaEventElapsedTime(&d, op->ev_start, op->ev) != cudaSuccess)
-        return false;
-    *t0 = m->ref_ns + (uint64_t)((double)a * 1e6);
+    const struct gm_ref *r = &m->refs[op->ref % GM_NREFS];
+    if (!op->timed || !op->ev_start || !op->ev_end || r->seq != op->ref || !r->ev ||
+        cudaEventElapsedTime(&a, r->ev, op->ev_start) != cudaSuccess ||
+        cudaEventElapsedTime(&d, op->ev_start, op->ev_end) != cudaSuccess)
+        return false; /* (a reference 8 periods old is gone: no span) */
+    *t0 = r->ns + (uint64_t)((double)(a > 0 ? a : 0) * 1e6);
     *t1 = *t0 + (uint64_t)((double)(d > 0 ? d : 0) * 1e6);
+    uint64_t now = rill_time_ns();
+    if (*t1 > now + GM_LATE_NS) {
+        unsigned long long late = *t1 - now,
+                           max = atomic_load_explicit(&m->late_max_ns, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->n_late, 1, memory_order_relaxed);
+        if (late > max) /* (only this thread writes it) */
+            atomic_store_explicit(&m->late_max_ns, late, memory_order_relaxed);
+    }
     return true;
+}
+
+/* A new time reference of the spans (gm_t.refs): an event on the GPU's clock and its time
+ * on the host's. A synchronize returns some time after the event (up to tens of
+ * microseconds when the thread sleeps in it), which would draw every span that much late
+ * against the host's events. Instead n events are recorded one after the other on the
+ * manager's idle reference stream, each polled until done: event i happened after the
+ * start of the last poll that found it not done (or of its record) and before the end of
+ * the one that found it done. With its distance on the GPU's clock from the last event
+ * (the reference), each bracket bounds the reference's host time: the intersection's
+ * middle is taken, or the narrowest bracket's when they disagree (a preempted poll).
+ * Ops that begin from now on are measured from it; it is taken again every
+ * GM_REF_PERIOD_NS, so the drift between the two clocks stays small. Manager thread. */
+static cudaError_t ref_take(gm_t *m, int n)
+{
+    cudaEvent_t ev[16] = { 0 };
+    uint64_t lo[16], hi[16];
+    cudaError_t err = cudaSuccess;
+    int k = 0;
+    if (n > 16)
+        n = 16;
+    for (; k < n; k++) {
+        if (!(ev[k] = rill_cuda_event_get(m->res, true))) {
+            err = cudaErrorMemoryAllocation;
+            break;
+        }
+        lo[k] = rill_time_ns();
+        if ((err = cudaEventRecord(ev[k], m->ref_stream)) != cudaSuccess) {
+            k++;
+            break;
+        }
+        for (;;) {
+            uint64_t t = rill_time_ns();
+            err = cudaEventQuery(ev[k]);
+            if (err != cudaErrorNotReady) {
+                hi[k] = rill_time_ns();
+                break;
+            }
+            lo[k] = t;
+        }
+        if (err != cudaSuccess) {
+            k++;
+            break;
+        }
+    }
+    uint64_t in_lo = 0, in_hi = UINT64_MAX, nar_lo = 0, nar_hi = UINT64_MAX;
+    for (int i = 0; i < k && err == cudaSuccess; i++) {
+        float ms = 0;
+        if ((err = cudaEventElapsedTime(&ms, ev[i], ev[k - 1])) != cudaSuccess)
+            break;
+        uint64_t d = (uint64_t)((double)(ms > 0 ? ms : 0) * 1e6);
+        uint64_t l = lo[i] + d, h = hi[i] + d;
+        in_lo = l > in_lo ? l : in_lo;
+        in_hi = h < in_hi ? h : in_hi;
+        if (h - l < nar_hi - nar_lo) {
+            nar_lo = l;
+            nar_hi = h;
+        }
+    }
+    for (int i = 0; i < k - 1; i++)
+        rill_cuda_event_put(m->res, ev[i], true);
+    if (err != cudaSuccess) {
+        if (k > 0)
+            rill_cuda_event_put(m->res, ev[k - 1], true);
+        return err;
+    }
+    if (in_lo > in_hi) { /* the brackets disagree */
+        in_lo = nar_lo;
+        in_hi = nar_hi;
+    }
+    struct gm_ref *r = &m->refs[(m->ref_seq + 1) % GM_NREFS];
+    rill_cuda_event_put(m->res, r->ev, true);
+    r->ev = ev[k - 1];
+    r->ns = in_lo + (in_hi - in_lo) / 2;
+    r->seq = ++m->ref_seq;
+    m->ref_at = rill_time_ns();
+    RILL_VERBOSE(RILL_LOG_GPU, 3, "GPU %d: time reference %llu within %.1f us (%d events)",
+                 m->res->info.ordinal, (unsigned long long)r->seq, (double)(in_hi - in_lo) * 1e-3,
+                 k);
+    return cudaSuccess;
 }
 
 static void fifo_push(gm_t *m, int f, gm_op_t *op)
@@ -1009,7 +1133,7 @@ static void home_start(gm_t *m, rill_task_t *task)
          * released when the op completes below, at once) */
         fail_cuda(m, task, "cudaEventRecord (bringing tiles home)", err);
         op->body_failed = true;
-        rill_cuda_event_put(m->res, op->ev, op->timed);
+        rill_cuda_event_put(m->res, op->ev, false);
         op->ev = NULL;
     }
     atomic_fetch_add_explicit(&m->n_home, 1, memory_order_relaxed);
@@ -1630,8 +1754,12 @@ static void sink_take(void *arg, rill_task_t *task)
 {
     gm_t *m = arg;
     task->prio.seq = m->seq++;
-    if (m->trace) /* in flight from now: rill_task_complete counts it out */
+    if (m->trace) { /* in flight from now: rill_task_complete counts it out */
         atomic_fetch_add_explicit(&m->ctx->trace_running, 1, memory_order_relaxed);
+        /* a task its own completions made ready (e.g. a receive's consumer): from here to
+         * "launched" is the manager's */
+        rill_trace_instant("gpu", "released here", rill_time_ns());
+    }
     if (rill_heap_push(pending_of(m, task), &task->prio) != RILL_SUCCESS)
         task_fail_now(m, task, RILL_ERR_NO_MEMORY, "out of host memory on GPU %d's manager",
                       m->res->info.ordinal);
@@ -1871,11 +1999,8 @@ static void *manager_main(void *arg)
     }
     if (st == RILL_SUCCESS && m->timing) {
         /* the reference point of the spans: once, at start (the only synchronisation) */
-        if (cudaEventCreate(&m->ev_ref) == cudaSuccess &&
-            cudaEventRecord(m->ev_ref, m->res->h2d) == cudaSuccess &&
-            cudaEventSynchronize(m->ev_ref) == cudaSuccess)
-            m->ref_ns = rill_time_ns();
-        else
+        if (cudaStreamCreateWithFlags(&m->ref_stream, cudaStreamNonBlocking) != cudaSuccess ||
+            ref_take(m, 16) != cudaSuccess)
             m->timing = m->trace = false;
     }
     pthread_mutex_lock(&m->start_lock);
@@ -1900,6 +2025,8 @@ static void *manager_main(void *arg)
         /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
          * channel, so a busy channel does not hold back launches) */
         progress += gm_proxy_step(m->proxy);
+        if (m->timing && rill_time_ns() - m->ref_at > GM_REF_PERIOD_NS)
+            ref_take(m, 4); /* (on failure the spans keep the older reference) */
         if (progress) {
             busy_at = 0; /* read the clock once idle */
             continue;
@@ -1973,8 +2100,11 @@ static void managers_stop(rill_context_t *ctx)
         }
         if (m->res) {
             cudaSetDevice(m->res->info.ordinal);
-            if (m->ev_ref)
-                cudaEventDestroy(m->ev_ref);
+            for (int k = 0; k < GM_NREFS; k++)
+                if (m->refs[k].ev)
+                    cudaEventDestroy(m->refs[k].ev);
+            if (m->ref_stream)
+                cudaStreamDestroy(m->ref_stream);
             if (m->land_stream)
                 cudaStreamDestroy(m->land_stream);
             if (m->put_stream)
@@ -2164,6 +2294,8 @@ rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_g
     c->remote_behind = atomic_load(&m->n_behind);
     c->remote_wait_s = (double)atomic_load(&m->ns_land_wait) * 1e-9;
     c->busy_s = busy_seconds(m);
+    c->spans_late = atomic_load(&m->n_late);
+    c->span_late_max_us = (double)atomic_load(&m->late_max_ns) * 1e-3;
     return RILL_SUCCESS;
 }
 

@@ -83,6 +83,11 @@ typedef struct rill_gpu_counters {
      * device_cuda_timing). Tasks that read a landing wait for it on the GPU behind this. */
     double remote_wait_s;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
+    /** the check of the traces' time reference (device_cuda_timing): timed operations whose
+     * end, on the GPU's clock mapped onto the host's, came more than 5 us after the host saw
+     * them complete (0 when the mapping holds), and the greatest such lateness */
+    unsigned long long spans_late;
+    double span_late_max_us;
 } rill_gpu_counters_t;
 /** Fill *c with GPU i's counters. RILL_ERR_INVALID_ARG when i is not one of the process's
  * GPUs. Any thread (the values are a snapshot). */

@@ -9,7 +9,8 @@
  *   urgent   tasks inserted RILL_DTD_URGENT run on the exec stream of the greatest priority
  *            (device_cuda_urgent_streams), the others on the normal-priority streams
  *   trace    a traced run has a track per exec stream and per copy direction, the tasks'
- *            spans on them, and flows from the workers that handed tasks over
+ *            spans on them, and flows from the workers that handed tasks over; no span ends
+ *            after the host saw it complete (the GPU clock's mapping onto the host's)
  * Each exits 77 (skipped) with the reason when no GPU is usable, as on CI machines. */
 #include <math.h>
 #include <stdio.h>
@@ -439,6 +440,15 @@ static int run_trace(rill_context_t *ctx)
     long bad = random_dag(ctx, 16, 200, axpy, 3, scal, 3, 1);
     CHECK_MSG(bad == 0, "%ld elements differ from the sequential run", bad);
     free_classes(axpy, scal);
+    /* the spans' time reference: none ends after the host saw it complete */
+    for (int g = 0; g < rill_context_ngpus(ctx); g++) {
+        rill_gpu_counters_t c;
+        CHECK_OK(rill_context_gpu_counters(ctx, g, &c));
+        CHECK_MSG(c.spans_late == 0,
+                  "GPU %d: %llu spans end after the host saw them complete (by up to %.1f us): "
+                  "the GPU clock's mapping onto the host's is off",
+                  g, c.spans_late, c.span_late_max_us);
+    }
     return 0;
 }
 
