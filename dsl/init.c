@@ -128,6 +128,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         rill_dtd_fini();
         return status;
     }
+    rill_watchdog_init_done(ctx);
     *ctx_p = ctx;
     return RILL_SUCCESS;
 }

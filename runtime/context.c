@@ -14,7 +14,7 @@ static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sch
 #define NB_SCHEDS ((int)(sizeof(all_scheds) / sizeof(all_scheds[0])))
 
 static rill_param_t *param_sched, *param_idle_spin_us, *param_gpu_spin_us, *param_watchdog_s,
-    *param_watchdog_action, *param_device;
+    *param_watchdog_init_s, *param_watchdog_action, *param_device;
 static _Thread_local rill_worker_t *tl_worker;
 
 RILL_LOG_COMPONENT(rill_log_runtime, "runtime");
@@ -59,6 +59,14 @@ rill_status_t rill_core_register_params(void)
                                 "window, collective) waits on when no task completed for this "
                                 "many seconds (0: never)",
                                 RILL_PARAM_LEVEL_USER, 30, 0, 86400, &param_watchdog_s);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int(
+        "runtime_watchdog_init_s",
+        "Inside rill_init, the watchdog reports a wait (for the other ranks to start: their "
+        "GPUs can take seconds, more on a loaded machine) only after at least this many seconds "
+        "(the greater of this and runtime_watchdog_s)",
+        RILL_PARAM_LEVEL_TUNER, 120, 0, 86400, &param_watchdog_init_s);
     if (s != RILL_SUCCESS)
         status = s;
     static const char *const actions[] = { "warn", "abort", NULL };
@@ -525,6 +533,7 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     atomic_init(&ctx->nb_taskpools, 0);
     ctx->idle_spin_us = (int)rill_param_get_int(param_idle_spin_us);
     ctx->watchdog_ns = (uint64_t)rill_param_get_int(param_watchdog_s) * 1000000000ull;
+    ctx->watchdog_init_ns = (uint64_t)rill_param_get_int(param_watchdog_init_s) * 1000000000ull;
     ctx->stats_on = rill_stats_wanted();
     ctx->stats_start_ns = rill_time_ns();
     ctx->sched = all_scheds[rill_param_get_enum(param_sched)];

@@ -205,6 +205,7 @@ typedef struct rill_watchdog {
     bool stop, started;
     bool no_workers; /* the workers are gone (rill_fini): stop looking at them */
     bool no_devices; /* the GPU managers stop (rill_fini): stop asking them */
+    bool in_init;    /* rill_init has not returned: waits get watchdog_init_ns */
     int action;      /* 0: warn, 1: abort the job */
     pthread_t thread;
 } rill_watchdog_t;
@@ -222,8 +223,9 @@ struct rill_context {
     atomic_ullong progress; /* tasks completed, for the watchdog */
     uint32_t next_taskpool_id;
     uint32_t next_collection_id;
-    int idle_spin_us;     /* how long an idle worker looks for work before sleeping */
-    uint64_t watchdog_ns; /* report a stall after this long (0: never) */
+    int idle_spin_us;          /* how long an idle worker looks for work before sleeping */
+    uint64_t watchdog_ns;      /* report a stall after this long (0: never) */
+    uint64_t watchdog_init_ns; /* inside rill_init: at least this long */
     rill_watchdog_t watchdog;
     atomic_int nb_taskpools;
     rill_taskpool_t *taskpools; /* live taskpools, newest first (main thread) */
@@ -288,6 +290,8 @@ void rill_watchdog_leave(rill_context_t *ctx);
  * waits that follow, e.g. the final barrier). Main thread. */
 rill_status_t rill_watchdog_start(rill_context_t *ctx, int action);
 void rill_watchdog_forget_workers(rill_context_t *ctx);
+/** rill_init is done: waits get runtime_watchdog_s from now on. Main thread. */
+void rill_watchdog_init_done(rill_context_t *ctx);
 void rill_watchdog_stop(rill_context_t *ctx);
 
 /** End-of-run statistics (stats.c): the profile_stats parameter; whether they are wanted

@@ -134,7 +134,10 @@ static void *watchdog_main(void *arg)
             wd->last_change = now;
             continue;
         }
-        if (wd->nwaits == 0 || now - wd->last_change < ctx->watchdog_ns || !seen)
+        uint64_t limit = ctx->watchdog_ns; /* rill_init's waits are for the other ranks to start */
+        if (wd->in_init && ctx->watchdog_init_ns > limit)
+            limit = ctx->watchdog_init_ns;
+        if (wd->nwaits == 0 || now - wd->last_change < limit || !seen)
             continue;
         watchdog_report(ctx, now, now - wd->last_change, seen);
         wd->last_change = now; /* the next report after another quiet period */
@@ -161,6 +164,7 @@ rill_status_t rill_watchdog_start(rill_context_t *ctx, int action)
     wd->nwaits = 0;
     wd->stop = false;
     wd->action = action;
+    wd->in_init = true;
     wd->last_change = rill_time_ns();
     wd->started = false;
     wd->no_workers = false;
@@ -198,4 +202,12 @@ void rill_watchdog_stop(rill_context_t *ctx)
     }
     pthread_cond_destroy(&wd->cond);
     pthread_mutex_destroy(&wd->lock);
+}
+
+void rill_watchdog_init_done(rill_context_t *ctx)
+{
+    rill_watchdog_t *wd = &ctx->watchdog;
+    pthread_mutex_lock(&wd->lock);
+    wd->in_init = false;
+    pthread_mutex_unlock(&wd->lock);
 }

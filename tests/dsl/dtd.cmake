@@ -19,5 +19,7 @@ rill_add_test(NAME test_dtd_watchdog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dt
     LIBS rill_dsl LABELS dsl TIMEOUT 60)
 rill_add_test(NAME test_dtd_watchdog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_watchdog.c
     LIBS rill_dsl LABELS dsl TIMEOUT 60 TEST test_dtd_watchdog_main ARGS main)
+rill_add_test(NAME test_dtd_watchdog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_watchdog.c
+    LIBS rill_dsl LABELS dsl TIMEOUT 60 TEST test_dtd_watchdog_init ARGS init)
 rill_add_test(NAME test_dtd_lifetime SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_lifetime.c
     LIBS rill_dsl LABELS dsl)
