@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # On the 2-GPU machine: build, the GPU tests (channels in one process and in two), then
 # bench/bench_channels on two processes. Bounded commands; logs under $OUT, a summary last.
-#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|dist|all]   (default all)
+#   scripts/gpu_channels.sh [tests|bench|hang|direct|issue11|dist|hop|all]   (default all)
+# hop: a traced 4 KiB chain between the two GPUs (rill_trace_timeline around hops 150 and
+# 151), the hop and the manager's cost per task with and without device_cuda_timing,
+# bench/gpu_hop.sh's table (HOP_TABLE= skips it), the GPU tests (HOP_SUITE=seconds: the whole
+# suite instead, within that time); everything packed into $OUT/hop.tgz
 # dist: the GPU tests, the testers with -x and --dist diagonal on 2 x 1 GPU, dpotrf N = 65536
 # on 2 x 1 GPU (block-cyclic and diagonal) next to 1 x 2 GPUs and cusolverMgPotrf, the hop
 # table
@@ -66,6 +70,46 @@ if [ "$what" = issue11 ]; then
                 grep -E "^ *[0-9]|error|GPU [01]:"
         done
     done
+    exit 0
+fi
+if [ "$what" = hop ]; then
+    # where a 4 KiB hop goes: a traced chain (both ranks' events around hop 150), the hop
+    # table, then the GPU tests; everything packed into $out/hop.tgz
+    timeout 60 "${np2[@]}" build-gpu/bench/bench_gpu_hop 200 4096 \
+        --mca profile_trace "$out/hop" >"$out/hop_traced.log" 2>&1
+    tail -4 "$out/hop_traced.log"
+    for k in 150 151; do
+        python3 tools/rill_trace_timeline --name hop --nth $k --before 40 --after 60 \
+            "$out"/hop.*.json >"$out/hop_timeline_$k.txt" 2>&1
+    done
+    head -70 "$out/hop_timeline_150.txt"
+    # what timing every operation with CUDA events costs a hop and a task (alternated)
+    for k in $(seq "${HOP_AB:-2}"); do
+        for t in 1 0; do
+            echo "== bench_gpu_hop 200 1048576, device_cuda_timing $t"
+            timeout 60 "${np2[@]}" build-gpu/bench/bench_gpu_hop 200 1048576 \
+                --mca device_cuda_timing $t 2>&1 | grep -E "^ +[0-9]+ +200 "
+        done
+    done
+    for t in 1 0; do
+        echo "== bench_gpu_tasks 100000, device_cuda_timing $t"
+        RILL_MCA_device_cuda_timing=$t timeout 60 build-gpu/bench/bench_gpu_tasks 100000 2>&1 |
+            grep "^gpu_tasks"
+    done
+    if [ -n "${HOP_TABLE-1}" ]; then bash bench/gpu_hop.sh build-gpu 200 | tee "$out/hop_table.txt"; fi
+    if [ -n "${HOP_SUITE:-}" ]; then # the whole suite, each process with a small zone
+        # (without this script's watchdog settings: tests that expect a report and go on set
+        # their own)
+        (cd build-gpu && env -u RILL_MCA_runtime_watchdog_s -u RILL_MCA_runtime_watchdog_action \
+            RILL_MCA_device_cuda_memory_use=3 timeout "$HOP_SUITE" ctest -j "${HOP_J:-6}" \
+            --timeout 120 --output-on-failure >"$out/ctest_all.log" 2>&1)
+        grep -E "tests passed|\*\*\*Failed|Timeout|Not Run" "$out/ctest_all.log" | tail -30
+    else
+        (cd build-gpu && timeout 300 ctest -L gpu -E "channels_signal" --output-on-failure \
+            --timeout 90 >"$out/ctest_gpu.log" 2>&1)
+        grep -E "tests passed|\*\*\*Failed|Timeout" "$out/ctest_gpu.log" | tail -12
+    fi
+    (cd "$out" && tar czf hop.tgz --exclude hop.tgz ./*.log ./*.txt ./*.json 2>/dev/null)
     exit 0
 fi
 if [ "$what" = dist ]; then
