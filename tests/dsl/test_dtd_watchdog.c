@@ -5,6 +5,7 @@
  * rill_init (where the other ranks may take seconds to start their GPUs) is not reported
  * within runtime_watchdog_init_s, and is once that is 0. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -101,10 +102,13 @@ static char *stalled_wait(rill_context_t *ctx, rill_dtd_class_t *slow, rill_dtd_
     return out;
 }
 
-static void set_in_init(rill_context_t *ctx, bool on)
+/* As if inside rill_init (on), with runtime_watchdog_init_s = init_s; under the watchdog's
+ * lock, which its thread holds while it reads them. */
+static void set_in_init(rill_context_t *ctx, bool on, uint64_t init_s)
 {
     pthread_mutex_lock(&ctx->watchdog.lock);
     ctx->watchdog.in_init = on;
+    ctx->watchdog_init_ns = init_s * 1000000000ull;
     pthread_mutex_unlock(&ctx->watchdog.lock);
 }
 
@@ -128,19 +132,19 @@ int main(int argc, char **argv)
     rill_data_t *d;
     CHECK(rill_data_create(ctx, &x, sizeof(x), &d) == RILL_SUCCESS);
     if (in_init) {
-        set_in_init(ctx, true); /* runtime_watchdog_init_s: 120 by default */
+        set_in_init(ctx, true, 120); /* runtime_watchdog_init_s's default */
         char *quiet = stalled_wait(ctx, slow, after, d);
         CHECK(quiet);
         fputs(quiet, stderr);
         CHECK_MSG(!strstr(quiet, "watchdog: no task completed for"),
                   "a 2.5 s wait inside rill_init was reported (runtime_watchdog_init_s is 120)");
         free(quiet);
-        ctx->watchdog_init_ns = 0; /* as runtime_watchdog_init_s = 0: runtime_watchdog_s */
+        set_in_init(ctx, true, 0); /* runtime_watchdog_init_s = 0: runtime_watchdog_s */
     }
     char *out = stalled_wait(ctx, slow, after, d);
     CHECK(out);
     if (in_init)
-        set_in_init(ctx, false);
+        set_in_init(ctx, false, 120);
     fputs(out, stderr);
     CHECK_MSG(strstr(out, "watchdog: no task completed for"), "no watchdog report");
     CHECK_MSG(strstr(out, "last local writer 'after'"),
