@@ -83,6 +83,10 @@ if [ "$what" = hop ]; then
             "$out"/hop.*.json >"$out/hop_timeline_$k.txt" 2>&1
     done
     head -70 "$out/hop_timeline_150.txt"
+    # the receive side's steps, per rank (medians over the chain)
+    python3 tools/rill_trace_timeline --gap recv "landing armed" --gap "landing armed" \
+        "released here" --gap "released here" launched --gap "landed from a rank:end" hop \
+        "$out"/hop.*.json | tee "$out/hop_gaps.txt"
     # what timing every operation with CUDA events costs a hop and a task (alternated)
     for k in $(seq "${HOP_AB:-2}"); do
         for t in 1 0; do

@@ -51,6 +51,10 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         "error: --buckets goes with --stats" ${rill_timeline} --buckets 100)
     add_test(NAME trace_tools_timeline_buckets_zero COMMAND ${rill_expect_fail}
         "error: --buckets 0: the bucket must be > 0 us" ${rill_timeline} --stats --buckets 0)
+    add_test(NAME trace_tools_timeline_gap_no_name COMMAND ${rill_expect_fail}
+        "error: no event named 'nosuch' in the input" ${rill_timeline} --gap recv nosuch)
+    add_test(NAME trace_tools_timeline_gap_stats COMMAND ${rill_expect_fail}
+        "error: give --gap alone" ${rill_timeline} --gap recv send --stats)
     add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
         "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
         ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
@@ -60,6 +64,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         trace_tools_timeline_nth trace_tools_timeline_bad_json
         trace_tools_timeline_critical_no_tiles trace_tools_timeline_critical_stats
         trace_tools_timeline_buckets_alone trace_tools_timeline_buckets_zero
+        trace_tools_timeline_gap_no_name trace_tools_timeline_gap_stats
         PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or

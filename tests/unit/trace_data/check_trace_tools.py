@@ -134,6 +134,18 @@ def main():
         area = sum(m * wd for m, wd in zip(means, widths))
         check(len(means) == 4 and abs(area - 1402) <= 0.05 * sum(widths),
               f"rank 1's buckets hold its slices: {means} ({area:.1f} us of 1402)")
+        # --gap: per rank, from each FROM to the next TO before the next FROM; NAME:end is
+        # a slice's end. Rank 0's recv at 1400 -> its gemm at 1480; rank 1's recv ends at
+        # 600.5, its first trsm starts at 610; rank 0's recv (1400..1470) comes after its
+        # trsms, so nothing pairs; no send comes after a syrk on either rank
+        g = run(timeline, "--gap", "recv", "gemm", "--gap", "recv:end", "trsm", "--gap", "syrk",
+                "send", *files).splitlines()
+        check(g[0].startswith("rank 0  recv -> gemm: 1 of 1 paired; median 80.000 us"),
+              f"a gap from a slice's start: {g[0]!r}")
+        check(g[3].startswith("rank 1  recv:end -> trsm: 1 of 1 paired; median 9.500 us"),
+              f"a gap from a slice's end: {g[3]!r}")
+        check(g[2] == "rank 0  recv:end -> trsm: 0 of 1 paired", f"nothing after: {g[2]!r}")
+        check(g[5] == "rank 1  syrk -> send: 0 of 2 paired", f"none paired: {g[5]!r}")
         # --critical on critical.json: dpotrf -> dtrsm -> dsyrk -> dpotrf through tiles 1:0,
         # 1:1, 1:2 (the CPU dgemm also wrote 1:2, earlier; the GPU dgemm is off the chain)
         crit_file = os.path.join(DATA, "critical.json")
