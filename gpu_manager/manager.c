@@ -354,6 +354,7 @@ static cudaError_t ref_take(gm_t *m, int n)
     int k = 0;
     if (n > 16)
         n = 16;
+    m->ref_at = rill_time_ns(); /* a failed take is not retried at once */
     for (; k < n; k++) {
         if (!(ev[k] = rill_cuda_event_get(m->res, true))) {
             err = cudaErrorMemoryAllocation;
