@@ -102,8 +102,8 @@ enum { OP_TASK, OP_XFER, OP_HOME, OP_WB, OP_LAND, OP_PUT };
 #define GM_NSEMS 64
 
 /* Time references of the spans kept (gm_t.refs): an operation in flight longer than GM_NREFS
- * periods gets no span. */
-#define GM_NREFS 8
+ * periods (3.2 s) gets no span. */
+#define GM_NREFS 32
 
 /** An operation in flight on one stream, completed in order. */
 typedef struct gm_op {
@@ -321,7 +321,7 @@ static bool op_span(gm_t *m, gm_op_t *op, uint64_t *t0, uint64_t *t1)
     if (!op->timed || !op->ev_start || !op->ev_end || r->seq != op->ref || !r->ev ||
         cudaEventElapsedTime(&a, r->ev, op->ev_start) != cudaSuccess ||
         cudaEventElapsedTime(&d, op->ev_start, op->ev_end) != cudaSuccess)
-        return false; /* (a reference 8 periods old is gone: no span) */
+        return false; /* (a reference GM_NREFS periods old is gone: no span) */
     *t0 = r->ns + (uint64_t)((double)(a > 0 ? a : 0) * 1e6);
     *t1 = *t0 + (uint64_t)((double)(d > 0 ? d : 0) * 1e6);
     uint64_t now = rill_time_ns();
@@ -1999,7 +1999,7 @@ static void *manager_main(void *arg)
         }
     }
     if (st == RILL_SUCCESS && m->timing) {
-        /* the reference point of the spans: once, at start (the only synchronisation) */
+        /* the first time reference of the spans (then one every GM_REF_PERIOD_NS) */
         if (cudaStreamCreateWithFlags(&m->ref_stream, cudaStreamNonBlocking) != cudaSuccess ||
             ref_take(m, 16) != cudaSuccess)
             m->timing = m->trace = false;
