@@ -55,3 +55,24 @@ uint64_t rill_time_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+uint64_t rill_time_bracket(const uint64_t *lo, const uint64_t *hi, const uint64_t *d, int n,
+                           uint64_t *mid)
+{
+    uint64_t in_lo = 0, in_hi = UINT64_MAX, nar_lo = 0, nar_hi = UINT64_MAX;
+    for (int i = 0; i < n; i++) {
+        uint64_t l = lo[i] + d[i], h = hi[i] + d[i];
+        in_lo = l > in_lo ? l : in_lo;
+        in_hi = h < in_hi ? h : in_hi;
+        if (h - l < nar_hi - nar_lo) {
+            nar_lo = l;
+            nar_hi = h;
+        }
+    }
+    if (in_lo > in_hi) { /* they disagree */
+        in_lo = nar_lo;
+        in_hi = nar_hi;
+    }
+    *mid = in_lo + (in_hi - in_lo) / 2;
+    return in_hi - in_lo;
+}

@@ -85,4 +85,14 @@ void rill_evcount_signal(rill_evcount_t *ev, int n);
 /** Monotonic time in nanoseconds. */
 uint64_t rill_time_ns(void);
 
+/**
+ * An instant of another clock (a GPU's) placed on the host's: sample i lies in [lo[i],
+ * hi[i]] on the host clock and d[i] ns before the instant (on the other clock), so each
+ * shifted bracket [lo[i] + d[i], hi[i] + d[i]] holds the instant. *mid gets the middle of
+ * their intersection, or of the narrowest one when they do not intersect (a sample whose
+ * bracket was wrong, e.g. a clock read late); returns that width in ns. n >= 1.
+ */
+uint64_t rill_time_bracket(const uint64_t *lo, const uint64_t *hi, const uint64_t *d, int n,
+                           uint64_t *mid);
+
 #endif

@@ -379,19 +379,11 @@ static cudaError_t ref_take(gm_t *m, int n)
             break;
         }
     }
-    uint64_t in_lo = 0, in_hi = UINT64_MAX, nar_lo = 0, nar_hi = UINT64_MAX;
+    uint64_t dist[16];
     for (int i = 0; i < k && err == cudaSuccess; i++) {
         float ms = 0;
-        if ((err = cudaEventElapsedTime(&ms, ev[i], ev[k - 1])) != cudaSuccess)
-            break;
-        uint64_t d = (uint64_t)((double)(ms > 0 ? ms : 0) * 1e6);
-        uint64_t l = lo[i] + d, h = hi[i] + d;
-        in_lo = l > in_lo ? l : in_lo;
-        in_hi = h < in_hi ? h : in_hi;
-        if (h - l < nar_hi - nar_lo) {
-            nar_lo = l;
-            nar_hi = h;
-        }
+        if ((err = cudaEventElapsedTime(&ms, ev[i], ev[k - 1])) == cudaSuccess)
+            dist[i] = (uint64_t)((double)(ms > 0 ? ms : 0) * 1e6);
     }
     for (int i = 0; i < k - 1; i++)
         rill_cuda_event_put(m->res, ev[i], true);
@@ -400,19 +392,15 @@ static cudaError_t ref_take(gm_t *m, int n)
             rill_cuda_event_put(m->res, ev[k - 1], true);
         return err;
     }
-    if (in_lo > in_hi) { /* the brackets disagree */
-        in_lo = nar_lo;
-        in_hi = nar_hi;
-    }
+    uint64_t mid, width = rill_time_bracket(lo, hi, dist, k, &mid);
     struct gm_ref *r = &m->refs[(m->ref_seq + 1) % GM_NREFS];
     rill_cuda_event_put(m->res, r->ev, true);
     r->ev = ev[k - 1];
-    r->ns = in_lo + (in_hi - in_lo) / 2;
+    r->ns = mid;
     r->seq = ++m->ref_seq;
     m->ref_at = rill_time_ns();
     RILL_VERBOSE(RILL_LOG_GPU, 3, "GPU %d: time reference %llu within %.1f us (%d events)",
-                 m->res->info.ordinal, (unsigned long long)r->seq, (double)(in_hi - in_lo) * 1e-3,
-                 k);
+                 m->res->info.ordinal, (unsigned long long)r->seq, (double)width * 1e-3, k);
     return cudaSuccess;
 }
 
