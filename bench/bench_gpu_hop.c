@@ -179,10 +179,13 @@ int main(int argc, char **argv)
         if (rank == 0) {
             size_t bytes = (size_t)tile_len * sizeof(double);
             unsigned long long in = c1.remote_in - c0.remote_in;
-            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu %12.1f%s\n", bytes, hops,
+            char wait[32] = "-"; /* (measured with device_cuda_timing only) */
+            if (c1.timed)
+                snprintf(wait, sizeof(wait), "%.1f",
+                         in ? (c1.remote_wait_s - c0.remote_wait_s) / (double)in * 1e6 : 0.0);
+            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu %12s%s\n", bytes, hops,
                    dt / hops * 1e6, (double)bytes * hops / dt / 1e9, in,
-                   c1.remote_early - c0.remote_early, c1.remote_behind - c0.remote_behind,
-                   in ? (c1.remote_wait_s - c0.remote_wait_s) / (double)in * 1e6 : 0.0,
+                   c1.remote_early - c0.remote_early, c1.remote_behind - c0.remote_behind, wait,
                    s != RILL_SUCCESS ? "  FAILED"
                    : ok              ? ""
                                      : "  WRONG RESULT");

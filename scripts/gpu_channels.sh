@@ -87,6 +87,26 @@ if [ "$what" = hop ]; then
     python3 tools/rill_trace_timeline --gap recv "landing armed" --gap "landing armed" \
         "released here" --gap "released here" launched --gap "landed from a rank:end" hop \
         "$out"/hop.*.json | tee "$out/hop_gaps.txt"
+    # the managers' host steps (medians of the phases the trace's slices carry) in the hop
+    # chain and in a chain of tasks on one GPU
+    RILL_MCA_profile_trace="$out/tasks" timeout 60 build-gpu/bench/bench_gpu_tasks 3000 2>&1 |
+        grep "^gpu_tasks"
+    python3 - "$out"/hop.*.json "$out"/tasks.*.json <<'EOF' | tee "$out/host_steps.txt"
+import json, re, statistics, sys
+for f in sys.argv[1:]:
+    ev = json.load(open(f))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    groups = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("name") in ("launch", "put", "arm", "slow turn"):
+            g = groups.setdefault(e["name"], {"all": []})
+            g["all"].append(float(e["dur"]))
+            for k, v in re.findall(r"([a-z]+) ([0-9.]+)", str(e.get("args", {}).get("args", ""))):
+                g.setdefault(k, []).append(float(v))
+    for n, g in groups.items():
+        print(f.split("/")[-1], n, "n=%d" % len(g["all"]), "max %.1f;" % max(g["all"]),
+              "medians (us):", ", ".join("%s %.1f" % (k, statistics.median(v)) for k, v in g.items()))
+EOF
     # what timing every operation with CUDA events costs a hop and a task (alternated)
     for k in $(seq "${HOP_AB:-2}"); do
         for t in 1 0; do

@@ -704,19 +704,22 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
             rill_gpu_counters_t c, *c0 = &t->gpu0[g];
             if (rill_context_gpu_counters(t->ctx, g, &c) != RILL_SUCCESS)
                 continue;
-            printf("#   GPU %d: exec streams busy %.1f%% of the run, %llu tasks; H2D %.1f MB, D2H "
-                   "%.1f MB, D2D %.1f MB; %llu evictions",
-                   g, time_s > 0 ? 100.0 * (c.busy_s - c0->busy_s) / time_s : 0.0,
+            if (c.timed)
+                printf("#   GPU %d: exec streams busy %.1f%% of the run, ", g,
+                       time_s > 0 ? 100.0 * (c.busy_s - c0->busy_s) / time_s : 0.0);
+            else /* (device_cuda_timing 1 measures it) */
+                printf("#   GPU %d: exec streams' busy time not measured, ", g);
+            printf("%llu tasks; H2D %.1f MB, D2H %.1f MB, D2D %.1f MB; %llu evictions",
                    c.tasks - c0->tasks, (double)(c.h2d_bytes - c0->h2d_bytes) / 1e6,
                    (double)(c.d2h_bytes - c0->d2h_bytes) / 1e6,
                    (double)(c.d2d_bytes - c0->d2d_bytes) / 1e6, c.evictions - c0->evictions);
             if (t->nranks > 1) /* tiles from / to other ranks' GPUs (GPU-direct) */
                 printf("; from ranks' GPUs %.1f MB (%llu landings announced ahead, the landing "
-                       "stream waited %.1f ms), to them %.1f MB (%llu of %llu puts behind their "
-                       "producer on the GPU)",
+                       "stream waited %.1f ms%s), to them %.1f MB (%llu of %llu puts behind "
+                       "their producer on the GPU)",
                        (double)(c.remote_in_bytes - c0->remote_in_bytes) / 1e6,
                        c.remote_early - c0->remote_early,
-                       1e3 * (c.remote_wait_s - c0->remote_wait_s),
+                       1e3 * (c.remote_wait_s - c0->remote_wait_s), c.timed ? "" : " (untimed)",
                        (double)(c.remote_out_bytes - c0->remote_out_bytes) / 1e6,
                        c.remote_behind - c0->remote_behind, c.remote_out - c0->remote_out);
             printf("\n");

@@ -83,6 +83,9 @@ typedef struct rill_gpu_counters {
      * device_cuda_timing). Tasks that read a landing wait for it on the GPU behind this. */
     double remote_wait_s;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
+    /** 1 when the GPU times its operations (device_cuda_timing, or a trace): busy_s,
+     * remote_wait_s and the spans' check are measured; 0: they stay 0 */
+    int timed;
     /** the check of the traces' time reference (device_cuda_timing): timed operations whose
      * end, on the GPU's clock mapped onto the host's, came more than 5 us after the host saw
      * them complete (0 when the mapping holds), and the greatest such lateness */
