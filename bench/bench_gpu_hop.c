@@ -3,7 +3,8 @@
  * step moves the newest version to the other rank's GPU. Prints, per tile size, the time
  * per hop and the bytes per second that makes, and of rank 0's side the landings received,
  * those announced ahead, the puts enqueued behind their producer's body on the GPU and the
- * landing stream's mean wait per landing (rill_gpu_counters_t); bench/gpu_hop.sh puts it next to
+ * landing stream's mean wait per landing (device_cuda_timing) and the puts by the SMs
+ * (rill_gpu_counters_t); bench/gpu_hop.sh puts it next to
  * the same chain written by hand (bench_hop_ref: no runtime) in one table. A second table: many
  * tiles in flight at once (k independent chains), the bytes per second moved between the ranks. Run
  * it once as is (GPU direct between the ranks of a node) and once with --mca comm_gpu_direct off
@@ -145,8 +146,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("# bench_gpu_hop: %d hops per size between 2 ranks with a GPU each, %s%s\n", hops,
                direct ? "GPU direct" : "host-staged: ", direct ? "" : why);
-        printf("%12s %8s %12s %10s %14s %8s %8s %12s\n", "tile_bytes", "hops", "us_per_hop", "GB/s",
-               "to_GPU_direct", "early", "behind", "wait_us");
+        printf("%12s %8s %12s %10s %14s %8s %8s %12s %8s\n", "tile_bytes", "hops", "us_per_hop",
+               "GB/s", "to_GPU_direct", "early", "behind", "wait_us", "by_SM");
     }
     /* tiles of one column: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 128 MiB (GPU to GPU from
      * comm_gpu_direct_min, 1 byte by default; host-staged ones of up to comm_short_limit
@@ -183,9 +184,10 @@ int main(int argc, char **argv)
             if (c1.timed)
                 snprintf(wait, sizeof(wait), "%.1f",
                          in ? (c1.remote_wait_s - c0.remote_wait_s) / (double)in * 1e6 : 0.0);
-            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu %12s%s\n", bytes, hops,
+            printf("%12zu %8d %12.1f %10.2f %14llu %8llu %8llu %12s %8llu%s\n", bytes, hops,
                    dt / hops * 1e6, (double)bytes * hops / dt / 1e9, in,
                    c1.remote_early - c0.remote_early, c1.remote_behind - c0.remote_behind, wait,
+                   c1.remote_sm - c0.remote_sm,
                    s != RILL_SUCCESS ? "  FAILED"
                    : ok              ? ""
                                      : "  WRONG RESULT");

@@ -35,11 +35,14 @@
 #include "channel.h"
 #include "data_internal.h"
 #include "proxy.h"
+#if RILL_HAVE_CUDA
+#include "put.h"
+#endif
 #include "scheduler.h"
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
-static rill_param_t *param_inflight, *param_timing, *param_urgent_prio;
+static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm;
 
 rill_status_t rill_gpu_register_params(void)
 {
@@ -64,6 +67,14 @@ rill_status_t rill_gpu_register_params(void)
     /* off by default: a timing event costs the manager 1.3 us of host time to record
      * against 0.18 us for one without timing (H100), and 2.6 us more per task; a chain of
      * small CUDA tasks took 10.9 us per task timed against 2.4 us untimed (H200) */
+    r = rill_param_register_int(
+        "device_cuda_put_sm_max",
+        "Tiles of up to this many bytes go into another rank's GPU by a kernel that copies them "
+        "and signals their landing (16-byte multiples, GPUs with peer access); larger ones, and "
+        "those from host memory, by the copy engine (0: always the copy engine)",
+        RILL_PARAM_LEVEL_TUNER, 65536, 0, 16777216, &param_put_sm);
+    if (s == RILL_SUCCESS)
+        s = r;
     r = rill_param_register_bool("device_cuda_timing",
                                  "Time each GPU operation with CUDA events: the exec streams' "
                                  "busy time and the landing stream's waits in the statistics "
@@ -244,6 +255,9 @@ typedef struct gm {
     uint64_t launches;          /* tasks launched (numbers them for the launched hook) */
     atomic_int n_remote_later;  /* remote requests waiting (for room, a semaphore, a source) */
     size_t early_bytes;         /* reserved ahead and not landing yet (manager thread) */
+    size_t put_sm_max;          /* device_cuda_put_sm_max */
+    int8_t *sm_reach;           /* sm_reaches: per rank and GPU, 0 unknown, 1 yes, -1 no */
+    atomic_ullong n_put_sm;     /* of n_put: by the SMs */
 
 } gm_t;
 
@@ -1363,6 +1377,31 @@ static gm_op_t *launch_in_flight(gm_t *m, uint64_t launch, rill_data_copy_t *c)
     return NULL;
 }
 
+/* Whether this GPU's SMs reach dst, rank peer's GPU gpu's memory mapped here: the memory
+ * is on this GPU, or on one this GPU has peer access to (asked once per peer GPU). */
+static bool sm_reaches(gm_t *m, int peer, int gpu, const void *dst)
+{
+    if (peer < 0 || peer >= m->ctx->nranks || gpu < 0 || gpu >= RILL_CUDA_MAX_GPUS)
+        return false;
+    if (!m->sm_reach &&
+        !(m->sm_reach = calloc((size_t)m->ctx->nranks * RILL_CUDA_MAX_GPUS, sizeof(int8_t))))
+        return false;
+    int8_t *r = &m->sm_reach[(size_t)peer * RILL_CUDA_MAX_GPUS + (size_t)gpu];
+    if (*r == 0) {
+        struct cudaPointerAttributes a;
+        int me = m->res->info.ordinal, can = 0;
+        if (cudaPointerGetAttributes(&a, dst) == cudaSuccess && a.device >= 0)
+            can = a.device == me ||
+                  (cudaDeviceCanAccessPeer(&can, me, a.device) == cudaSuccess && can);
+        else
+            (void)cudaGetLastError(); /* (not an error of the next call) */
+        *r = can ? 1 : -1;
+        RILL_VERBOSE(RILL_LOG_GPU, 1, "GPU %d: puts of up to %zu bytes to rank %d's GPU %d: %s", me,
+                     m->put_sm_max, peer, gpu, can ? "by the SMs" : "by the copy engine");
+    }
+    return *r > 0;
+}
+
 /* Send side: copy the newest copy into the receiver's landing buffer, then its semaphore,
  * on the put stream. The source copy keeps a reader until the op's event completed. false:
  * not now (the only current copy is on its way home). */
@@ -1434,14 +1473,24 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
             ce = cudaStreamWaitEvent(st, after, 0);
         else if (after_e)
             ce = wait_landed(m, st, after_e);
-        if (ce == cudaSuccess)
+        /* a small tile of this GPU's by its SMs, copy and signal in one kernel (put.cu) */
+        bool by_sm = src && d->size <= m->put_sm_max && d->size % 16 == 0 &&
+                     ((uintptr_t)dst | (uintptr_t)from) % 16 == 0 &&
+                     sm_reaches(m, x->peer, x->peer_gpu, dst);
+        if (ce == cudaSuccess && by_sm) {
+            if ((ce = gm_put_sm(dst, from, d->size, sem, x->target, st)) == cudaSuccess) {
+                atomic_fetch_add_explicit(&m->n_put_sm, 1, memory_order_relaxed);
+                ce = op_record(m, op, st);
+            }
+        } else if (ce == cudaSuccess) {
             ce = cudaMemcpyAsync(dst, from, d->size, cudaMemcpyDefault, st);
-        /* the signal on the same stream, after the data (rill_cu_stream_write64 orders it
-         * behind the copy's writes with its memory barrier): the receiver's wait on the
-         * semaphore then sees the bytes */
-        if (ce == cudaSuccess &&
-            (rs = rill_cu_stream_write64(st, sem, x->target, err, sizeof(err))) == RILL_SUCCESS)
-            ce = op_record(m, op, st);
+            /* the signal on the same stream, after the data (rill_cu_stream_write64 orders
+             * it behind the copy's writes with its memory barrier): the receiver's wait on
+             * the semaphore then sees the bytes */
+            if (ce == cudaSuccess &&
+                (rs = rill_cu_stream_write64(st, sem, x->target, err, sizeof(err))) == RILL_SUCCESS)
+                ce = op_record(m, op, st);
+        }
         if (ce != cudaSuccess) {
             rs = RILL_ERR_DEVICE;
             snprintf(err, sizeof(err), "%s", cudaGetErrorString(ce));
@@ -2011,6 +2060,7 @@ static void *manager_main(void *arg)
     cfg.npeers = npeers;
     m->max_inflight = (int)rill_param_get_int(param_inflight);
     m->urgent_by_prio = rill_param_get_bool(param_urgent_prio);
+    m->put_sm_max = (size_t)rill_param_get_int(param_put_sm);
     cfg.nstatus = cfg.exec_streams * m->max_inflight;
     rill_status_t st =
         rill_cuda_gpu_open(&ctx->gpus[m->gpu], &cfg, &m->res, m->start_err, sizeof(m->start_err));
@@ -2203,6 +2253,7 @@ static void managers_stop(rill_context_t *ctx)
         rill_heap_fini(&m->pending_urgent);
         free(m->views);
         free(m->free_slots);
+        free(m->sm_reach);
         free(m->spans);
         pthread_mutex_destroy(&m->start_lock);
         pthread_cond_destroy(&m->start_cond);
@@ -2374,6 +2425,7 @@ rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_g
     c->remote_waits_for_room = atomic_load(&m->n_land_wait);
     c->remote_early = atomic_load(&m->n_early);
     c->remote_behind = atomic_load(&m->n_behind);
+    c->remote_sm = atomic_load(&m->n_put_sm);
     c->remote_wait_s = (double)atomic_load(&m->ns_land_wait) * 1e-9;
     c->busy_s = busy_seconds(m);
     c->timed = m->timing;

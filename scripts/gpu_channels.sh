@@ -109,6 +109,11 @@ for f in sys.argv[1:]:
 EOF
     # what timing every operation with CUDA events costs a hop and a task (alternated)
     for k in $(seq "${HOP_AB:-2}"); do
+        for sm in 0 65536; do # small puts by the copy engine, by the SMs (alternated)
+            echo "== bench_gpu_hop 200 1048576, device_cuda_put_sm_max $sm"
+            timeout 60 "${np2[@]}" build-gpu/bench/bench_gpu_hop 200 1048576 \
+                --mca device_cuda_put_sm_max $sm 2>&1 | grep -E "^ +[0-9]+ +200 "
+        done
         for t in 1 0; do
             echo "== bench_gpu_hop 200 1048576, device_cuda_timing $t"
             timeout 60 "${np2[@]}" build-gpu/bench/bench_gpu_hop 200 1048576 \

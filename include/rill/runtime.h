@@ -77,6 +77,9 @@ typedef struct rill_gpu_counters {
     /** of those, puts enqueued on the GPU behind their producer's body while it was in
      * flight (no host step between the producer's kernel and the copy) */
     unsigned long long remote_behind;
+    /** of those, puts by a kernel that copies and signals (device_cuda_put_sm_max) rather
+     * than by the copy engine */
+    unsigned long long remote_sm;
     /** the time this GPU's landing stream spent waiting for tiles from other ranks: from the
      * moment its wait for a landing's semaphore was reached on the GPU to the sender's signal
      * (waits follow each other on the one stream, so they add up; 0 without

@@ -356,10 +356,11 @@ int main(int argc, char **argv)
     printf("rank %d (%s): %llu GPU tasks; from the other rank's GPU %llu tiles (%.1f MB, %llu "
            "announced ahead, %llu waited for room), to it %llu (%.1f MB); host-staged "
            "rendezvous bytes received %llu; H2D %llu, D2H %llu, evictions %llu; puts behind "
-           "their producer %llu\n",
+           "their producer %llu, by the SMs %llu\n",
            rank, direct && !off ? "GPU direct" : "host-staged", c.tasks, c.remote_in,
            (double)c.remote_in_bytes / 1e6, c.remote_early, c.remote_waits_for_room, c.remote_out,
-           (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions, c.remote_behind);
+           (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions, c.remote_behind,
+           c.remote_sm);
     CHECK_MSG(bad == 0, "rank %d: %ld elements differ from the sequential run", rank, bad);
     rill_param_t *pe = NULL;
     bool early = rill_param_lookup("dtd_gpu_early", &pe) == RILL_SUCCESS && rill_param_get_bool(pe);
@@ -376,6 +377,17 @@ int main(int argc, char **argv)
         CHECK_MSG(early ? c.remote_behind == 1 : c.remote_behind == 0,
                   "%llu puts enqueued behind their producer with dtd_gpu_early %s, expected %d",
                   c.remote_behind, early ? "on" : "off", early ? 1 : 0);
+    /* small tiles (up to device_cuda_put_sm_max, 64 KiB) go by a kernel when this GPU
+     * reaches the other rank's directly (one GPU shared, or peer access between the two),
+     * larger ones (pingpong's 512 KiB) by the copy engine */
+    if (direct && !off && (!strcmp(what, "pingpong") || small)) {
+        int ndev = 0, peer = 0;
+        bool sm = small && cudaGetDeviceCount(&ndev) == cudaSuccess &&
+                  (ndev == 1 || (cudaDeviceCanAccessPeer(&peer, 0, 1) == cudaSuccess && peer));
+        CHECK_MSG(c.remote_sm == (sm ? c.remote_out : 0),
+                  "rank %d: %llu of %llu puts by the SMs, expected %s", rank, c.remote_sm,
+                  c.remote_out, sm ? "all" : "none");
+    }
     if (slow && rank == 1) /* an ordering, with half a second of margin: not a speed */
         CHECK_MSG(probe_at > 0 && probe_at < slow_done_at,
                   "the GPU chain inserted after the waiting consumer ended %.3f s after its "
