@@ -71,8 +71,10 @@ rill_status_t rill_gpu_register_params(void)
         "device_cuda_put_sm_max",
         "Tiles of up to this many bytes go into another rank's GPU by a kernel that copies them "
         "and signals their landing (16-byte multiples, GPUs with peer access); larger ones, and "
-        "those from host memory, by the copy engine (0: always the copy engine)",
-        RILL_PARAM_LEVEL_TUNER, 65536, 0, 16777216, &param_put_sm);
+        "those from host memory, by the copy engine (0, the default: always the copy engine; "
+        "between two H200s a 4-64 KiB hop was no faster with 65536: the put's kernel launch "
+        "costs the manager more host time than a copy and a stream write)",
+        RILL_PARAM_LEVEL_TUNER, 0, 0, 16777216, &param_put_sm);
     if (s == RILL_SUCCESS)
         s = r;
     r = rill_param_register_bool("device_cuda_timing",
