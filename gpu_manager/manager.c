@@ -104,12 +104,10 @@ typedef struct gm_entry {
                                    * included): copy->landing is set while > 0 */
     bool ahead;                   /* reserved ahead (reserve_start), its wait not armed yet:
                                    * e->ready says nothing of it, so nothing may use it */
-    int land_sem;                 /* the semaphore and target of the last landing armed */
-    uint64_t land_target;
-    bool writeback; /* its block is being written home before it is freed */
-    int w_stream;   /* traces: the exec stream of the last task seen to
-                     * complete that wrote it (-1: none), and a time within
-                     * that task's slice (where a flow out of it starts) */
+    bool writeback;               /* its block is being written home before it is freed */
+    int w_stream;                 /* traces: the exec stream of the last task seen to
+                                   * complete that wrote it (-1: none), and a time within
+                                   * that task's slice (where a flow out of it starts) */
     uint64_t w_t;
     rill_mpsc_node_t dead_link; /* the datum was destroyed: link in the dead queue */
     atomic_bool *reaped;        /* then set (release) once the entry is freed */
@@ -840,26 +838,6 @@ static cudaError_t stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
     return cudaSuccess;
 }
 
-/* Stream s waits until the bytes on their way into e's block are there (e->xfers > 0).
- * When the only transfer in flight is a landing from another rank, armed, s waits for its
- * semaphore itself: through e->ready the consumer started 2.9 us (median, H200) after the
- * landing stream saw the semaphore, one more hop between streams on the GPU. The semaphore's
- * values only grow (land_hold), so the wait holds when the semaphore is given to a later
- * landing; the sender writes it behind the bytes with a memory barrier, as for the landing
- * stream's own wait. */
-static cudaError_t wait_landed(gm_t *m, cudaStream_t s, const gm_entry_t *e)
-{
-    if (e->xfers == 1 && e->landings == 1 && !e->ahead) {
-        char err[200];
-        if (rill_cu_stream_wait64(s, m->sems + e->land_sem, e->land_target, err, sizeof(err)) ==
-            RILL_SUCCESS)
-            return cudaSuccess;
-        RILL_WARN(RILL_LOG_GPU, "GPU %d: %s: waiting for the landing's event instead",
-                  m->res->info.ordinal, err);
-    }
-    return cudaStreamWaitEvent(s, e->ready, 0);
-}
-
 enum { LAUNCH_OK, LAUNCH_LATER, LAUNCH_FAILED };
 
 /* Reserve, stage in, enqueue the body. LAUNCH_LATER: no room now (nothing was kept). */
@@ -935,7 +913,7 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
                 wait = e->xfers > 0;
             }
             if (wait) {
-                cudaError_t err = wait_landed(m, s, e);
+                cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
                 if (err != cudaSuccess) {
                     fail_cuda(m, task, "cudaStreamWaitEvent", err);
                     goto failed;
@@ -943,7 +921,7 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
             }
         } else if (e->xfers > 0) {
             /* written only: not over bytes still landing in the block */
-            cudaError_t err = wait_landed(m, s, e);
+            cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
             if (err != cudaSuccess) {
                 fail_cuda(m, task, "cudaStreamWaitEvent", err);
                 goto failed;
@@ -1281,8 +1259,6 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
         op_free(m, op);
         return rs;
     }
-    e->land_sem = x->sem;
-    e->land_target = x->target;
     op->nent = 1;
     op->ent[0] = e;
     op->version[0] = e->xfer_version;
@@ -1414,7 +1390,6 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     rill_data_copy_t *c = rill_data_copy(d, m->index), *src = NULL;
     const void *from = NULL;
     cudaEvent_t after = NULL;
-    const gm_entry_t *after_e = NULL; /* or the bytes on their way into this entry */
     gm_op_t *producer = x->behind ? launch_in_flight(m, x->behind, c) : NULL;
     if (producer && copy_reader_get(c)) {
         /* the producer's body is enqueued and not seen complete: the copy it writes is the
@@ -1432,7 +1407,7 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
             src = c;
             from = c->ptr;
             if (e->xfers > 0) /* still landing (received, and sent on) */
-                after_e = e;
+                after = e->ready;
         } else {
             copy_reader_put(c);
         }
@@ -1473,8 +1448,6 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
         op_begin(m, op, st, m->trace);
         if (after)
             ce = cudaStreamWaitEvent(st, after, 0);
-        else if (after_e)
-            ce = wait_landed(m, st, after_e);
         /* a small tile of this GPU's by its SMs, copy and signal in one kernel (put.cu) */
         bool by_sm = src && d->size <= m->put_sm_max && d->size % 16 == 0 &&
                      ((uintptr_t)dst | (uintptr_t)from) % 16 == 0 &&
