@@ -130,7 +130,7 @@ void rill_task_trace_urgent(const rill_task_t *task, char *args, size_t len)
         snprintf(args + n, len - n, "%surgent", n ? " " : "");
 }
 
-static void exec_trace_begin(rill_worker_t *w, rill_task_t *task, exec_trace_t *x)
+static void exec_trace_begin(rill_context_t *ctx, rill_task_t *task, exec_trace_t *x)
 {
     x->args[0] = '\0';
     x->id = task->tc->trace_info ? task->tc->trace_info(task, x->args, sizeof(x->args)) : 0;
@@ -138,12 +138,10 @@ static void exec_trace_begin(rill_worker_t *w, rill_task_t *task, exec_trace_t *
     x->flow_in = task->flow_in;
     x->priority = task->prio.priority;
     x->t0 = rill_time_ns();
-    long long running =
-        atomic_fetch_add_explicit(&w->ctx->trace_running, 1, memory_order_relaxed) + 1;
+    long long running = atomic_fetch_add_explicit(&ctx->trace_running, 1, memory_order_relaxed) + 1;
     rill_trace_counter("tasks in flight", x->t0, running);
     rill_trace_counter("ready tasks", x->t0,
-                       atomic_fetch_sub_explicit(&w->ctx->trace_ready, 1, memory_order_relaxed) -
-                           1);
+                       atomic_fetch_sub_explicit(&ctx->trace_ready, 1, memory_order_relaxed) - 1);
     if (x->flow_in)
         rill_trace_flow('f', x->flow_in, x->t0);
 }
@@ -292,7 +290,7 @@ static void run_cpu(rill_worker_t *w, rill_task_t *task)
     exec_trace_t xt;
     uint64_t t0 = 0;
     if (rill_trace_on()) {
-        exec_trace_begin(w, task, &xt);
+        exec_trace_begin(w->ctx, task, &xt);
         t0 = xt.t0;
     } else if (w->ctx->stats_on) {
         t0 = rill_time_ns();
@@ -323,6 +321,31 @@ static void run_cpu(rill_worker_t *w, rill_task_t *task)
     }
     if (st != RILL_HOOK_ASYNC)
         rill_task_complete(w, task, st);
+}
+
+void rill_task_run_here(rill_context_t *ctx, rill_task_t *task)
+{
+    const rill_task_class_t *tc = task->tc;
+    task->device = 0;
+    task->worker = -1;
+    exec_trace_t xt;
+    bool traced = rill_trace_on();
+    if (traced) { /* (never counted ready: exec_trace_begin takes one off) */
+        atomic_fetch_add_explicit(&ctx->trace_ready, 1, memory_order_relaxed);
+        exec_trace_begin(ctx, task, &xt);
+    }
+    rill_hook_status_t st = RILL_HOOK_ERROR;
+    int inc = 0;
+    while (inc < tc->nb_incarnations && tc->incarnations[inc].type != RILL_DEVICE_CPU)
+        inc++;
+    if (inc < tc->nb_incarnations)
+        st = tc->incarnations[inc].hook(NULL, task);
+    else
+        rill_taskpool_fail(task->tp, RILL_ERR_NOT_SUPPORTED, "task '%s' has no CPU body", tc->name);
+    if (traced)
+        exec_trace_end(tc, &xt, rill_time_ns());
+    if (st != RILL_HOOK_ASYNC)
+        rill_task_complete(NULL, task, st);
 }
 
 void rill_task_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
