@@ -282,10 +282,23 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task)
     run_cpu(w, task);
 }
 
+/* Call task's CPU body (w: the worker, or NULL off the workers); without one, fail. */
+static rill_hook_status_t cpu_body(rill_worker_t *w, rill_task_t *task)
+{
+    const rill_task_class_t *tc = task->tc;
+    for (int i = 0; i < tc->nb_incarnations; i++)
+        if (tc->incarnations[i].type == RILL_DEVICE_CPU)
+            return tc->incarnations[i].hook(w, task);
+    rill_taskpool_fail(task->tp, RILL_ERR_NOT_SUPPORTED,
+                       "task '%s' has no CPU body and no GPU runs it (this process uses %d "
+                       "GPU(s); see rill_info --devices and device_cuda_enabled)",
+                       tc->name, rill_device_count() - 1);
+    return RILL_HOOK_ERROR;
+}
+
 static void run_cpu(rill_worker_t *w, rill_task_t *task)
 {
     const rill_task_class_t *tc = task->tc;
-    rill_hook_status_t st = RILL_HOOK_ERROR;
     task->worker = w->id;
     exec_trace_t xt;
     uint64_t t0 = 0;
@@ -301,16 +314,7 @@ static void run_cpu(rill_worker_t *w, rill_task_t *task)
                           atomic_load_explicit(&w->nstarted, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     atomic_store_explicit(&w->running, tc->name, memory_order_release);
-    int inc = 0;
-    while (inc < tc->nb_incarnations && tc->incarnations[inc].type != RILL_DEVICE_CPU)
-        inc++;
-    if (inc < tc->nb_incarnations)
-        st = tc->incarnations[inc].hook(w, task);
-    else
-        rill_taskpool_fail(task->tp, RILL_ERR_NOT_SUPPORTED,
-                           "task '%s' has no CPU body and no GPU runs it (this process uses %d "
-                           "GPU(s); see rill_info --devices and device_cuda_enabled)",
-                           tc->name, rill_device_count() - 1);
+    rill_hook_status_t st = cpu_body(w, task);
     atomic_store_explicit(&w->running, NULL, memory_order_relaxed);
     if (t0) {
         uint64_t t1 = rill_time_ns();
@@ -334,14 +338,7 @@ void rill_task_run_here(rill_context_t *ctx, rill_task_t *task)
         atomic_fetch_add_explicit(&ctx->trace_ready, 1, memory_order_relaxed);
         exec_trace_begin(ctx, task, &xt);
     }
-    rill_hook_status_t st = RILL_HOOK_ERROR;
-    int inc = 0;
-    while (inc < tc->nb_incarnations && tc->incarnations[inc].type != RILL_DEVICE_CPU)
-        inc++;
-    if (inc < tc->nb_incarnations)
-        st = tc->incarnations[inc].hook(NULL, task);
-    else
-        rill_taskpool_fail(task->tp, RILL_ERR_NOT_SUPPORTED, "task '%s' has no CPU body", tc->name);
+    rill_hook_status_t st = cpu_body(NULL, task);
     if (traced)
         exec_trace_end(tc, &xt, rill_time_ns());
     if (st != RILL_HOOK_ASYNC)
