@@ -40,7 +40,7 @@ done
 echo "(us per hop: producer kernel end to consumer kernel start on the other GPU, the tile and"
 echo " one kernel included; behind: of rank 0's puts, those enqueued behind their producer;"
 echo " landing wait: rank 0's landing stream, mean us from reaching a landing's semaphore wait"
-echo " to the sender's signal)"
+echo " to the sender's signal, measured with device_cuda_timing 1 only: - otherwise)"
 echo
 echo "many tiles in flight (bench_gpu_hop's second table), GPU direct with early announcements:"
 sed -n '/many tiles in flight/,$p' "$out/hop_early.log"
