@@ -254,7 +254,8 @@ void rill_task_execute(rill_worker_t *w, rill_task_t *task);
 /** Run a ready task's CPU body on the calling thread, which is not a worker (the comm
  * thread: a body that only hands work to a GPU manager, so that no worker's wake-up and
  * dispatch sits on a remote dependency's path), and complete it unless the body returns
- * RILL_HOOK_ASYNC. Traced like a worker's run (a slice on this thread's track). The task
+ * RILL_HOOK_ASYNC. Traced like a worker's run (a slice on this thread's track; not in the
+ * workers' statistics). The task
  * must not need host copies brought home (no GPU holds newer bytes of what it touches).
  * Any thread. */
 void rill_task_run_here(rill_context_t *ctx, rill_task_t *task);
