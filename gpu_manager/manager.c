@@ -64,9 +64,6 @@ rill_status_t rill_gpu_register_params(void)
         RILL_PARAM_LEVEL_TUNER, false, &param_urgent_prio);
     if (s == RILL_SUCCESS)
         s = r;
-    /* off by default: a timing event costs the manager 1.3 us of host time to record
-     * against 0.18 us for one without timing (H100), and 2.6 us more per task; a chain of
-     * small CUDA tasks took 10.9 us per task timed against 2.4 us untimed (H200) */
     r = rill_param_register_int(
         "device_cuda_put_sm_max",
         "Tiles of up to this many bytes go into another rank's GPU by a kernel that copies them "
@@ -77,6 +74,9 @@ rill_status_t rill_gpu_register_params(void)
         RILL_PARAM_LEVEL_TUNER, 0, 0, 16777216, &param_put_sm);
     if (s == RILL_SUCCESS)
         s = r;
+    /* off by default: a timing event costs the manager 1.3 us of host time to record
+     * against 0.18 us for one without timing (H100), and 2.6 us more per task; a chain of
+     * small CUDA tasks took 10.9 us per task timed against 2.4 us untimed (H200) */
     r = rill_param_register_bool("device_cuda_timing",
                                  "Time each GPU operation with CUDA events: the exec streams' "
                                  "busy time and the landing stream's waits in the statistics "
