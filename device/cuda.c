@@ -385,7 +385,19 @@ rill_status_t rill_cuda_gpu_open(const rill_cuda_gpu_info_t *info,
                  info->ordinal, cl_err);
         goto fail;
     }
-    CU_TRY(cudaSetDevice(info->ordinal));
+    cudaError_t se = cudaSetDevice(info->ordinal); /* creates this process's context */
+    if (se != cudaSuccess) {
+        /* out of memory: seen with many processes on one GPU (a test suite run in parallel
+         * on one H100) */
+        snprintf(err, len, "creating a CUDA context on GPU %d failed: %s (%s)%s", info->ordinal,
+                 cudaGetErrorString(se), cudaGetErrorName(se),
+                 se != cudaErrorMemoryAllocation
+                     ? ""
+                     : "; other processes hold its memory: each process that uses a GPU takes "
+                       "device_cuda_memory_use percent of the memory free when it starts (90 by "
+                       "default): lower it where processes share a GPU, or run fewer at once");
+        goto fail;
+    }
     /* bodies and the manager poll events: no blocking synchronisation anywhere */
     size_t free_b = 0, total_b = 0;
     CU_TRY(cudaMemGetInfo(&free_b, &total_b));
