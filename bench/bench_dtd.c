@@ -123,19 +123,24 @@ static int child(int workers, int ntasks, int reps, int out_fd, int rargc, char 
     return 0;
 }
 
-#define MAX_TASKS 1000000 /* 15 tiles each: about 5 GB of data descriptors at the top */
-#define MAX_REPS  1000
+#define MAX_TASKS   1000000 /* 15 tiles each: about 5 GB of data descriptors at the top */
+#define MAX_REPS    1000
+#define MAX_WORKERS 1024 /* per run */
+#define MAX_RUNS    16   /* worker counts in --workers */
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: bench_dtd [--tasks N] [--reps R] [--csv FILE] [--mca name value]...\n"
+            "usage: bench_dtd [--tasks N] [--reps R] [--workers W,...] [--csv FILE] "
+            "[--mca name value]...\n"
             "  --tasks N         independent tasks per run, 1..%d (default 100000)\n"
             "  --reps R          runs of each case, the best is kept, 1..%d (default 3)\n"
+            "  --workers W,...   the worker counts, a row each, 1..%d, at most %d of them "
+            "(default 1,2)\n"
             "  --csv FILE        also write the table to FILE as CSV (for bench/plot.py)\n"
             "  --mca name value  a runtime parameter, for rill_init\n"
             "  -h, --help        this text\n",
-            MAX_TASKS, MAX_REPS);
+            MAX_TASKS, MAX_REPS, MAX_WORKERS, MAX_RUNS);
 }
 
 /* An integer in [min, max] (the whole string), else -1. */
@@ -150,9 +155,24 @@ static int parse_int(const char *s, long min, long max, int *out)
     return 0;
 }
 
+/* "1,2,8" into counts[] (each in [1, MAX_WORKERS], at most MAX_RUNS): how many, or -1. */
+static int parse_workers(const char *s, int *counts)
+{
+    int n = 0;
+    char buf[256];
+    if (!s || strlen(s) >= sizeof(buf))
+        return -1;
+    strcpy(buf, s);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (n == MAX_RUNS || parse_int(tok, 1, MAX_WORKERS, &counts[n++]))
+            return -1;
+    return n > 0 && s[strlen(s) - 1] != ',' && s[0] != ',' && !strstr(s, ",,") ? n : -1;
+}
+
 int main(int argc, char **argv)
 {
     int ntasks = 100000, reps = 3;
+    int nruns = 2, counts[MAX_RUNS] = { 1, 2 };
     const char *csv_path = NULL;
     int rargc = 1;
     char **rargv = calloc((size_t)argc + 1, sizeof(char *));
@@ -188,6 +208,18 @@ int main(int argc, char **argv)
                 return 2;
             }
             csv_path = v;
+            i++;
+            continue;
+        }
+        if (!strcmp(o, "--workers")) {
+            if ((nruns = parse_workers(v, counts)) < 0) {
+                fprintf(stderr,
+                        "bench_dtd: error: option --workers must be a comma-separated list of "
+                        "1 to %d worker counts, each in [1, %d], got %s%s%s (see --help)\n",
+                        MAX_RUNS, MAX_WORKERS, v ? "'" : "nothing", v ? v : "", v ? "'" : "");
+                free(rargv);
+                return 2;
+            }
             i++;
             continue;
         }
@@ -237,7 +269,8 @@ int main(int argc, char **argv)
            "F=5 42/22, F=10 94/44, F=15 160/128 us (1/2 workers)\n");
     printf("%-8s %8s %8s %8s %8s %8s %10s %12s\n", "workers", "F=1", "F=2", "F=5", "F=10", "F=15",
            "chain", "tasks/s(F=1)");
-    for (int workers = 1; workers <= 2; workers++) {
+    for (int k = 0; k < nruns; k++) {
+        int workers = counts[k];
         int fds[2];
         if (pipe(fds) != 0)
             return 1;

@@ -40,6 +40,16 @@ bench_usage_test(bench_dtd_err_reps_zero 2 "option --reps must be an integer in 
 bench_usage_test(bench_dtd_err_unknown 2 "unknown option '--bogus'" COMMAND bench_dtd --bogus)
 bench_usage_test(bench_dtd_err_positional 2 "unknown option '100'" COMMAND bench_dtd 100)
 bench_usage_test(bench_dtd_help 0 "usage: bench_dtd" COMMAND bench_dtd --help)
+bench_usage_test(bench_dtd_err_workers_zero 2
+    "option --workers must be a comma-separated list of 1 to 16 worker counts, each in \\[1, 1024\\], got '0'"
+    COMMAND bench_dtd --workers 0)
+bench_usage_test(bench_dtd_err_workers_empty 2 "option --workers .*, got '1,,2'"
+    COMMAND bench_dtd --workers 1,,2)
+bench_usage_test(bench_dtd_err_workers_missing 2 "option --workers .*, got nothing"
+    COMMAND bench_dtd --workers)
+# the worker counts asked for, a row each (3 is in no default run)
+bench_usage_test(bench_dtd_workers 0 "^3 +[0-9.]+ " COMMAND bench_dtd --tasks 200 --reps 1
+    --workers 3,1)
 # a small run goes through (--mca handed to rill_init)
 bench_usage_test(bench_dtd_small 0 "^2 +[0-9.]+ " COMMAND bench_dtd --tasks 200 --reps 1
     --mca sched gpq)
