@@ -5,6 +5,7 @@
  * count runs in its own child process; the parent prints the table (and writes it as CSV
  * with --csv FILE, for bench/plot.py). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,30 +212,26 @@ int main(int argc, char **argv)
             i++;
             continue;
         }
-        if (!strcmp(o, "--workers")) {
-            if ((nruns = parse_workers(v, counts)) < 0) {
-                fprintf(stderr,
-                        "bench_dtd: error: option --workers must be a comma-separated list of "
-                        "1 to %d worker counts, each in [1, %d], got %s%s%s (see --help)\n",
-                        MAX_RUNS, MAX_WORKERS, v ? "'" : "nothing", v ? v : "", v ? "'" : "");
-                free(rargv);
-                return 2;
-            }
-            i++;
-            continue;
-        }
+        char must[96];
         int *p = !strcmp(o, "--tasks") ? &ntasks : !strcmp(o, "--reps") ? &reps : NULL;
-        long max = p == &ntasks ? MAX_TASKS : MAX_REPS;
-        if (!p) {
+        bool ok;
+        if (!strcmp(o, "--workers")) {
+            snprintf(must, sizeof(must),
+                     "a comma-separated list of 1 to %d worker counts, each in [1, %d]", MAX_RUNS,
+                     MAX_WORKERS);
+            ok = (nruns = parse_workers(v, counts)) > 0;
+        } else if (p) {
+            long max = p == &ntasks ? MAX_TASKS : MAX_REPS;
+            snprintf(must, sizeof(must), "an integer in [1, %ld]", max);
+            ok = v && !parse_int(v, 1, max, p);
+        } else {
             fprintf(stderr, "bench_dtd: error: unknown option '%s' (see --help)\n", o);
             free(rargv);
             return 2;
         }
-        if (!v || parse_int(v, 1, max, p)) {
-            fprintf(stderr,
-                    "bench_dtd: error: option %s must be an integer in [1, %ld], got %s%s%s "
-                    "(see --help)\n",
-                    o, max, v ? "'" : "nothing", v ? v : "", v ? "'" : "");
+        if (!ok) {
+            fprintf(stderr, "bench_dtd: error: option %s must be %s, got %s%s%s (see --help)\n", o,
+                    must, v ? "'" : "nothing", v ? v : "", v ? "'" : "");
             free(rargv);
             return 2;
         }
