@@ -67,7 +67,7 @@ rill_status_t rill_gpu_register_params(void)
     r = rill_param_register_int(
         "device_cuda_put_sm_max",
         "Tiles of up to this many bytes go into another rank's GPU by a kernel that copies them "
-        "and signals their landing (16-byte multiples, GPUs with peer access); larger ones, and "
+        "and signals their landing (GPUs with peer access); larger ones, and "
         "those from host memory, by the copy engine (0, the default: always the copy engine; "
         "between two H200s a 4-64 KiB hop was no faster with 65536: the put's kernel launch "
         "costs the manager more host time than a copy and a stream write)",
@@ -1449,9 +1449,7 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
         if (after)
             ce = cudaStreamWaitEvent(st, after, 0);
         /* a small tile of this GPU's by its SMs, copy and signal in one kernel (put.cu) */
-        bool by_sm = src && d->size <= m->put_sm_max && d->size % 16 == 0 &&
-                     ((uintptr_t)dst | (uintptr_t)from) % 16 == 0 &&
-                     sm_reaches(m, x->peer, x->peer_gpu, dst);
+        bool by_sm = src && d->size <= m->put_sm_max && sm_reaches(m, x->peer, x->peer_gpu, dst);
         if (ce == cudaSuccess && by_sm) {
             if ((ce = gm_put_sm(dst, from, d->size, sem, x->target, st)) == cudaSuccess) {
                 atomic_fetch_add_explicit(&m->n_put_sm, 1, memory_order_relaxed);
