@@ -130,7 +130,8 @@ void rill_task_trace_urgent(const rill_task_t *task, char *args, size_t len)
         snprintf(args + n, len - n, "%surgent", n ? " " : "");
 }
 
-static void exec_trace_begin(rill_context_t *ctx, rill_task_t *task, exec_trace_t *x)
+/* ready: the task left the scheduler's ready tasks (not one run where it was released) */
+static void exec_trace_begin(rill_context_t *ctx, rill_task_t *task, exec_trace_t *x, bool ready)
 {
     x->args[0] = '\0';
     x->id = task->tc->trace_info ? task->tc->trace_info(task, x->args, sizeof(x->args)) : 0;
@@ -140,8 +141,10 @@ static void exec_trace_begin(rill_context_t *ctx, rill_task_t *task, exec_trace_
     x->t0 = rill_time_ns();
     long long running = atomic_fetch_add_explicit(&ctx->trace_running, 1, memory_order_relaxed) + 1;
     rill_trace_counter("tasks in flight", x->t0, running);
-    rill_trace_counter("ready tasks", x->t0,
-                       atomic_fetch_sub_explicit(&ctx->trace_ready, 1, memory_order_relaxed) - 1);
+    if (ready)
+        rill_trace_counter("ready tasks", x->t0,
+                           atomic_fetch_sub_explicit(&ctx->trace_ready, 1, memory_order_relaxed) -
+                               1);
     if (x->flow_in)
         rill_trace_flow('f', x->flow_in, x->t0);
 }
@@ -303,7 +306,7 @@ static void run_cpu(rill_worker_t *w, rill_task_t *task)
     exec_trace_t xt;
     uint64_t t0 = 0;
     if (rill_trace_on()) {
-        exec_trace_begin(w->ctx, task, &xt);
+        exec_trace_begin(w->ctx, task, &xt, true);
         t0 = xt.t0;
     } else if (w->ctx->stats_on) {
         t0 = rill_time_ns();
@@ -334,10 +337,8 @@ void rill_task_run_here(rill_context_t *ctx, rill_task_t *task)
     task->worker = -1;
     exec_trace_t xt;
     bool traced = rill_trace_on();
-    if (traced) { /* (never counted ready: exec_trace_begin takes one off) */
-        atomic_fetch_add_explicit(&ctx->trace_ready, 1, memory_order_relaxed);
-        exec_trace_begin(ctx, task, &xt);
-    }
+    if (traced) /* (never in the scheduler: not one of the ready tasks) */
+        exec_trace_begin(ctx, task, &xt, false);
     rill_hook_status_t st = cpu_body(NULL, task);
     if (traced)
         exec_trace_end(tc, &xt, rill_time_ns());
