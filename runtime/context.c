@@ -13,8 +13,8 @@
 static const rill_sched_ops_t *const all_scheds[] = { &rill_sched_lfq, &rill_sched_gpq };
 #define NB_SCHEDS ((int)(sizeof(all_scheds) / sizeof(all_scheds[0])))
 
-static rill_param_t *param_sched, *param_idle_spin_us, *param_gpu_spin_us, *param_watchdog_s,
-    *param_watchdog_init_s, *param_watchdog_action, *param_device;
+static rill_param_t *param_sched, *param_idle_spin_us, *param_idle_spinners, *param_gpu_spin_us,
+    *param_watchdog_s, *param_watchdog_init_s, *param_watchdog_action, *param_device;
 static _Thread_local rill_worker_t *tl_worker;
 
 RILL_LOG_COMPONENT(rill_log_runtime, "runtime");
@@ -42,6 +42,15 @@ rill_status_t rill_core_register_params(void)
                                 "How long an idle worker keeps looking for work before it "
                                 "sleeps (microseconds); new work wakes it",
                                 RILL_PARAM_LEVEL_TUNER, 50, 0, 1000000, &param_idle_spin_us);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int(
+        "runtime_idle_spinners",
+        "At most this many idle worker threads look for work at once (runtime_idle_spin_us or "
+        "runtime_gpu_spin_us); the others sleep until work is pushed, and a push wakes only "
+        "those the lookers cannot serve. On many cores, every idle worker polling the one "
+        "queue being filled slowed a task fivefold (0: no limit)",
+        RILL_PARAM_LEVEL_TUNER, 4, 0, 4096, &param_idle_spinners);
     if (s != RILL_SUCCESS)
         status = s;
     s = rill_param_register_int(
@@ -364,14 +373,46 @@ static inline void idle_pause(void)
     sched_yield();
 }
 
-void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg)
+/* A spawned worker starting to look for work: counted among the spinners, unless
+ * runtime_idle_spinners are at it already (then it sleeps at once). */
+static bool spinner_enter(rill_context_t *ctx)
+{
+    int n = atomic_load_explicit(&ctx->spinners, memory_order_relaxed);
+    while (n < ctx->max_spinners)
+        if (atomic_compare_exchange_weak_explicit(&ctx->spinners, &n, n + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return true;
+    return false;
+}
+
+/* A counted spinner stops looking. found: it took a task; the last spinner to do so wakes a
+ * sleeper to look in its place, the tasks pushed meanwhile having woken nobody
+ * (rill_sched_push). Otherwise it is about to look once more and sleep: the fence pairs
+ * with rill_sched_push's (see there). */
+static void spinner_leave(rill_context_t *ctx, bool found)
+{
+    int before = atomic_fetch_sub_explicit(&ctx->spinners, 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (found && before == 1 && atomic_load_explicit(&ctx->idle.waiters, memory_order_relaxed) > 0)
+        rill_evcount_signal(&ctx->idle, 1);
+}
+
+/* capped: a spawned worker (it only looks for work), whose spinning counts against
+ * runtime_idle_spinners; the main thread's waits (whose conditions may change without a
+ * push) always spin. */
+static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, bool capped)
 {
     rill_context_t *ctx = w->ctx;
     const uint64_t spin_ns = (uint64_t)ctx->idle_spin_us * 1000;
+    capped = capped && ctx->max_spinners > 0;
     uint64_t idle_since = 0;
+    bool may_spin = false, counted = false;
     while (!cond(arg)) {
         rill_task_t *t = ctx->sched->select(w);
         if (t) {
+            if (counted)
+                spinner_leave(ctx, true);
+            counted = false;
             if (idle_since) /* busy again */
                 rill_comm_workers_idle(ctx->comm, -1);
             rill_task_execute(w, t);
@@ -383,11 +424,16 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
         if (!idle_since) {
             idle_since = now;
             rill_comm_workers_idle(ctx->comm, 1); /* the comm thread may poll harder */
+            counted = capped && spinner_enter(ctx);
+            may_spin = !capped || counted;
         }
-        if (now - idle_since < spin_ns) {
+        if (may_spin && now - idle_since < spin_ns) {
             idle_pause();
             continue;
         }
+        if (counted) /* before the last look below */
+            spinner_leave(ctx, false);
+        counted = may_spin = false;
         /* prepare, then re-check both the condition and the queues: a signal sent after
          * either check changes the epoch, so the wait below returns at once */
         uint32_t key = rill_evcount_prepare(&ctx->idle);
@@ -405,8 +451,15 @@ void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg
         }
         rill_evcount_wait(&ctx->idle, key, 10000);
     }
+    if (counted)
+        spinner_leave(ctx, false);
     if (idle_since)
         rill_comm_workers_idle(ctx->comm, -1);
+}
+
+void rill_worker_work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg)
+{
+    work_until(w, cond, arg, false);
 }
 
 static bool shutting_down(void *arg)
@@ -425,7 +478,7 @@ static void *worker_main(void *arg)
     char name[32];
     snprintf(name, sizeof(name), "worker %d", w->id);
     rill_trace_thread(w->id, name);
-    rill_worker_work_until(w, shutting_down, w->ctx);
+    work_until(w, shutting_down, w->ctx, true);
     tl_worker = NULL;
     return NULL;
 }
@@ -591,6 +644,11 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
         (status = rill_topo_reserve(ctx->topo, ctx->ngpus, "GPU manager")) != RILL_SUCCESS)
         goto err_free_topo;
     ctx->nworkers = rill_topo_nworkers(ctx->topo);
+    /* a limit no smaller than the spawned workers limits nothing: leave it off */
+    ctx->max_spinners = (int)rill_param_get_int(param_idle_spinners);
+    if (ctx->max_spinners >= ctx->nworkers - 1)
+        ctx->max_spinners = 0;
+    atomic_init(&ctx->spinners, 0);
     ctx->workers = calloc((size_t)ctx->nworkers, sizeof(*ctx->workers));
     int *orders = calloc(
         (size_t)ctx->nworkers * (size_t)(ctx->nworkers > 1 ? ctx->nworkers - 1 : 1), sizeof(int));

@@ -224,6 +224,8 @@ struct rill_context {
     uint32_t next_taskpool_id;
     uint32_t next_collection_id;
     int idle_spin_us;          /* how long an idle worker looks for work before sleeping */
+    int max_spinners;          /* runtime_idle_spinners; 0: no limit (then not counted) */
+    atomic_int spinners;       /* spawned workers looking for work, counted (context.c) */
     uint64_t watchdog_ns;      /* report a stall after this long (0: never) */
     uint64_t watchdog_init_ns; /* inside rill_init: at least this long */
     rill_watchdog_t watchdog;

@@ -40,11 +40,19 @@ static void locked_heap_push_list(locked_heap_t *q, rill_task_t *list)
     rill_spinlock_unlock(&q->lock);
 }
 
-static rill_task_t *locked_heap_pop(locked_heap_t *q)
+/* Pop the most urgent task. A thief (steal) passes a queue whose lock is held rather than
+ * wait for it: on a many-core machine, idle workers queueing on the lock of the one queue
+ * that has work starve the thread that pushes into it. */
+static rill_task_t *locked_heap_pop(locked_heap_t *q, bool steal)
 {
     if (atomic_load_explicit(&q->size, memory_order_relaxed) == 0)
         return NULL;
-    rill_spinlock_lock(&q->lock);
+    if (steal) {
+        if (!rill_spinlock_trylock(&q->lock))
+            return NULL;
+    } else {
+        rill_spinlock_lock(&q->lock);
+    }
     rill_heap_item_t *it = rill_heap_pop(&q->heap);
     atomic_store_explicit(&q->size, (int)q->heap.count, memory_order_relaxed);
     rill_spinlock_unlock(&q->lock);
@@ -89,12 +97,12 @@ static void lfq_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, i
 
 static rill_task_t *lfq_select(rill_worker_t *w)
 {
-    rill_task_t *t = locked_heap_pop(w->sched_data);
+    rill_task_t *t = locked_heap_pop(w->sched_data, false);
     if (t)
         return t;
     lfq_state_t *s = w->ctx->sched_state;
     for (int i = 0; i < w->ctx->nworkers - 1; i++) {
-        t = locked_heap_pop(&s->queues[w->steal_order[i]]);
+        t = locked_heap_pop(&s->queues[w->steal_order[i]], true);
         if (t)
             return t;
     }
@@ -143,7 +151,7 @@ static void gpq_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, i
 
 static rill_task_t *gpq_select(rill_worker_t *w)
 {
-    return locked_heap_pop(w->ctx->sched_state);
+    return locked_heap_pop(w->ctx->sched_state, false);
 }
 
 static void gpq_remove(rill_context_t *ctx)
@@ -213,5 +221,19 @@ void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, i
                            atomic_fetch_add_explicit(&ctx->trace_ready, n, memory_order_relaxed) +
                                n);
     /* the push (a release of the queue lock) precedes the signal: see rill_evcount_t */
-    rill_evcount_signal(&ctx->idle, n);
+    if (ctx->max_spinners == 0) {
+        rill_evcount_signal(&ctx->idle, n);
+        return;
+    }
+    /* Spinners are counted (runtime_idle_spinners): wake sleepers only for the tasks the
+     * spinners cannot take. Ordering (a Dekker pair): the push's size store, this seq_cst
+     * fence, then the load of spinners; a spinner that stops looking decrements spinners,
+     * issues a seq_cst fence, then looks at the queues once more (rill_worker_work_until).
+     * So either this load sees the decrement and wakes a sleeper, or that last look sees
+     * the task. A spinner that stops because it found a task wakes a sleeper when it was
+     * the last one; were a task missed all the same, a sleeper's wait times out in 10 ms. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int spinning = atomic_load_explicit(&ctx->spinners, memory_order_relaxed);
+    if (n > spinning)
+        rill_evcount_signal(&ctx->idle, n - spinning);
 }

@@ -7,6 +7,14 @@ foreach(sched lfq gpq)
                  --mca runtime_num_cores ${cores})
     endforeach()
 endforeach()
+# idle workers over the limit of runtime_idle_spinners sleep at once and pushes wake only
+# what the spinners cannot take: 6 workers on the machine's cores, 1 of them spinning
+foreach(sched lfq gpq)
+    rill_add_test(NAME test_dtd_random SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_random.c
+        LIBS rill_dsl LABELS dsl TEST test_dtd_random_${sched}_spinners
+        ARGS --tasks 50000 --tiles 300 --reps 3 --mca sched ${sched} --mca runtime_num_cores 6
+             --mca runtime_idle_spinners 1 --mca runtime_idle_spin_us 500)
+endforeach()
 foreach(sched lfq gpq)
     rill_add_test(NAME test_dtd_priority SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_priority.c
         LIBS rill_dsl LABELS dsl TEST test_dtd_priority_${sched} ARGS --mca sched ${sched})
