@@ -7,8 +7,8 @@ if(NOT RILL_FUZZ)
     rill_add_test(NAME test_alloc_sweep
         SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_alloc_sweep.c ${CMAKE_CURRENT_LIST_DIR}/alloc_inject.c
         LIBS rill_dsl LABELS unit alloc TIMEOUT 900)
-    # (about 300 s under ASan since Rill links cuBLAS/cuSOLVER: each forked child's leak
-    # check scans those libraries' data; 30 s in a release build)
+    # (children run several at once, ALLOC_SWEEP_JOBS; with a GPU each one starts CUDA, so
+    # on a GPU machine the sweep takes minutes, seconds elsewhere)
     set(RILL_ALLOC_WRAPPED malloc calloc realloc posix_memalign aligned_alloc strdup strndup
         pthread_create)
     if(RILL_HAVE_MPI)

@@ -4,7 +4,8 @@
  * strdup, strndup), every thread it starts (pthread_create) and, in builds with MPI,
  * MPI_Init_thread is counted through link-time wrappers (alloc_inject.c, linked with
  * -Wl,--wrap=...; see alloc.cmake). Each scenario below is run once clean to count its
- * C fallible calls, then once for each N = 1 .. C+1 in a forked child where call N fails.
+ * C fallible calls, then once for each N = 1 .. C+1 in a forked child where call N fails
+ * (ALLOC_SWEEP_JOBS children at once; default: the cores it may use, at most 8).
  * In each child:
  *   - every public call returns RILL_SUCCESS or an error status, never crashes or hangs
  *     (a child is killed after CHILD_TIMEOUT_S seconds);
@@ -48,6 +49,7 @@
  * races.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <sched.h>
@@ -197,8 +199,9 @@ static char sources_dir[64]; /* the parameter files, and the profile outputs */
 static bool runtime_with(bool profile)
 {
     char trace[128], dot[128];
-    snprintf(trace, sizeof(trace), "%s/trace", sources_dir);
-    snprintf(dot, sizeof(dot), "%s/dot", sources_dir);
+    /* named by the child: several children of the sweep run at once */
+    snprintf(trace, sizeof(trace), "%s/trace.%d", sources_dir, (int)getpid());
+    snprintf(dot, sizeof(dot), "%s/dot.%d", sources_dir, (int)getpid());
     char *args[16] = { "test_alloc_sweep", "--mca", "runtime_num_cores", "2", "keep" };
     int argc = 5;
     if (profile) {
@@ -552,23 +555,29 @@ static child_result_t run_here(const scenario_t *sc, long fail_at)
 
 typedef enum { RUN_OK, RUN_FATAL_KNOWN, RUN_FAILED } run_outcome_t;
 
-/* Run the scenario in a child with call fail_at failing; its output goes to out_fd. */
-static run_outcome_t run_child(const scenario_t *sc, long fail_at, int out_fd, child_result_t *res,
-                               char *why, size_t why_len)
+/* A child running the scenario with call fail_at failing; its output goes to out_fd. */
+typedef struct child {
+    long fail_at;
+    pid_t pid;
+    int result_fd; /* the read end of its result pipe */
+    int out_fd;    /* a temporary file of its own */
+} child_t;
+
+static void start_child(const scenario_t *sc, child_t *c)
 {
     int fds[2];
     CHECK(pipe(fds) == 0);
-    CHECK(ftruncate(out_fd, 0) == 0 && lseek(out_fd, 0, SEEK_SET) == 0);
+    CHECK(ftruncate(c->out_fd, 0) == 0 && lseek(c->out_fd, 0, SEEK_SET) == 0);
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
         close(fds[0]);
-        dup2(out_fd, 1);
-        dup2(out_fd, 2);
+        dup2(c->out_fd, 1);
+        dup2(c->out_fd, 2);
         alarm(CHILD_TIMEOUT_S);
-        child_result_t r = run_here(sc, fail_at);
+        child_result_t r = run_here(sc, c->fail_at);
         fflush(stdout);
         fflush(stderr);
         if (write(fds[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
@@ -577,25 +586,32 @@ static run_outcome_t run_child(const scenario_t *sc, long fail_at, int out_fd, c
         exit(0); /* LeakSanitizer runs at exit */
     }
     close(fds[1]);
+    c->pid = pid;
+    c->result_fd = fds[0];
+}
+
+/* Wait for child c and say how it ended. */
+static run_outcome_t finish_child(child_t *c, child_result_t *res, char *why, size_t why_len)
+{
     memset(res, 0, sizeof(*res));
     ssize_t got = 0, n;
     while (got < (ssize_t)sizeof(*res) &&
-           (n = read(fds[0], (char *)res + got, sizeof(*res) - (size_t)got)) != 0) {
+           (n = read(c->result_fd, (char *)res + got, sizeof(*res) - (size_t)got)) != 0) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             break;
         got += n;
     }
-    close(fds[0]);
+    close(c->result_fd);
     int st;
-    while (waitpid(pid, &st, 0) < 0)
+    while (waitpid(c->pid, &st, 0) < 0)
         CHECK(errno == EINTR);
     bool reported = got == (ssize_t)sizeof(*res) && res->magic == RESULT_MAGIC;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && reported)
         return RUN_OK;
     static char buf[1 << 16];
-    ssize_t len = pread(out_fd, buf, sizeof(buf) - 1, 0);
+    ssize_t len = pread(c->out_fd, buf, sizeof(buf) - 1, 0);
     buf[len > 0 ? len : 0] = '\0';
     /* a known fatal site, reached by the injected failure: its message is in the output */
     if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(buf, "alloc_inject: failing call") &&
@@ -638,23 +654,32 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Count the scenario's calls in a clean run, then fail each in turn. */
-static int sweep(const scenario_t *sc, const char *self, int out_fd)
+/* Count the scenario's calls in a clean run, then fail each in turn, njobs children at once
+ * (children[0 .. njobs-1], each with its own output file), reaped in the order of N. */
+static int sweep(const scenario_t *sc, const char *self, child_t *children, int njobs)
 {
     double t0 = now_s();
     child_result_t r;
     char why[256];
-    if (run_child(sc, 0, out_fd, &r, why, sizeof(why)) != RUN_OK || !r.completed) {
+    children[0].fail_at = 0;
+    start_child(sc, &children[0]);
+    if (finish_child(&children[0], &r, why, sizeof(why)) != RUN_OK || !r.completed) {
         fprintf(stderr, "%s: the clean run failed (%s)\n", sc->name, r.completed ? why : "errors");
-        show_output(out_fd);
+        show_output(children[0].out_fd);
         return 1;
     }
     long total = r.count;
     CHECK_MSG(total > 0 && total < MAX_CALLS, "%s: %ld fallible calls", sc->name, total);
     int failed = 0, fatal = 0, drift = 0;
-    long reported_errors = 0;
+    long reported_errors = 0, next = 1;
     for (long n = 1; n <= total + 1; n++) {
-        run_outcome_t o = run_child(sc, n, out_fd, &r, why, sizeof(why));
+        while (next <= total + 1 && next < n + njobs) { /* keep njobs children running */
+            child_t *c = &children[next % njobs];
+            c->fail_at = next++;
+            start_child(sc, c);
+        }
+        child_t *c = &children[n % njobs];
+        run_outcome_t o = finish_child(c, &r, why, sizeof(why));
         if (o == RUN_OK && n > total && (r.fired || !r.completed)) {
             o = RUN_FAILED;
             snprintf(why, sizeof(why), "run %ld after the last call: %s", n,
@@ -676,13 +701,26 @@ static int sweep(const scenario_t *sc, const char *self, int out_fd)
         if (failed <= MAX_REPORTED) {
             fprintf(stderr, "%s: FAILED with call %ld of %ld failing: %s\n  reproduce: %s %s %ld\n",
                     sc->name, n, total, why, self, sc->name, n);
-            show_output(out_fd);
+            show_output(c->out_fd);
         }
     }
-    printf("%s: %ld fallible calls in a clean run; N = 1..%ld swept in %.1f s: %ld errors "
-           "returned, %d deliberate aborts, %d runs where N was not reached, %d failures\n",
-           sc->name, total, total + 1, now_s() - t0, reported_errors, fatal, drift, failed);
+    printf("%s: %ld fallible calls in a clean run; N = 1..%ld swept in %.1f s, %d at once: %ld "
+           "errors returned, %d deliberate aborts, %d runs where N was not reached, %d failures\n",
+           sc->name, total, total + 1, now_s() - t0, njobs, reported_errors, fatal, drift, failed);
     return failed ? 1 : 0;
+}
+
+/* Children at once: ALLOC_SWEEP_JOBS, else the cores this process may use, at most 8. */
+static int sweep_jobs(void)
+{
+    const char *env = getenv("ALLOC_SWEEP_JOBS");
+    long j = env && *env ? strtol(env, NULL, 10) : 0;
+    if (j <= 0) {
+        cpu_set_t set;
+        j = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+        j = j > 8 ? 8 : j;
+    }
+    return j > 64 ? 64 : (int)j;
 }
 
 /* $HOME/.rill/mca-params.conf and a file for RILL_MCA_param_files, in a fresh folder. */
@@ -718,10 +756,14 @@ static void remove_sources(const char *dir)
     unlink(path);
     snprintf(path, sizeof(path), "%s/.rill", dir);
     rmdir(path);
-    const char *files[] = { "listed.conf", "trace.0.json", "dot.0.dot" };
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-        unlink(path);
+    DIR *d = opendir(dir); /* listed.conf and the children's traces and graphs */
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));)
+            if (e->d_name[0] != '.') {
+                snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+                unlink(path);
+            }
+        closedir(d);
     }
     rmdir(dir);
 }
@@ -768,11 +810,17 @@ int main(int argc, char **argv)
                sc->name, fail_at < 0 ? 0 : fail_at, r.count, r.fired ? "injected" : "not reached",
                r.errors, r.completed ? "completed" : "not completed");
     } else {
-        FILE *out = tmpfile();
-        CHECK(out);
+        int njobs = sweep_jobs();
+        child_t children[64];
+        FILE *outs[64];
+        for (int i = 0; i < njobs; i++) {
+            CHECK((outs[i] = tmpfile()) != NULL);
+            children[i].out_fd = fileno(outs[i]);
+        }
         for (int i = 0; i < NB_SCENARIOS; i++)
-            status |= sweep(&scenarios[i], argv[0], fileno(out));
-        fclose(out);
+            status |= sweep(&scenarios[i], argv[0], children, njobs);
+        for (int i = 0; i < njobs; i++)
+            fclose(outs[i]);
         remove_sources(sources_dir);
     }
     return status;
