@@ -160,6 +160,9 @@ typedef struct gm_op {
     uint64_t from_t;
     bool flow_from_kernel; /* PUT: its flow starts in a kernel's slice (else at the put) */
     uint64_t t_launch;
+    uint64_t t_push; /* when it entered its fifo (the watchdog's report) */
+    int rank;        /* LAND: the sending rank; PUT: the receiving one */
+    uint64_t target; /* LAND: the semaphore value it waits for */
 } gm_op_t;
 
 /** Operations of one stream, oldest first. */
@@ -223,7 +226,15 @@ typedef struct gm {
     rill_trace_track_t *tr_copy[5]; /* host to GPU, GPU to host, GPU to GPU, from / to ranks */
     /* the watchdog thread's last look (describe) */
     bool wd_seen;
-    unsigned long long wd_tasks, wd_evict, wd_loads;
+    unsigned long long wd_tasks, wd_evict, wd_loads, wd_turns_seen;
+    /* what the loop does, for the watchdog: published by the manager thread each turn
+     * (relaxed stores of a single writer; a report reads a snapshot, each word on its own) */
+    atomic_ullong wd_turns;              /* turns of the loop */
+    _Atomic(const char *) wd_doing;      /* the step it is in (static text) */
+    atomic_int wd_exec, wd_land, wd_put; /* operations in flight on those streams */
+    atomic_ullong wd_land_t, wd_put_t;   /* when the oldest of those entered its fifo */
+    atomic_int wd_land_rank, wd_land_sem, wd_put_rank;
+    atomic_ullong wd_land_target;
     bool trace;  /* tasks' spans in the trace */
     bool timing; /* tasks' spans measured (device_cuda_timing, or a trace) */
     /* the time references of the spans (ref_take): the newest GM_NREFS, a timing event each
@@ -447,6 +458,7 @@ static void fifo_push(gm_t *m, int f, gm_op_t *op)
     q->tail = op;
     q->count++;
     m->inflight++;
+    op->t_push = rill_time_ns();
 }
 
 static inline int fifo_h2d(const gm_t *m)
@@ -1263,6 +1275,8 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
     op->ent[0] = e;
     op->version[0] = e->xfer_version;
     op->sem = x->sem;
+    op->rank = x->peer;
+    op->target = x->target;
     op->flow = x->flow;
     fifo_push(m, fifo_land(m), op);
     if (m->trace) {
@@ -1479,6 +1493,7 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     }
     op->src[0] = src;
     op->rx = x;
+    op->rank = x->peer;
     op->flow = x->flow;
     op->from_stream = -1;
     gm_entry_t *se = src ? src->dev_priv : NULL;
@@ -1801,6 +1816,29 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
 }
 
 /* Poll every stream's oldest operations, in order. */
+/* For the watchdog: what the streams hold (manager thread, once a turn). */
+static void publish_fifos(gm_t *m)
+{
+    int exec = 0;
+    for (int s = 0; s < m->res->nexec; s++)
+        exec += m->fifo[s].count;
+    atomic_store_explicit(&m->wd_exec, exec, memory_order_relaxed);
+    if (m->fifo_stream[fifo_land(m)] != m->land_stream || !m->land_stream)
+        return; /* no GPU-direct streams */
+    const gm_op_t *land = m->fifo[fifo_land(m)].head, *put = m->fifo[fifo_put(m)].head;
+    atomic_store_explicit(&m->wd_land, m->fifo[fifo_land(m)].count, memory_order_relaxed);
+    atomic_store_explicit(&m->wd_put, m->fifo[fifo_put(m)].count, memory_order_relaxed);
+    atomic_store_explicit(&m->wd_land_t, land ? land->t_push : 0, memory_order_relaxed);
+    atomic_store_explicit(&m->wd_put_t, put ? put->t_push : 0, memory_order_relaxed);
+    if (land) {
+        atomic_store_explicit(&m->wd_land_rank, land->rank, memory_order_relaxed);
+        atomic_store_explicit(&m->wd_land_sem, land->sem, memory_order_relaxed);
+        atomic_store_explicit(&m->wd_land_target, land->target, memory_order_relaxed);
+    }
+    if (put)
+        atomic_store_explicit(&m->wd_put_rank, put->rank, memory_order_relaxed);
+}
+
 static int poll_fifos(gm_t *m)
 {
     int done = 0;
@@ -1822,6 +1860,7 @@ static int poll_fifos(gm_t *m)
             done++;
         }
     }
+    publish_fifos(m);
     return done;
 }
 
@@ -2018,6 +2057,11 @@ static void trace_slow_step(const uint64_t ph[6])
     rill_trace_slice("gpu", "slow turn", ph[0], ph[5], 0, 0, args);
 }
 
+static inline void gm_doing(gm_t *m, const char *what)
+{
+    atomic_store_explicit(&m->wd_doing, what, memory_order_relaxed);
+}
+
 static void *manager_main(void *arg)
 {
     gm_t *m = arg;
@@ -2112,22 +2156,33 @@ static void *manager_main(void *arg)
         uint64_t ph[6] = { 0 };
         if (m->trace)
             ph[0] = rill_time_ns();
+        /* for the watchdog: the turn and its step (a report that sees no new turn names the
+         * step the thread is stuck in, e.g. a CUDA call that blocks) */
+        atomic_store_explicit(&m->wd_turns,
+                              atomic_load_explicit(&m->wd_turns, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        gm_doing(m, "taking new tasks");
         int progress = reap_dead(m);
         progress += intake(m);
         if (m->trace)
             ph[1] = rill_time_ns();
+        gm_doing(m, "serving transfers from and to other ranks' GPUs");
         progress += remote_step(m);
         if (m->trace)
             ph[2] = rill_time_ns();
+        gm_doing(m, "polling its streams' completions");
         progress += poll_fifos(m);
         if (m->trace)
             ph[3] = rill_time_ns();
+        gm_doing(m, "launching tasks");
         progress += launch_pending(m);
         if (m->trace)
             ph[4] = rill_time_ns();
         /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
          * channel, so a busy channel does not hold back launches) */
+        gm_doing(m, "serving port channels");
         progress += gm_proxy_step(m->proxy);
+        gm_doing(m, "idle");
         if (m->trace && (ph[5] = rill_time_ns()) - ph[0] > GM_SLOW_STEP_NS)
             trace_slow_step(ph);
         if (m->timing && rill_time_ns() - m->ref_at > GM_REF_PERIOD_NS)
@@ -2331,6 +2386,34 @@ static void describe(rill_device_t *dev, FILE *out)
                 "lower device_cuda_exec_streams / device_cuda_max_inflight\n",
                 m->res ? m->res->info.ordinal : -1, ev - m->wd_evict, loads - m->wd_loads,
                 m->res ? m->res->zone_bytes : 0);
+    int ord = m->res ? m->res->info.ordinal : -1;
+    unsigned long long turns = atomic_load_explicit(&m->wd_turns, memory_order_relaxed);
+    const char *doing = atomic_load_explicit(&m->wd_doing, memory_order_relaxed);
+    int nland = atomic_load_explicit(&m->wd_land, memory_order_relaxed),
+        nput = atomic_load_explicit(&m->wd_put, memory_order_relaxed);
+    fprintf(out,
+            "  GPU %d manager thread: %s %s; in flight: %d operations on its exec streams, %d "
+            "landings from other ranks armed, %d puts to them\n",
+            ord,
+            m->wd_seen && turns == m->wd_turns_seen
+                ? "no turn of its loop since the last report, stuck"
+                : "turning, now",
+            doing ? doing : "starting", atomic_load_explicit(&m->wd_exec, memory_order_relaxed),
+            nland, nput);
+    uint64_t now = rill_time_ns(), t;
+    if (nland > 0 && (t = atomic_load_explicit(&m->wd_land_t, memory_order_relaxed)) && t < now)
+        fprintf(out,
+                "  GPU %d: the oldest armed landing waits on the GPU for rank %d's signal for %.1f "
+                "s (landing semaphore %d, value %llu): the put is not done on that rank\n",
+                ord, atomic_load_explicit(&m->wd_land_rank, memory_order_relaxed),
+                (double)(now - t) / 1e9,
+                atomic_load_explicit(&m->wd_land_sem, memory_order_relaxed),
+                (unsigned long long)atomic_load_explicit(&m->wd_land_target, memory_order_relaxed));
+    if (nput > 0 && (t = atomic_load_explicit(&m->wd_put_t, memory_order_relaxed)) && t < now)
+        fprintf(out, "  GPU %d: the oldest put, to rank %d, is in flight for %.1f s\n", ord,
+                atomic_load_explicit(&m->wd_put_rank, memory_order_relaxed),
+                (double)(now - t) / 1e9);
+    m->wd_turns_seen = turns;
     int later = atomic_load_explicit(&m->n_remote_later, memory_order_relaxed);
     if (later > 0)
         fprintf(out,

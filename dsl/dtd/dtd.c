@@ -1584,6 +1584,25 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
                 shown++;
             }
     }
+    /* GPU to GPU: sends that wait for the receiver's request, announcements not used yet */
+    int anns = 0;
+    RILL_HMAP_FOREACH(&dtd.anns, e)
+    {
+        for (dtd_activation_t *a = e->val; a && anns < 10; a = a->next) {
+            if (a->tp_id != super->id)
+                continue;
+            const char *what = a->flags == DTD_ANN_SENT ? "sent; waits for that rank's GPU request"
+                               : a->flags == DTD_ANN_LAUNCHED
+                                   ? "its producer launched on a GPU; no announcement yet"
+                               : a->flags == DTD_ANN_RESERVED
+                                   ? "that rank announced its landing; the send has not run"
+                                   : "that rank announced no landing; the send has not run";
+            fprintf(out,
+                    "  GPU to GPU, datum (collection %u, key %llu) version %u to rank %d: %s\n",
+                    a->dc_id, (unsigned long long)a->key, a->version, a->src, what);
+            anns++;
+        }
+    }
     rill_spinlock_unlock(&dtd.act_lock);
     for (size_t i = 0; i < tp->norder && shown < 20; i++) {
         dtd_tracker_t *tr = tp->order[i];
