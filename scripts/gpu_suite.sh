@@ -17,7 +17,9 @@
 # hung in rest4, and 3 copies of it at once hung 4 times in 18 (3 to 6 in 24 with the
 # receive run by a worker or by the comm thread; 0 in 12 alone): rank 0 done, on the others
 # GPU tasks handed over and never done, some receives armed and not completed. The
-# watchdog's report now says the manager's step and its oldest armed landing and put.
+# watchdog's report now says the manager's step and its oldest armed landing and put, and
+# rill_init sets CUDA_MODULE_DATA_LOADING=EAGER (docs/channels.md, "Hardware queues"):
+# rerun rest4 and the repeated test to see whether that was the cause.
 set -uo pipefail
 out=${OUT:-/tmp/rill-gpu}
 mkdir -p "$out"
