@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite on a GPU machine, in parts that each fit one device call (10 minutes):
 #   scripts/gpu_suite.sh [gpu|rest1|rest2|rest3|rest4|all]      (default all; logs under $OUT)
+#   scripts/gpu_suite.sh repeat TEST [ROUNDS [AT_ONCE]]   (default 6 rounds of 3 at once)
+# repeat: one ctest test (exact name) AT_ONCE copies at a time, ROUNDS times, with the
+# watchdog's report after 8 s (not abort: at 40 s the copies still running get every
+# thread's stack from gdb, when it is there, and are killed); the logs of failed copies stay.
 # gpu: the tests labelled gpu (they lock the GPUs between them, so they run one at a time);
 # rest1 .. rest4: the other tests, in four quarters by test number, SUITE_J (3) at once.
 # Every process that starts Rill opens the GPUs it finds: each takes a small share of
@@ -24,8 +28,10 @@ set -uo pipefail
 out=${OUT:-/tmp/rill-gpu}
 mkdir -p "$out"
 part=${1:-all}
-case $part in gpu | rest1 | rest2 | rest3 | rest4 | all) ;; *)
-    echo "usage: $0 [gpu|rest1|rest2|rest3|rest4|all]" >&2
+case $part in gpu | rest1 | rest2 | rest3 | rest4 | all) ;;
+repeat) [ -n "${2:-}" ] || { echo "usage: $0 repeat TEST [ROUNDS [AT_ONCE]]" >&2; exit 2; } ;;
+*)
+    echo "usage: $0 [gpu|rest1|rest2|rest3|rest4|all] | repeat TEST [ROUNDS [AT_ONCE]]" >&2
     exit 2
     ;;
 esac
@@ -47,6 +53,49 @@ run() { # name, ctest arguments...
     echo "== $name: $((SECONDS - t0)) s"
     grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$out/ctest_$name.log" | tail -20
 }
+if [ "$part" = repeat ]; then
+    test=$2 rounds=${3:-6} at_once=${4:-3}
+    # the test's command line, as ctest runs it
+    # (arguments without spaces: ctest quotes each one)
+    cmd=$(ctest -R "^$test\$" -N -V | sed -n 's/^[0-9]*: Test command: //p' | head -1 | tr -d '"')
+    [ -n "$cmd" ] || { echo "no test named $test"; exit 2; }
+    # shellcheck disable=SC2086 # the command is words
+    exe=$(printf '%s\n' $cmd | grep -m1 "/build-gpu/")
+    export RILL_MCA_runtime_watchdog_s=8
+    pass=0 fail=0
+    for k in $(seq 1 "$rounds"); do
+        for j in $(seq 1 "$at_once"); do
+            # shellcheck disable=SC2086 # the command is words
+            (timeout 60 $cmd >"$out/repeat_${k}_$j.log" 2>&1; echo $? >"$out/repeat_${k}_$j.rc") &
+        done
+        sleep 1
+        for _ in $(seq 1 40); do # at most 40 s; then the stacks of what still runs
+            [ "$(jobs -r | wc -l)" -eq 0 ] && break
+            sleep 1
+        done
+        if [ "$(jobs -r | wc -l)" -gt 0 ]; then
+            if command -v gdb >/dev/null; then
+                for p in $(pgrep -f "^$exe" | head -16); do
+                    echo "==== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
+                    timeout 20 gdb -p "$p" -batch -ex "thread apply all bt" 2>/dev/null |
+                        grep -E "^Thread|^#"
+                done >"$out/repeat_${k}_stacks.txt" 2>&1
+            fi
+        fi
+        wait
+        for j in $(seq 1 "$at_once"); do
+            if [ "$(cat "$out/repeat_${k}_$j.rc")" = 0 ]; then
+                pass=$((pass + 1))
+                rm -f "$out/repeat_${k}_$j.log"
+            else
+                fail=$((fail + 1))
+            fi
+            rm -f "$out/repeat_${k}_$j.rc"
+        done
+    done
+    echo "== repeat $test: $pass passed, $fail failed ($rounds rounds of $at_once at once)"
+    exit 0
+fi
 if [ "$part" = gpu ] || [ "$part" = all ]; then run gpu -L gpu; fi
 for q in 1 2 3 4; do # quarter q: tests (q-1) n/4 + 1 .. q n/4 of those not labelled gpu
     lo=$(((q - 1) * n / 4 + 1)) hi=$((q * n / 4))
