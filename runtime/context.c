@@ -441,7 +441,9 @@ static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, boo
             rill_evcount_cancel(&ctx->idle);
             break;
         }
+        w->last_look = true;
         t = ctx->sched->select(w);
+        w->last_look = false;
         if (t) {
             rill_evcount_cancel(&ctx->idle);
             rill_comm_workers_idle(ctx->comm, -1);
@@ -450,6 +452,13 @@ static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, boo
             continue;
         }
         rill_evcount_wait(&ctx->idle, key, 10000);
+        if (capped && atomic_load_explicit(&ctx->idle.epoch, memory_order_relaxed) != key) {
+            /* woken by a push: a fresh idle period, so that a worker that finds the task
+             * taken spins again (a free spinner slot) and the chain of wakes goes on in a
+             * burst; a time-out keeps it asleep-ish (10 ms looks, no spinning) */
+            rill_comm_workers_idle(ctx->comm, -1);
+            idle_since = 0;
+        }
     }
     if (counted)
         spinner_leave(ctx, false);

@@ -182,6 +182,7 @@ struct rill_worker {
     pthread_t thread;
     void *sched_data; /* the scheduler's per-worker state */
     int *steal_order; /* other workers, nearest first */
+    bool last_look;   /* its look before sleeping: thieves wait for a held lock (sched.c) */
     /* for the watchdog: the class name of the task running (NULL between tasks) and how
      * many tasks this worker started; written by the worker, read by the watchdog */
     _Atomic(const char *) running;

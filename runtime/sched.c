@@ -42,7 +42,8 @@ static void locked_heap_push_list(locked_heap_t *q, rill_task_t *list)
 
 /* Pop the most urgent task. A thief (steal) passes a queue whose lock is held rather than
  * wait for it: on a many-core machine, idle workers queueing on the lock of the one queue
- * that has work starve the thread that pushes into it. */
+ * that has work starve the thread that pushes into it. (A worker's last look before it
+ * sleeps waits for the lock: the holder may leave a task behind.) */
 static rill_task_t *locked_heap_pop(locked_heap_t *q, bool steal)
 {
     if (atomic_load_explicit(&q->size, memory_order_relaxed) == 0)
@@ -102,7 +103,7 @@ static rill_task_t *lfq_select(rill_worker_t *w)
         return t;
     lfq_state_t *s = w->ctx->sched_state;
     for (int i = 0; i < w->ctx->nworkers - 1; i++) {
-        t = locked_heap_pop(&s->queues[w->steal_order[i]], true);
+        t = locked_heap_pop(&s->queues[w->steal_order[i]], !w->last_look);
         if (t)
             return t;
     }
@@ -228,7 +229,7 @@ void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, i
     /* Spinners are counted (runtime_idle_spinners): wake sleepers only for the tasks the
      * spinners cannot take. Ordering (a Dekker pair): the push's size store, this seq_cst
      * fence, then the load of spinners; a spinner that stops looking decrements spinners,
-     * issues a seq_cst fence, then looks at the queues once more (rill_worker_work_until).
+     * issues a seq_cst fence, then looks at the queues once more (work_until in context.c).
      * So either this load sees the decrement and wakes a sleeper, or that last look sees
      * the task. A spinner that stops because it found a task wakes a sleeper when it was
      * the last one; were a task missed all the same, a sleeper's wait times out in 10 ms. */
