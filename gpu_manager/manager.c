@@ -39,6 +39,7 @@
 #include "put.h"
 #endif
 #include "scheduler.h"
+#include "stack.h"
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
@@ -226,7 +227,7 @@ typedef struct gm {
     rill_trace_track_t *tr_copy[5]; /* host to GPU, GPU to host, GPU to GPU, from / to ranks */
     /* the watchdog thread's last look (describe) */
     bool wd_seen;
-    unsigned long long wd_tasks, wd_evict, wd_loads, wd_turns_seen;
+    unsigned long long wd_tasks, wd_evict, wd_loads, wd_turns_seen, wd_stack_turns;
     /* what the loop does, for the watchdog: published by the manager thread each turn
      * (relaxed stores of a single writer; a report reads a snapshot, each word on its own) */
     atomic_ullong wd_turns;              /* turns of the loop */
@@ -2400,6 +2401,13 @@ static void describe(rill_device_t *dev, FILE *out)
                 : "turning, now",
             doing ? doing : "starting", atomic_load_explicit(&m->wd_exec, memory_order_relaxed),
             nland, nput);
+    /* stuck in a call (a CUDA call that blocks, as a hidden synchronisation does): where,
+     * once per stall */
+    if (m->wd_seen && turns == m->wd_turns_seen && turns != m->wd_stack_turns) {
+        fprintf(out, "  GPU %d manager thread's stack:\n", ord);
+        rill_thread_stack_print(m->thread, out, "    ", 1000);
+        m->wd_stack_turns = turns;
+    }
     uint64_t now = rill_time_ns(), t;
     if (nland > 0 && (t = atomic_load_explicit(&m->wd_land_t, memory_order_relaxed)) && t < now)
         fprintf(out,

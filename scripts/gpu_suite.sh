@@ -4,7 +4,9 @@
 #   scripts/gpu_suite.sh repeat TEST [ROUNDS [AT_ONCE]]   (default 6 rounds of 3 at once)
 # repeat: one ctest test (exact name) AT_ONCE copies at a time, ROUNDS times, with the
 # watchdog's report after 8 s (not abort: at 40 s the copies still running get every
-# thread's stack from gdb, when it is there, and are killed); the logs of failed copies stay.
+# thread's stack from gdb, when it is there, and are killed); the logs of failed copies stay,
+# with the frames of a stuck GPU manager's stack (the watchdog prints it) named by addr2line
+# in repeat_R_C.frames.
 # gpu: the tests labelled gpu (they lock the GPUs between them, so they run one at a time);
 # rest1 .. rest4: the other tests, in four quarters by test number, SUITE_J (3) at once.
 # Every process that starts Rill opens the GPUs it finds: each takes a small share of
@@ -74,10 +76,13 @@ if [ "$part" = repeat ]; then
             sleep 1
         done
         if [ "$(jobs -r | wc -l)" -gt 0 ]; then
-            if command -v gdb >/dev/null; then
+            # gdb, else the CUDA toolkit's cuda-gdb
+            gdb=$(command -v gdb || command -v cuda-gdb ||
+                command -v "${CUDA_HOME:-/usr/local/cuda}/bin/cuda-gdb")
+            if [ -n "$gdb" ]; then
                 for p in $(pgrep -f "^$exe" | head -16); do
                     echo "==== pid $p: $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
-                    timeout 20 gdb -p "$p" -batch -ex "thread apply all bt" 2>/dev/null |
+                    timeout 30 "$gdb" -p "$p" -batch -ex "thread apply all bt" 2>/dev/null |
                         grep -E "^Thread|^#"
                 done >"$out/repeat_${k}_stacks.txt" 2>&1
             fi
@@ -94,6 +99,17 @@ if [ "$part" = repeat ]; then
         done
     done
     echo "== repeat $test: $pass passed, $fail failed ($rounds rounds of $at_once at once)"
+    # the frames of a stuck manager's stack (the watchdog prints them) inside Rill's library
+    # or the test, named by addr2line: lib(+0xoffset) -> function at file:line
+    for f in "$out"/repeat_*_*.log; do
+        [ -f "$f" ] || continue
+        grep -oE "[^ ]+\(\+0x[0-9a-f]+\)" "$f" | sort -u | while IFS= read -r fr; do
+            lib=${fr%%(*} off=${fr##*(+}
+            case $lib in
+            */build-gpu/*) echo "$fr = $(addr2line -f -C -i -p -e "$lib" "${off%)}" 2>&1)" ;;
+            esac
+        done >"${f%.log}.frames"
+    done
     exit 0
 fi
 if [ "$part" = gpu ] || [ "$part" = all ]; then run gpu -L gpu; fi
