@@ -37,12 +37,19 @@ typedef struct rill_device rill_device_t;
  * manager thread; the front end frees it (the manager never touches it after done, but for
  * a reservation, which it reads again when the landing that uses it comes).
  *
- * RILL_REMOTE_LAND, on the receiving rank: the manager reserves a block of its zone for the
- * datum (its copy on this GPU: the landing buffer, no second copy) and a semaphore, enqueues
- * a wait on the semaphore on its landing stream, and marks the copy as under transfer: every
- * later use of the copy on this GPU is ordered behind the landing on the GPU (an event), not
- * by a host thread. It fills dst_off, sem_off and target (what the sender needs) and calls
- * done: the front end then asks the sender for the bytes and completes its receive.
+ * RILL_REMOTE_LAND, on the receiving rank, in two steps. Without put_coming: the manager
+ * reserves a block of its zone for the datum (its copy on this GPU: the landing buffer, no
+ * second copy) and a semaphore (or takes those of the reservation early), fills dst_off,
+ * sem_off and target (what the sender needs) and calls done with reserved set; x is then
+ * the reservation, and the front end asks the sender for the bytes. With put_coming (the
+ * sender's put is enqueued on its GPU) and early naming the reservation: the manager
+ * enqueues a wait on the semaphore on its landing stream and marks the copy as under
+ * transfer, so every later use of the copy on this GPU is ordered behind the landing on the
+ * GPU (an event), not by a host thread; done: the front end completes its receive.
+ * A stream never waits for a put that is not enqueued on the sender's GPU: a CUDA call that
+ * synchronises the context behind the scenes (a library's first use of a kernel loads it:
+ * cuBLAS does so inside cublasDgemm) waits for every stream, and two ranks' managers each
+ * stuck so, each waiting for a put the other has not enqueued, would deadlock.
  *
  * RILL_REMOTE_PUT, on the sending rank: the manager copies the newest copy (its own, or the
  * host's) into the receiver's landing buffer through the CUDA IPC mapping of the receiver's
@@ -52,7 +59,9 @@ typedef struct rill_device rill_device_t;
  * names a task launch on this GPU (the number the task class's launched hook was given): while that
  * body is in flight, the source is the copy it writes and the put is enqueued behind the body's
  * event on the GPU (no host step between the producer's kernel and the copy); once it completed,
- * the put proceeds as above.
+ * the put proceeds as above. enqueued, when set, is called (manager thread) once the copy
+ * and its signal are enqueued on the GPU, before done: only then may the receiver's stream
+ * wait for them.
  *
  * RILL_REMOTE_RESERVE, on the receiving rank, ahead of the version (early announcement):
  * the landing buffer and semaphore as for a landing, but only when they are free at once
@@ -81,10 +90,13 @@ typedef struct rill_remote_xfer {
     bool waited;                       /* the manager's: counted as waiting for room */
     bool reserved;                     /* RESERVE: the landing was reserved */
     bool put_coming;                   /* LAND: the sender's put is enqueued already */
+    bool after;                        /* the manager's: the reservation's block had an older
+                                        * transfer in flight (its wait goes behind it) */
     struct rill_remote_xfer *early;    /* LAND: the reservation made ahead, or NULL */
     void *entry;                       /* RESERVE: the manager's (the copy's entry) */
     int sem;                           /* RESERVE: the manager's (its semaphore) */
     void (*done)(struct rill_remote_xfer *x, rill_status_t status);
+    void (*enqueued)(struct rill_remote_xfer *x); /* PUT: see above (NULL: none) */
 } rill_remote_xfer_t;
 #define RILL_REMOTE_LAND    1
 #define RILL_REMOTE_PUT     2

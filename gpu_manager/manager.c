@@ -1203,10 +1203,11 @@ static void remote_fail(gm_t *m, rill_remote_xfer_t *x, rill_status_t s, const c
     x->done(x, s);
 }
 
-/* Receive side: reserve the landing buffer (this GPU's copy of the datum) and a semaphore,
- * and make the landing stream wait for the sender's signal; the event recorded behind the
- * wait (e->ready) orders every later use of the copy on this GPU after the bytes landed,
- * GPU side. false: not now (no room, no free semaphore, or the old bytes are still read). */
+/* Receive side (land_start): reserve the landing buffer (this GPU's copy of the datum) and
+ * a semaphore; once the sender's put is enqueued, make the landing stream wait for its
+ * signal (arm_start); the event recorded behind the wait (e->ready) orders every later use
+ * of the copy on this GPU after the bytes landed, GPU side. false: not now (no room, no free
+ * semaphore, or the old bytes are still read). */
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r);
 
 /* Take e's block and a semaphore for the landing x: the copy holds no version until the
@@ -1294,12 +1295,22 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
 {
     rill_data_t *d = x->data;
     if (x->early && x->early->reserved) {
-        if (x->early->device != m->index) { /* reserved on another GPU: there */
-            rill_device_t *dev = rill_device_get(x->early->device);
+        rill_remote_xfer_t *r = x->early;
+        if (r->device != m->index) { /* reserved on another GPU: there */
+            rill_device_t *dev = rill_device_get(r->device);
             dev->ops->remote(dev, x);
             return true;
         }
-        return arm_start(m, x, x->early);
+        if (x->put_coming)
+            return arm_start(m, x, r);
+        /* the sender is asked to put into the reservation; armed once its put is enqueued */
+        x->gpu = r->gpu;
+        x->device = r->device;
+        x->dst_off = r->dst_off;
+        x->sem_off = r->sem_off;
+        x->target = r->target;
+        x->done(x, RILL_SUCCESS);
+        return true;
     }
     if (d->size > m->capacity) {
         char why[200];
@@ -1340,15 +1351,25 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
         return false;
     land_hold(m, e, x);
     copy_unquiesce(c);
-    char err[200];
-    rill_status_t rs = land_arm(m, x, after, err, sizeof(err));
-    if (rs != RILL_SUCCESS) { /* nobody was told of it: give it back */
-        land_unhold(m, x);
-        remote_fail(m, x, rs, err);
+    x->device = m->index;
+    if (x->put_coming) { /* (the front end asks for a reservation first: not seen) */
+        char err[200];
+        rill_status_t rs = land_arm(m, x, after, err, sizeof(err));
+        if (rs != RILL_SUCCESS) { /* nobody was told of it: give it back */
+            land_unhold(m, x);
+            remote_fail(m, x, rs, err);
+            return true;
+        }
+        x->done(x, RILL_SUCCESS);
         return true;
     }
-    x->device = m->index;
-    x->done(x, RILL_SUCCESS); /* the front end asks the sender and completes its receive */
+    /* held as a reservation (as reserve_start's) until the sender's put is enqueued: x is
+     * it, armed by the landing that names it in early (arm_start) */
+    e->ahead = true;
+    m->early_bytes += d->size;
+    x->after = after;
+    x->reserved = true;
+    x->done(x, RILL_SUCCESS); /* the front end asks the sender for the put */
     return true;
 }
 
@@ -1514,6 +1535,8 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     }
     atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
+    if (x->enqueued) /* the receiver's stream may wait for it now (device.h) */
+        x->enqueued(x);
     return true;
 }
 
@@ -1557,7 +1580,7 @@ static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
 {
     char err[200];
     r->flow = x->flow;
-    rill_status_t rs = land_arm(m, r, false, err, sizeof(err));
+    rill_status_t rs = land_arm(m, r, r->after, err, sizeof(err));
     if (rs != RILL_SUCCESS) {
         /* the reservation stays held: the sender's copy into it may still come, so neither
          * the block nor the semaphore may be given to anyone else (the front end ends the
@@ -2412,7 +2435,8 @@ static void describe(rill_device_t *dev, FILE *out)
     if (nland > 0 && (t = atomic_load_explicit(&m->wd_land_t, memory_order_relaxed)) && t < now)
         fprintf(out,
                 "  GPU %d: the oldest armed landing waits on the GPU for rank %d's signal for %.1f "
-                "s (landing semaphore %d, value %llu): the put is not done on that rank\n",
+                "s (landing semaphore %d, value %llu): that rank's put is enqueued on its GPU and "
+                "has not signalled\n",
                 ord, atomic_load_explicit(&m->wd_land_rank, memory_order_relaxed),
                 (double)(now - t) / 1e9,
                 atomic_load_explicit(&m->wd_land_sem, memory_order_relaxed),

@@ -24,6 +24,7 @@ static struct {
     rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
     int am_tag;       /* the comm engine's tag of activations */
     int get_tag;      /* and of GPUs' requests for versions sent from GPU memory */
+    int put_tag;      /* and of their answers: the put is enqueued */
     int ann_tag;      /* and of early announcements of landings */
     rill_hmap_t anns; /* sender side: announcements and sends, per (version, receiver) */
 } dtd;
@@ -31,6 +32,7 @@ static struct {
 static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
+static void dtd_put_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_launched(rill_task_t *task, int dev, uint64_t launch);
 
 static rill_param_t *param_window, *param_early;
@@ -78,6 +80,8 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
          (s = rill_comm_am_register_new(ctx->comm, dtd_gpu_get_handler, NULL, &dtd.get_tag)) !=
              RILL_SUCCESS ||
          (s = rill_comm_am_register_new(ctx->comm, dtd_announce_handler, NULL, &dtd.ann_tag)) !=
+             RILL_SUCCESS ||
+         (s = rill_comm_am_register_new(ctx->comm, dtd_put_handler, NULL, &dtd.put_tag)) !=
              RILL_SUCCESS))
         goto err;
     dtd.ready = true;
@@ -771,36 +775,90 @@ static void remote_abort(dtd_task_t *t, const char *why)
     rill_comm_abort(t->super.tp->ctx->comm, 1);
 }
 
-/* Manager thread: the landing buffer and semaphore are reserved and the GPU waits for them:
- * ask the sender for the bytes, and complete the receive now (its GPU copy is the new
- * version; whatever uses it on that GPU waits for the landing there). */
+/* Manager thread. Without put_coming: the landing buffer and semaphore are reserved (x is
+ * the reservation, or early is): ask the sender for the bytes; the receive waits for its
+ * answer, the put enqueued (dtd_put_handler), which arms the landing. With put_coming: the
+ * GPU waits for the landing: complete the receive now (its GPU copy is the new version;
+ * whatever uses it on that GPU waits for the landing there). */
 static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
+    dtd_xfer_t *xf = t->args[1].ptr;
     rill_comm_t *comm = t->super.tp->ctx->comm;
     if (s != RILL_SUCCESS && x->early && x->early->reserved)
         /* the sender may be copying into the landing already: it can be neither given back
          * nor waited for */
         remote_abort(t, "its landing buffer, reserved ahead, could not be armed");
-    if (!x->put_coming) { /* else the sender put it into the announced landing already */
-        dtd_gpu_get_msg_t m = { .send = x->cookie, .gpu = s == RILL_SUCCESS ? x->gpu : -1 };
+    if (!x->put_coming) {
+        dtd_gpu_get_msg_t m = { .send = x->cookie,
+                                .gpu = s == RILL_SUCCESS ? x->gpu : -1,
+                                .recv = (uint64_t)(uintptr_t)t };
+        int peer = x->peer;
         if (s == RILL_SUCCESS) {
             m.dst_off = x->dst_off;
             m.sem_off = x->sem_off;
             m.target = x->target;
+            /* the reservation the answer arms, in xf->early before the request goes (the
+             * answer's handler reads it: the comm thread takes the request after this) */
+            if (x->early && x->early->reserved) { /* the one made ahead */
+                free(x);
+            } else {            /* x is the reservation */
+                free(x->early); /* (ahead, none could be made) */
+                x->early = NULL;
+                xf->early = x;
+            }
         }
         /* sent even on failure: the sender's send ends (with an error) rather than waiting */
         rill_status_t ss =
-            rill_comm_am_send(comm, x->peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
+            rill_comm_am_send(comm, peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
+        if (s == RILL_SUCCESS && ss != RILL_SUCCESS) /* the sender would wait for it */
+            remote_abort(t, "the request for its put could not be sent");
         if (s == RILL_SUCCESS)
-            s = ss;
+            return; /* the receive waits for the answer */
     }
     if (s == RILL_SUCCESS)
         t->super.device = (int16_t)x->device; /* dtd_complete: the GPU copy is written */
-    ((dtd_xfer_t *)t->args[1].ptr)->early = NULL;
+    xf->early = NULL;
     free(x->early);
     free(x);
     xfer_done(t, s);
+}
+
+/* Comm thread: the sender's put into the landing receive recv asked for is enqueued on its
+ * GPU: the landing stream may wait for it now (land_done then completes the receive). */
+static void dtd_put_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    (void)arg;
+    dtd_put_msg_t m;
+    if (len < sizeof(m)) {
+        RILL_ERROR(RILL_LOG_DTD, "put answer of %zu bytes from rank %d is too short", len, src);
+        return;
+    }
+    memcpy(&m, msg, sizeof(m));
+    dtd_task_t *t = (dtd_task_t *)(uintptr_t)m.recv; /* our own pointer, echoed */
+    dtd_xfer_t *xf = t ? t->args[1].ptr : NULL;
+    if (!t || t->super.tc != &recv_class.tc || !xf->early || !xf->early->reserved) {
+        RILL_ERROR(RILL_LOG_DTD, "rank %d answered a GPU request this rank did not make", src);
+        abort(); /* the receive would never end: every rank would hang */
+    }
+    rill_remote_xfer_t *x = calloc(1, sizeof(*x));
+    if (!x) {
+        remote_abort(t, "out of host memory for the landing of its put");
+        return;
+    }
+    rill_data_t *d = t->args[0].data;
+    x->kind = RILL_REMOTE_LAND;
+    x->task = t;
+    x->data = d;
+    x->peer = src;
+    x->done = land_done;
+    x->early = xf->early; /* freed by land_done */
+    x->put_coming = true;
+    if (rill_trace_on()) /* the sender's put_submit names the same flow */
+        x->flow = kernel_flow_id(t, t->super.tp->ctx->rank);
+    rill_device_t *dev = rill_device_get(xf->early->device);
+    dev->ops->remote(dev, x);
 }
 
 /* Manager thread: the copy into the receiver's GPU and its signal completed. A put handed
@@ -809,9 +867,9 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 static void put_done(rill_remote_xfer_t *x, rill_status_t s)
 {
     dtd_task_t *t = x->task;
-    if (s != RILL_SUCCESS && x->cookie)
-        /* the receiver was told the put is coming and waits for it */
-        remote_abort(t, "the copy into its landing buffer, announced ahead, failed");
+    if (s != RILL_SUCCESS)
+        /* the receiver waits for the put (its landing reserved, ahead or on request) */
+        remote_abort(t, "the copy into its landing buffer failed");
     bool pre = x->behind != 0;
     free(x);
     if (pre) {
@@ -825,37 +883,46 @@ static void put_done(rill_remote_xfer_t *x, rill_status_t s)
     send_done(t, s);
 }
 
-/* The put of send t into the landing its receiver announced is handed over: tell the
- * receiver, whose receive then completes without asking (its landing stream waits for the
- * semaphore). Told before the put is enqueued (the receiver's host work overlaps the
- * sender's): from here a put that cannot be carried out aborts the run (put_done), the
- * receiver waiting for it. */
-static void put_tell(dtd_task_t *t, int peer)
+/* Manager thread: the put x of send t is enqueued on the GPU, so the receiver's landing
+ * stream may wait for it (device.h: never before, or two ranks' managers, each in a CUDA
+ * call that synchronises its context, could wait for each other's puts). Into a landing
+ * announced ahead (cookie 0): the activation, saying the put is enqueued, and the receive
+ * completes without asking; on request: the answer naming the receive (cookie). A put that
+ * cannot be carried out aborts the run (put_done): the receiver waits for it. */
+static void put_enqueued(rill_remote_xfer_t *x)
 {
+    dtd_task_t *t = x->task;
     const dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
-    dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
-                             .dc_id = d->dc ? d->dc->id : UINT32_MAX,
-                             .version = xf->version,
-                             .flags = DTD_ACT_GPU | DTD_ACT_PUT,
-                             .key = d->key,
-                             .size = d->size,
-                             .handle = (uint64_t)(uintptr_t)t };
-    if (rill_comm_am_send(t->super.tp->ctx->comm, peer, dtd.am_tag, &m, sizeof(m),
-                          t->super.prio.priority) != RILL_SUCCESS)
-        remote_abort(t, "the activation saying the put is coming could not be sent");
+    rill_comm_t *comm = t->super.tp->ctx->comm;
+    rill_status_t s;
+    if (x->cookie) {
+        dtd_put_msg_t m = { .recv = x->cookie };
+        s = rill_comm_am_send(comm, x->peer, dtd.put_tag, &m, sizeof(m), t->super.prio.priority);
+    } else {
+        dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
+                                 .dc_id = d->dc ? d->dc->id : UINT32_MAX,
+                                 .version = xf->version,
+                                 .flags = DTD_ACT_GPU | DTD_ACT_PUT,
+                                 .key = d->key,
+                                 .size = d->size,
+                                 .handle = (uint64_t)(uintptr_t)t };
+        s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), t->super.prio.priority);
+    }
+    if (s != RILL_SUCCESS)
+        remote_abort(t, "the message saying its put is enqueued could not be sent");
 }
 
 /* Hand send t's copy into rank peer's GPU (landing at the given place) to the manager of
  * GPU dev, enqueued behind its launch behind when nonzero (dtd_launched); dev 0: the GPU
- * that holds the newest copy (else the first GPU). Any thread. */
+ * that holds the newest copy (else the first GPU). recv: the receive that asked for it, 0
+ * when its landing was announced ahead. Any thread. */
 static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint64_t sem_off,
-                       uint64_t target, bool announced, int dev, uint64_t behind)
+                       uint64_t target, uint64_t recv, int dev, uint64_t behind)
 {
     rill_remote_xfer_t *x = calloc(1, sizeof(*x));
-    if (!x) {
-        if (announced)
-            remote_abort(t, "out of host memory for the put into its announced landing");
+    if (!x) { /* the receiver waits for it */
+        remote_abort(t, "out of host memory for the put into its landing");
         send_done(t, RILL_ERR_NO_MEMORY);
         return;
     }
@@ -869,11 +936,9 @@ static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint6
     x->sem_off = sem_off;
     x->target = target;
     x->done = put_done;
+    x->enqueued = put_enqueued;
+    x->cookie = recv;
     x->behind = behind;
-    if (announced) { /* the receiver waits for it from now on */
-        put_tell(t, peer);
-        x->cookie = 1;
-    }
     if (rill_trace_on()) /* producer's kernel -> consumer's kernel (recv_hook) */
         x->flow = kernel_flow_id(t, peer);
     int g = dev > 0 ? dev : 1;
@@ -901,7 +966,7 @@ static void pre_decide(dtd_task_t *t)
 static void pre_put(dtd_task_t *t, const dtd_activation_t *ann, int dev, uint64_t launch)
 {
     put_submit(t, ((dtd_xfer_t *)t->args[1].ptr)->peer, ann->gpu, ann->dst_off, ann->sem_off,
-               ann->target, true, dev, launch);
+               ann->target, 0, dev, launch);
 }
 
 /* ------------------------------------------------------------ early announcements */
@@ -1090,7 +1155,7 @@ static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t le
         send_done(t, RILL_ERR_DEVICE);
         return;
     }
-    put_submit(t, src, m.gpu, m.dst_off, m.sem_off, m.target, false, 0, 0);
+    put_submit(t, src, m.gpu, m.dst_off, m.sem_off, m.target, m.recv, 0, 0);
 }
 
 /* Manager thread, right after task's body was enqueued on GPU dev (launch number launch):
@@ -1310,7 +1375,7 @@ static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
         rill_spinlock_unlock(&dtd.act_lock);
         rill_comm_expect(comm, 1);
         if (ann && (ann->flags & DTD_ANN_RESERVED)) {
-            put_submit(t, x->peer, ann->gpu, ann->dst_off, ann->sem_off, ann->target, true, 0, 0);
+            put_submit(t, x->peer, ann->gpu, ann->dst_off, ann->sem_off, ann->target, 0, 0, 0);
             free(ann);
             return RILL_HOOK_ASYNC;
         }

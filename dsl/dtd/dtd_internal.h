@@ -162,7 +162,14 @@ typedef struct dtd_gpu_get_msg {
     int32_t gpu;   /* the receiver's GPU (position among its rank's GPUs) */
     uint32_t pad;
     uint64_t dst_off, sem_off, target;
+    uint64_t recv; /* the receive, named in the answer (dtd_put_msg_t) */
 } dtd_gpu_get_msg_t;
+
+/** Wire format of the answer to a GPU request: the put into the landing is enqueued on the
+ * sender's GPU, so the receiver's landing stream may wait for it now. */
+typedef struct dtd_put_msg {
+    uint64_t recv; /* the request's recv */
+} dtd_put_msg_t;
 
 typedef struct dtd_taskpool {
     rill_taskpool_t super;
