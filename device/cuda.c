@@ -134,13 +134,6 @@ static rill_status_t discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, cha
      * deadlock. With 32 queues the runtime's and the application's streams of a GPU
      * rarely share one. The user's own setting wins. */
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-    /* Lazy loading (the default since CUDA 12.2) loads a module's data at the first launch
-     * of one of its kernels, and that load may synchronise the context (the CUDA
-     * programming guide, "Lazy Loading"): a manager launching a body's first cuBLAS kernel
-     * while its landing stream waits for another rank's signal would then wait for that
-     * signal, and that rank's manager, in the same call, for ours. Module data is loaded
-     * with the module instead; kernels stay lazy. The user's own setting wins. */
-    setenv("CUDA_MODULE_DATA_LOADING", "EAGER", 0);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {

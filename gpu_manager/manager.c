@@ -1574,8 +1574,8 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
     return true;
 }
 
-/* The landing x of reservation r (reserve_start): its put is coming, so the landing stream
- * may wait for it now. */
+/* The landing x of reservation r (reserve_start): its put is enqueued on the sender's GPU, so the
+ * landing stream may wait for it now. */
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
 {
     char err[200];

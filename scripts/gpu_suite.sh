@@ -19,13 +19,8 @@
 # one other such test, and timed out (120 s) among 8 tests at once, where two np2-np4 PTG
 # tests also found no GPU memory left for a context. Not the watchdog settings of the other
 # scripts: the watchdog tests expect a report and then go on.
-# Open (2026-11-24, one H100, commit 0880fd5): dla_dgemm_np4_2x2 (4 ranks on the one GPU)
-# hung in rest4, and 3 copies of it at once hung 4 times in 18 (3 to 6 in 24 with the
-# receive run by a worker or by the comm thread; 0 in 12 alone): rank 0 done, on the others
-# GPU tasks handed over and never done, some receives armed and not completed. The
-# watchdog's report now says the manager's step and its oldest armed landing and put, and
-# rill_init sets CUDA_MODULE_DATA_LOADING=EAGER (docs/channels.md, "Hardware queues"):
-# rerun rest4 and the repeated test to see whether that was the cause.
+# repeat found the dla_dgemm_np4_2x2 hang of 2026-11-24 (tests/README.md): 3 copies of a
+# 4-rank test at once on one GPU load it enough to show rare hangs.
 set -uo pipefail
 out=${OUT:-/tmp/rill-gpu}
 mkdir -p "$out"
