@@ -718,13 +718,27 @@ static void send_done(void *arg, rill_status_t status)
 
 /* ------------------------------------------------------------ versions sent GPU to GPU */
 
-/* Whether versions of d move between this rank and peer GPU to GPU: both ranks' GPUs reach
- * each other (rill_info --peers; this process then has GPUs) and d has at least
- * comm_gpu_direct_min bytes (small tiles too: inside the activation they would go through
- * host memory at both ends). The same answer on both ranks. */
-static bool gpu_to_gpu(rill_context_t *ctx, const rill_data_t *d, int peer)
+/* Whether tasks of cls may run on a GPU: a CUDA body, GPUs in this process, and
+ * runtime_device not choosing the CPU body of a class that has both. */
+static bool class_may_gpu(const rill_context_t *ctx, const rill_dtd_class_t *cls)
 {
-    return rill_device_count() > 1 && d->size > 0 &&
+    return cls->cuda_body && rill_device_count() > 1 &&
+           !(cls->cpu_body && ctx->device_choice == 1);
+}
+
+/* Whether the version tr holds now moves GPU to GPU between this rank and peer, for a
+ * reader on the other side that may (gpu_reader) run on a GPU: its writer or that reader
+ * may run on a GPU (versions that CPU tasks make for CPU tasks go host to host: through
+ * GPU memory they would cross PCIe twice on each side, and the GPU managers would carry
+ * every one of them), both ranks' GPUs reach each other (rill_info --peers; this process
+ * then has GPUs) and d has at least comm_gpu_direct_min bytes (small tiles too: inside the
+ * activation they would go through host memory at both ends). Decided when the reader is
+ * inserted, from the history every rank keeps: the same answer on both ranks (their
+ * classes have the same bodies). */
+static bool xfer_route(rill_context_t *ctx, const dtd_tracker_t *tr, int peer, bool gpu_reader)
+{
+    const rill_data_t *d = tr->data;
+    return (tr->gpu_version || gpu_reader) && rill_device_count() > 1 && d->size > 0 &&
            d->size >= rill_comm_gpu_direct_min(ctx->comm) &&
            rill_context_gpu_direct(ctx, peer, NULL);
 }
@@ -732,8 +746,7 @@ static bool gpu_to_gpu(rill_context_t *ctx, const rill_data_t *d, int peer)
 /* A send goes from GPU memory (no host copy needed) when its version moves GPU to GPU. */
 static bool send_from_gpu(const dtd_task_t *t)
 {
-    const dtd_xfer_t *x = t->args[1].ptr;
-    return gpu_to_gpu(t->super.tp->ctx, t->args[0].data, x->peer);
+    return ((const dtd_xfer_t *)t->args[1].ptr)->gpu;
 }
 
 /* The send's body needs the host copy only when the bytes leave through MPI. */
@@ -1118,7 +1131,7 @@ static int recv_dep_done(dtd_task_t *t)
 {
     dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
-    if (!gpu_to_gpu(t->super.tp->ctx, d, xf->peer))
+    if (!xf->gpu)
         return atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) - 1;
     uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
     uint64_t h = act_hash(t->super.tp->id, dc_id, d->key, xf->version);
@@ -1471,12 +1484,12 @@ static void xfer_classes_init(void)
 /* Create the receive (as a local writer of this rank's buffer) or the send (as a local
  * reader) that moving one version needs. */
 static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool recv, int peer,
-                                 int32_t priority)
+                                 int32_t priority, bool gpu)
 {
     void *ptr = tracker_local_ptr(tr);
     if (!ptr)
         return RILL_ERR_NO_MEMORY;
-    dtd_xfer_t x = { .peer = peer, .version = tr->version, .act = NULL };
+    dtd_xfer_t x = { .peer = peer, .version = tr->version, .act = NULL, .gpu = gpu };
     dtd_arg_t args[2] = {
         { .kind = recv ? RILL_DTD_INOUT : RILL_DTD_INPUT,
           .size = (uint32_t)tr->data->size,
@@ -1494,7 +1507,7 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
                        xfer_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer),
                        !recv, peer);
     /* sent GPU to GPU: the receiver announces its landing (reserved ahead, or none) */
-    bool gpu_recv = recv && gpu_to_gpu(tp->super.ctx, tr->data, peer), early_now = false,
+    bool gpu_recv = recv && gpu, early_now = false,
          none_now = false;
     if (recv && s == RILL_SUCCESS) {
         const rill_data_t *d = tr->data;
@@ -1561,25 +1574,30 @@ static inline bool sent_test_set(dtd_tracker_t *tr, int r)
 }
 
 /* Before a task on rank exec reads the datum: move the latest version to exec if it is
- * not there (this rank sends it, or receives it, or only takes note). */
+ * not there (this rank sends it, or receives it, or only takes note). gpu_reader: that
+ * task may run on a GPU (class_may_gpu; false when the datum goes home). */
 static rill_status_t tracker_need_version(dtd_taskpool_t *tp, dtd_tracker_t *tr, int exec,
-                                          int32_t priority)
+                                          int32_t priority, bool gpu_reader)
 {
     int me = tp->rank, owner = tr->owner;
     if (owner == exec)
         return RILL_SUCCESS;
     if (exec == me && !(tr->have_local && tr->local_version == tr->version))
-        return xfer_create(tp, tr, true, owner, priority);
+        return xfer_create(tp, tr, true, owner, priority,
+                           xfer_route(tp->super.ctx, tr, owner, gpu_reader));
     if (owner == me && !sent_test_set(tr, exec))
-        return xfer_create(tp, tr, false, exec, priority);
+        return xfer_create(tp, tr, false, exec, priority,
+                           xfer_route(tp->super.ctx, tr, exec, gpu_reader));
     return RILL_SUCCESS;
 }
 
-/* After a task on rank exec wrote the datum: exec holds the new version. */
-static void tracker_wrote(dtd_taskpool_t *tp, dtd_tracker_t *tr, int exec)
+/* After a task on rank exec wrote the datum: exec holds the new version (gpu: made by a
+ * task that may run on a GPU). */
+static void tracker_wrote(dtd_taskpool_t *tp, dtd_tracker_t *tr, int exec, bool gpu)
 {
     tr->version++;
     tr->owner = exec;
+    tr->gpu_version = gpu;
     if (tr->sent)
         memset(tr->sent, 0, (size_t)(tp->nranks + 63) / 64 * sizeof(uint64_t));
     if (exec == tp->rank) {
@@ -1600,7 +1618,7 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
         for (size_t i = 0; i < tp->norder && status == RILL_SUCCESS; i++) {
             dtd_tracker_t *tr = tp->order[i];
             if (!tr->discarded)
-                status = tracker_need_version(tp, tr, tr->data->home_rank, 0);
+                status = tracker_need_version(tp, tr, tr->data->home_rank, 0, false);
         }
         /* every rank must have inserted the same sequence */
         uint64_t mine[2] = { tp->hash, tp->inserted }, lo[2], hi[2];
@@ -1973,6 +1991,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
 
     /* dependencies and data movement, flow by flow */
     rill_status_t s = RILL_SUCCESS;
+    const bool may_gpu = tp->distributed && class_may_gpu(tp->super.ctx, cls);
     for (int i = 0; i < nargs && s == RILL_SUCCESS; i++) {
         if (args[i].kind < RILL_DTD_INPUT)
             continue;
@@ -1985,7 +2004,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         /* data outside collections are private to each rank: never moved */
         bool moves = tp->distributed && args[i].data->dc;
         if (moves && args[i].kind != RILL_DTD_OUTPUT)
-            s = tracker_need_version(tp, tr, exec, priority);
+            s = tracker_need_version(tp, tr, exec, priority, may_gpu);
         if (s == RILL_SUCCESS && local) {
             t->args[i].ptr = tracker_local_ptr(tr);
             s = t->args[i].ptr ? tracker_access(tr, ref_of(t), args[i].kind) : RILL_ERR_NO_MEMORY;
@@ -1994,7 +2013,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                 tr->gpu_written = true;
         }
         if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
-            tracker_wrote(tp, tr, exec);
+            tracker_wrote(tp, tr, exec, may_gpu);
     }
     if (s != RILL_SUCCESS) {
         rill_taskpool_fail(&tp->super, s, "out of memory inserting task '%s'", cls->name);
@@ -2080,7 +2099,7 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
     if (!tr && !(tr = tracker_get(tp, data)))
         return RILL_ERR_NO_MEMORY;
     tp->hash = hash_mix(tp->hash, data->key ^ 0xf1u);
-    return tracker_need_version(tp, tr, data->home_rank, 0);
+    return tracker_need_version(tp, tr, data->home_rank, 0, false);
 }
 
 rill_status_t rill_dtd_data_discard(rill_taskpool_t *super, rill_data_t *data)

@@ -88,6 +88,7 @@ typedef struct dtd_tracker {
      * inserted so far ran (the core's copy versions count completed writes instead) */
     bool have_local;  /* this rank holds (or will hold) local_version */
     bool gpu_written; /* a local task with a CUDA body writes it: brought home at the end */
+    bool gpu_version; /* the writer of `version` may run on a GPU (dtd_class_may_gpu) */
     bool discarded;   /* rill_dtd_data_discard after its last access: the end moves nothing */
     uint32_t local_version;
     uint64_t *sent; /* bit r: rank r was sent `version` by this rank */
@@ -97,6 +98,7 @@ typedef struct dtd_tracker {
 typedef struct dtd_xfer {
     int peer; /* source of a receive, destination of a send */
     uint32_t version;
+    bool gpu; /* the version moves GPU to GPU (xfer_route: the same answer on both ranks) */
     struct dtd_activation *act;     /* receive: the activation, once matched */
     struct rill_remote_xfer *early; /* receive: its landing reserved ahead (GPU direct) */
     bool announced; /* receive sent GPU to GPU: the sender was told (early, or none); under

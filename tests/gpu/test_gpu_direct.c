@@ -15,6 +15,8 @@
  *             its put must be enqueued behind that task's body on the GPU (remote_behind)
  *   small     pingpong with 2 KiB tiles, within comm_short_limit: GPU to GPU all the same
  *             (comm_gpu_direct_min), not inside the activation through host memory
+ *   cpu       pingpong with CPU bodies only: versions that CPU tasks make for CPU tasks go
+ *             host to host (rendezvous), not through the GPUs, GPU direct or not
  * A further argument "trace" traces the run (profile_trace) and checks, once both ranks
  * wrote their files, that each landing's flow runs from the producer's kernel on one
  * rank's GPU stream to a consumer's kernel on the other's.
@@ -278,7 +280,7 @@ int main(int argc, char **argv)
         CHECK_OK(rill_param_set("device_cuda_exec_streams", "1"));
         CHECK_OK(rill_param_set("device_cuda_workspace", "1M"));
     }
-    int small = !strcmp(what, "small");
+    int small = !strcmp(what, "small"), cpu = !strcmp(what, "cpu");
     nb = small ? 16 : NB; /* small: 2 KiB */
     tile_len = nb * nb;
     bool traced = false;
@@ -318,16 +320,18 @@ int main(int argc, char **argv)
     CHECK_MSG(ref != NULL, "out of memory");
     for (int j = 0; j < nt; j++)
         fill(j);
-    CHECK_OK(rill_dtd_class_create(ctx, "axpy", NULL, &axpy));
-    CHECK_OK(rill_dtd_class_add_body(axpy, RILL_BODY_CUDA, axpy_gpu));
-    CHECK_OK(rill_dtd_class_create(ctx, "scal", NULL, &scal));
-    CHECK_OK(rill_dtd_class_add_body(scal, RILL_BODY_CUDA, scal_gpu));
+    CHECK_OK(rill_dtd_class_create(ctx, "axpy", cpu ? axpy_cpu : NULL, &axpy));
+    CHECK_OK(rill_dtd_class_create(ctx, "scal", cpu ? scal_cpu : NULL, &scal));
+    if (!cpu) {
+        CHECK_OK(rill_dtd_class_add_body(axpy, RILL_BODY_CUDA, axpy_gpu));
+        CHECK_OK(rill_dtd_class_add_body(scal, RILL_BODY_CUDA, scal_gpu));
+    }
     rill_comm_stats_t before, after;
     rill_comm_stats(ctx->comm, &before);
     rill_taskpool_t *tp;
     CHECK_OK(rill_dtd_taskpool_create(ctx, &tp));
     int expect_in; /* versions this rank receives */
-    if (!strcmp(what, "pingpong") || small) {
+    if (!strcmp(what, "pingpong") || small || cpu) {
         pingpong(tp, 50);
         expect_in = 50;
     } else if (!strcmp(what, "bcast")) {
@@ -343,7 +347,8 @@ int main(int argc, char **argv)
         late(ctx, tp, &slow, &probe);
         expect_in = rank == 1 ? 1 : 0;
     } else {
-        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late, small\n", what);
+        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late, small, cpu\n",
+                what);
         return 2;
     }
     CHECK_OK(rill_taskpool_wait(tp));
@@ -396,7 +401,16 @@ int main(int argc, char **argv)
                   "the GPU chain inserted after the waiting consumer ended %.3f s after its "
                   "late input was ready: it was blocked",
                   probe_at - slow_done_at);
-    if (direct && !off) {
+    if (cpu) {
+        /* CPU tasks only: no GPU task, nothing into or out of the GPU, every version by
+         * rendezvous (512 KiB tiles), whatever the route between the GPUs */
+        CHECK_MSG(c.tasks == 0 && c.remote_in == 0 && c.remote_out == 0 && c.h2d == 0 &&
+                      rdv >= (unsigned long long)expect_in * tile_len * 8,
+                  "rank %d, CPU tasks only: %llu GPU tasks, %llu tiles into the GPU from the "
+                  "other rank, %llu out, %llu H2D copies, %llu rendezvous bytes (expected "
+                  "none through the GPUs, at least %d tiles by rendezvous)",
+                  rank, c.tasks, c.remote_in, c.remote_out, c.h2d, rdv, expect_in);
+    } else if (direct && !off) {
         /* every version came GPU to GPU, once: nothing through host memory on the way */
         CHECK_MSG(c.remote_in == (unsigned long long)expect_in,
                   "rank %d received %llu tiles into its GPU, expected %d", rank, c.remote_in,

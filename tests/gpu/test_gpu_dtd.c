@@ -24,7 +24,7 @@
 #include "rill/params.h"
 #include "rill/rill.h"
 
-#include "blas_bodies.h" /* tile_len, axpy_gpu, scal_gpu */
+#include "blas_bodies.h" /* tile_len, axpy_gpu, scal_gpu, axpy_cpu, scal_cpu */
 #include "test_util.h"
 
 #define NT_MAX 64
@@ -34,26 +34,6 @@
         rill_status_t s_ = (call);                                                                 \
         CHECK_MSG(s_ == RILL_SUCCESS, "%s", rill_status_string(s_));                               \
     } while (0)
-
-/* y = a x + y   (args: VALUE a, INPUT x, INOUT y) */
-static rill_status_t axpy_cpu(rill_task_t *task)
-{
-    double a, *x, *y;
-    rill_dtd_unpack_args(task, &a, &x, &y);
-    for (int i = 0; i < tile_len; i++)
-        y[i] += a * x[i];
-    return RILL_SUCCESS;
-}
-
-/* y = s y   (args: VALUE s, INOUT y) */
-static rill_status_t scal_cpu(rill_task_t *task)
-{
-    double s, *y;
-    rill_dtd_unpack_args(task, &s, &y);
-    for (int i = 0; i < tile_len; i++)
-        y[i] *= s;
-    return RILL_SUCCESS;
-}
 
 static int skip_without_gpu(rill_context_t *ctx, int need)
 {
