@@ -7,8 +7,11 @@ if(NOT RILL_FUZZ)
     rill_add_test(NAME test_alloc_sweep
         SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_alloc_sweep.c ${CMAKE_CURRENT_LIST_DIR}/alloc_inject.c
         LIBS rill_dsl LABELS unit alloc TIMEOUT 900)
-    # (children run several at once, ALLOC_SWEEP_JOBS; with a GPU each one starts CUDA, so
-    # on a GPU machine the sweep takes minutes, seconds elsewhere)
+    # (children run several at once, ALLOC_SWEEP_JOBS, without GPUs; _gpu: the runtime
+    # scenario with the GPUs on, where there is one, skipped elsewhere)
+    add_test(NAME test_alloc_sweep_gpu COMMAND test_alloc_sweep --gpu)
+    set_tests_properties(test_alloc_sweep_gpu PROPERTIES LABELS "unit;alloc;gpu" TIMEOUT 900
+        SKIP_RETURN_CODE 77)
     set(RILL_ALLOC_WRAPPED malloc calloc realloc posix_memalign aligned_alloc strdup strndup
         pthread_create)
     if(RILL_HAVE_MPI)

@@ -41,8 +41,15 @@
  * returned; out of memory there ends the process (abort, with a message): such a child
  * passes if it dies of SIGABRT with that message.
  *
- * Usage: test_alloc_sweep [--real-mpi]              the whole sweep (CTest)
- *        test_alloc_sweep SCENARIO [N] [--real-mpi] one run in this process, call N failing
+ * GPUs: the children leave them alone (device_cuda_enabled 0): each would start CUDA, a
+ * context, streams and library handles (1-2 s on an H100, so minutes for the sweep), for
+ * calls that are not the host layers'. --gpu sweeps the runtime scenario with the GPUs on
+ * (the device module's and the GPU managers' calls; 1 exec stream, 2% of the memory per
+ * child; label gpu), and is skipped (77) where no GPU is usable.
+ *
+ * Usage: test_alloc_sweep [--real-mpi] [--gpu]      the whole sweep (CTest)
+ *        test_alloc_sweep SCENARIO [N] [--real-mpi] [--gpu]
+ *                                                    one run in this process, call N failing
  *                                                    (0: none), for a debugger
  * ALLOC_INJECT_TRACE=1 lists every counted call with its caller (for addr2line).
  * Exit 77 (skip) in a ThreadSanitizer build: the sweep looks for leaks and crashes, not
@@ -749,6 +756,27 @@ static void make_sources(void)
     CHECK(setenv("RILL_MCA_runtime_bind", "0", 1) == 0); /* no binding of the children */
 }
 
+/* Whether Rill finds a usable GPU, asked in a child (CUDA started in this process would not
+ * work in the children it forks). */
+static bool gpus_usable(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        rill_context_t *ctx = NULL;
+        alloc_inject_disarm();
+        int n = rill_init(NULL, NULL, &ctx) == RILL_SUCCESS ? rill_context_ngpus(ctx) : 0;
+        if (ctx)
+            rill_fini(&ctx);
+        _exit(n > 0 ? 0 : 1);
+    }
+    int st = 0;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 static void remove_sources(const char *dir)
 {
     char path[512];
@@ -780,18 +808,30 @@ int main(int argc, char **argv)
            "and crashes, not races (it runs in the release and ASan builds)\n");
     return 77;
 #endif
-    bool real_mpi = false;
+    bool real_mpi = false, gpu = false;
     const char *only = NULL;
     long fail_at = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--real-mpi") == 0)
             real_mpi = true;
+        else if (strcmp(argv[i], "--gpu") == 0)
+            gpu = true;
         else if (!only)
             only = argv[i];
         else
             fail_at = atol(argv[i]);
     }
     alloc_inject_real_mpi(real_mpi);
+    if (gpu) { /* a small share of the GPUs per child: several run at once */
+        CHECK(setenv("RILL_MCA_device_cuda_exec_streams", "1", 1) == 0);
+        CHECK(setenv("RILL_MCA_device_cuda_memory_use", "2", 1) == 0);
+        if (!gpus_usable()) {
+            printf("skipped: no usable GPU (the --gpu sweep needs one)\n");
+            return 77;
+        }
+    } else {
+        CHECK(setenv("RILL_MCA_device_cuda_enabled", "0", 1) == 0);
+    }
     make_sources();
     /* load the unwinder once, before any child needs a backtrace */
     void *frames[4];
@@ -818,7 +858,8 @@ int main(int argc, char **argv)
             children[i].out_fd = fileno(outs[i]);
         }
         for (int i = 0; i < NB_SCENARIOS; i++)
-            status |= sweep(&scenarios[i], argv[0], children, njobs);
+            if (!gpu || strcmp(scenarios[i].name, "runtime") == 0)
+                status |= sweep(&scenarios[i], argv[0], children, njobs);
         for (int i = 0; i < njobs; i++)
             fclose(outs[i]);
         remove_sources(sources_dir);
