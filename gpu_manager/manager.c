@@ -2206,11 +2206,15 @@ static void *manager_main(void *arg)
          * channel, so a busy channel does not hold back launches) */
         gm_doing(m, "serving port channels");
         progress += gm_proxy_step(m->proxy);
-        gm_doing(m, "idle");
-        if (m->trace && (ph[5] = rill_time_ns()) - ph[0] > GM_SLOW_STEP_NS)
+        if (m->trace && (ph[5] = rill_time_ns()) - ph[0] > GM_SLOW_STEP_NS) {
+            gm_doing(m, "tracing a slow turn of its loop");
             trace_slow_step(ph);
-        if (m->timing && rill_time_ns() - m->ref_at > GM_REF_PERIOD_NS)
+        }
+        if (m->timing && rill_time_ns() - m->ref_at > GM_REF_PERIOD_NS) {
+            gm_doing(m, "taking a GPU-to-host clock reference (traces, counters)");
             ref_take(m, 4); /* (on failure the spans keep the older reference) */
+        }
+        gm_doing(m, "idle");
         if (progress) {
             busy_at = 0; /* read the clock once idle */
             continue;

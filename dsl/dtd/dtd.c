@@ -1655,38 +1655,54 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
     fprintf(out, "  DTD taskpool %u: %llu tasks inserted, %lld not completed, %zu data tracked\n",
             super->id, (unsigned long long)tp->inserted, (long long)atomic_load(&tp->inflight),
             tp->trackers.count);
-    int shown = 0;
+    /* copied under act_lock, printed after it (the comm thread and the workers spin on it;
+     * the output may be slow) */
+    enum { SHOW = 10 };
+    dtd_activation_t waits[SHOW], anns[SHOW];
+    int nwaits = 0, nanns = 0, more_waits = 0, more_anns = 0;
     rill_spinlock_lock(&dtd.act_lock);
     RILL_HMAP_FOREACH(&dtd.acts, e)
     {
-        for (dtd_activation_t *a = e->val; a && shown < 10; a = a->next)
+        for (dtd_activation_t *a = e->val; a; a = a->next)
             if (a->recv && a->tp_id == super->id) {
-                fprintf(out,
-                        "  waiting for datum (collection %u, key %llu) version %u from rank %d\n",
-                        a->dc_id, (unsigned long long)a->key, a->version, a->src);
-                shown++;
+                if (nwaits < SHOW)
+                    waits[nwaits++] = *a;
+                else
+                    more_waits++;
             }
     }
     /* GPU to GPU: sends that wait for the receiver's request, announcements not used yet */
-    int anns = 0;
     RILL_HMAP_FOREACH(&dtd.anns, e)
     {
-        for (dtd_activation_t *a = e->val; a && anns < 10; a = a->next) {
-            if (a->tp_id != super->id)
-                continue;
-            const char *what = a->flags == DTD_ANN_SENT ? "sent; waits for that rank's GPU request"
-                               : a->flags == DTD_ANN_LAUNCHED
-                                   ? "its producer launched on a GPU; no announcement yet"
-                               : a->flags == DTD_ANN_RESERVED
-                                   ? "that rank announced its landing; the send has not run"
-                                   : "that rank announced no landing; the send has not run";
-            fprintf(out,
-                    "  GPU to GPU, datum (collection %u, key %llu) version %u to rank %d: %s\n",
-                    a->dc_id, (unsigned long long)a->key, a->version, a->src, what);
-            anns++;
-        }
+        for (dtd_activation_t *a = e->val; a; a = a->next)
+            if (a->tp_id == super->id) {
+                if (nanns < SHOW)
+                    anns[nanns++] = *a;
+                else
+                    more_anns++;
+            }
     }
     rill_spinlock_unlock(&dtd.act_lock);
+    for (int i = 0; i < nwaits; i++)
+        fprintf(out, "  waiting for datum (collection %u, key %llu) version %u from rank %d\n",
+                waits[i].dc_id, (unsigned long long)waits[i].key, waits[i].version, waits[i].src);
+    if (more_waits)
+        fprintf(out, "  ... and %d more receives waiting\n", more_waits);
+    for (int i = 0; i < nanns; i++) {
+        const dtd_activation_t *a = &anns[i];
+        const char *what =
+            a->flags == DTD_ANN_SENT
+                ? "its activation went; waits for that rank's request with its landing"
+            : a->flags == DTD_ANN_LAUNCHED ? "its producer launched on a GPU; no announcement yet"
+            : a->flags == DTD_ANN_RESERVED
+                ? "that rank announced its landing; the send has not run"
+                : "that rank announced no landing; the send has not run";
+        fprintf(out, "  GPU to GPU, datum (collection %u, key %llu) version %u to rank %d: %s\n",
+                a->dc_id, (unsigned long long)a->key, a->version, a->src, what);
+    }
+    if (more_anns)
+        fprintf(out, "  ... and %d more GPU-to-GPU sends or announcements\n", more_anns);
+    int shown = nwaits;
     for (size_t i = 0; i < tp->norder && shown < 20; i++) {
         dtd_tracker_t *tr = tp->order[i];
         if (!ref_alive(tr->last_writer))

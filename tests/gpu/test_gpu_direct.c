@@ -270,6 +270,26 @@ static void check_flows(const char *prefix, unsigned long long landings)
               rank, landings, matched, from_kernel);
 }
 
+/* Both ranks read both trace files: each marks that it is done, and the second to do so
+ * (it sees the other's mark) removes the files and the marks. */
+static void remove_traces(const char *prefix)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "%s.%d.done", prefix, rank);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof(path), "%s.%d.done", prefix, 1 - rank);
+    if (access(path, F_OK) != 0)
+        return; /* the other rank still reads them */
+    for (int r = 0; r < 2; r++) {
+        snprintf(path, sizeof(path), "%s.%d.json", prefix, r);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s.%d.done", prefix, r);
+        unlink(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "pingpong";
@@ -431,8 +451,10 @@ int main(int argc, char **argv)
     CHECK_OK(rill_dtd_class_destroy(&scal));
     CHECK_OK(rill_matrix_destroy(&A));
     CHECK_OK(rill_fini(&ctx));
-    if (traced && direct && !off)
+    if (traced && direct && !off) {
         check_flows(trace_prefix, c.remote_in);
+        remove_traces(trace_prefix);
+    }
     printf("%s rank %d: PASS\n", what, rank);
     return 0;
 }
