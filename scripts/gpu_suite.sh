@@ -7,7 +7,8 @@
 # thread's stack from gdb, when it is there, and are killed); the logs of failed copies stay,
 # with the frames of a stuck GPU manager's stack (the watchdog prints it) named by addr2line
 # in repeat_R_C.frames.
-# gpu: the tests labelled gpu (they lock the GPUs between them, so they run one at a time);
+# gpu: the tests labelled gpu (they lock the GPUs between them, so they run one at a time;
+# about 360 s on an H100, 216 of them test_alloc_sweep_gpu);
 # rest1 .. rest4: the other tests, in four quarters by test number, SUITE_J (3) at once.
 # Every process that starts Rill opens the GPUs it finds: each takes a small share of
 # their memory (device_cuda_memory_use 3; 1 is too little for the cuBLAS workspaces of 5 exec
