@@ -1,61 +1,112 @@
 #!/usr/bin/env bash
-# On the 4-GPU machine (nvidia-h200-x4), one run: dpotrf on 4 processes x 1 GPU (tiles GPU
-# to GPU) at N = 65536 and 98304 next to cusolverMgPotrf on the same 4 GPUs and to one
-# process driving the 4 GPUs; dgemm on 4 processes x 1 GPU at N = 65536 next to one
-# cublasDgemm per GPU (4 at once); the streams' busy fraction and the bytes per channel of
-# each Rill run (the testers' GPU lines), and a trace of one 4-process run under $OUT.
-#   scripts/gpu_four.sh            (logs and the table under $OUT, default /tmp/rill-gpu)
+# On the 4-GPU machine (nvidia-h200-x4). Each part fits one device call (10 minutes).
+#   scripts/gpu_four.sh [check|bench]          (default bench)
+# check: the DLA testers with -x on ragged sizes on 4 processes x 1 GPU (a 2 x 2 grid; GPU
+#   direct, and host-staged with comm_gpu_direct = off) and on 1 process x 4 GPUs, then the
+#   tests labelled gpu but test_alloc_sweep_gpu (CHECK_EXCLUDE; 216 s alone on an H100), within
+#   CHECK_S seconds (300): on this machine those that need 2 GPUs run too.
+# bench: one run: dpotrf on 4 processes x 1 GPU (tiles GPU to GPU) at N = 65536 and 98304
+#   next to cusolverMgPotrf on the same 4 GPUs and to one process driving the 4 GPUs; dgemm
+#   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
+#   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
+#   its best run), and a trace of one 4-process run.
+# The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
+# ($OUT defaults to /tmp/rill-gpu).
 set -uo pipefail
+what=${1:-bench}
+case $what in check | bench) ;; *) echo "usage: $0 [check|bench]" >&2; exit 2 ;; esac
 out=${OUT:-/tmp/rill-gpu}
+work=$(mktemp -d /tmp/rill-four.XXXXXX)
+mkdir -p "$out"
+pack() { tar czf "$out/four.tgz" -C "$work" . 2>/dev/null; }
+trap pack EXIT
 # the exec streams' busy time in the testers' report needs the GPU operations timed (off by
 # default: about 2.6 us of the manager's host time per task, nothing at these tile sizes)
 export RILL_MCA_device_cuda_timing=1
-mkdir -p "$out"
 nvidia-smi -L
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
 [ "$ngpu" -ge 4 ] || { echo "needs 4 GPUs, this machine has $ngpu"; exit 77; }
 gen=()
 [ -f build/ptg-gen/parser.c ] && gen=(-DRILLCC_GENERATED_DIR="$PWD/build/ptg-gen")
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${gen[@]}" >"$out/configure.log" 2>&1 &&
-    timeout 300 cmake --build build-gpu -j "$(nproc)" >"$out/build.log" 2>&1 ||
-    { grep -E "error" "$out/build.log" | head -20; exit 1; }
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DRILL_WERROR=ON "${gen[@]}" >"$work/configure.log" 2>&1 &&
+    timeout 300 cmake --build build-gpu -j "$(nproc)" >"$work/build.log" 2>&1 ||
+    { grep -E "error|Error" "$work/build.log" | head -20; exit 1; }
 export RILL_MCA_runtime_watchdog_s=60 RILL_MCA_runtime_watchdog_action=abort
 T=build-gpu/apps/dla
 V=build-gpu/bench/bench_gpu_vendor
 mpi=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+
+if [ "$what" = check ]; then
+    fails=0
+    tester() { # name, timeout, command...
+        local name=$1 limit=$2
+        shift 2
+        timeout "$limit" "$@" >"$work/$name.log" 2>&1
+        local rc=$?
+        [ $rc = 0 ] || fails=$((fails + 1))
+        echo "== $name (rc $rc): $*"
+        grep -E "^ *[0-9]|GPU [0-3]:|rror|FAIL" "$work/$name.log" | tail -6
+    }
+    for gd in auto off; do
+        np4=("${mpi[@]}" -np 4 -x "RILL_MCA_comm_gpu_direct=$gd")
+        tester "potrf_np4_$gd" 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -P 2 -Q 2 -g 1 -x
+        tester "gemm_np4_$gd" 120 "${np4[@]}" $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -P 2 -Q 2 -g 1 -x
+        tester "posv_np4_$gd" 120 "${np4[@]}" $T/testing_dposv -N 8003 -t 1000 -P 2 -Q 2 -g 1 -x --nrhs 9
+    done
+    tester potrf_1x4 120 $T/testing_dpotrf -N 12001 -t 1000 -g 4 -x
+    tester gemm_1x4 120 $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -g 4 -x
+    echo "== $fails tester run(s) failed"
+    (cd build-gpu && RILL_MCA_device_cuda_memory_use=3 RILL_MCA_runtime_num_cores=2 \
+        timeout "${CHECK_S:-300}" ctest -L gpu -E "${CHECK_EXCLUDE:-^test_alloc_sweep_gpu$}" --timeout 150 --output-on-failure \
+        >"$work/ctest_gpu.log" 2>&1)
+    grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$work/ctest_gpu.log" | tail -20
+    exit 0
+fi
+
 best() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && $c+0 > b { b = $c + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
+busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GFLOP/s)
+    awk -v c="$2" '$1 ~ /^[0-9]+$/ { g = $c + 0; keep = (g > b); if (keep) { b = g; f = "" } }
+        $2 == "GPU" && keep { f = f "    " $0 "\n" } END { printf "%s", f }' "$1"
+}
 vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 rows=()
 for n in 65536 98304; do
-    timeout 200 "$V" mgpotrf "$n" 4 1024 3 >"$out/mgpotrf_$n.log" 2>&1
-    rows+=("cusolverMgPotrf|$n|1024|1 x 4|$(vend "$out/mgpotrf_$n.log")")
-    log=$out/potrf_np4_$n.log
+    timeout 200 "$V" mgpotrf "$n" 4 1024 3 >"$work/mgpotrf_$n.log" 2>&1
+    rows+=("cusolverMgPotrf|$n|1024|1 x 4|$(vend "$work/mgpotrf_$n.log")")
+    log=$work/potrf_np4_$n.log
     timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
     rows+=("Rill dpotrf (GPU direct)|$n|2048|4 x 1|$(best "$log" 8)")
 done
-log=$out/potrf_1x4_98304.log
+log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")
 for g in 0 1 2 3; do # one cublasDgemm per GPU, all at once
-    CUDA_VISIBLE_DEVICES=$g timeout 200 "$V" gemm 32768 3 >"$out/gemm_gpu$g.log" 2>&1 &
+    CUDA_VISIBLE_DEVICES=$g timeout 200 "$V" gemm 32768 3 >"$work/gemm_gpu$g.log" 2>&1 &
 done
 wait
-sum=$(for g in 0 1 2 3; do vend "$out/gemm_gpu$g.log"; done | awk '{ s += $1 } END { printf "%.1f", s }')
+sum=$(for g in 0 1 2 3; do vend "$work/gemm_gpu$g.log"; done | awk '{ s += $1 } END { printf "%.1f", s }')
 rows+=("4 x cublasDgemm (N=32768 each)|32768|-|4 x 1|$sum")
-log=$out/gemm_np4_65536.log
+log=$work/gemm_np4_65536.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dgemm -N 65536 -t 4096 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
 rows+=("Rill dgemm (GPU direct)|65536|4096|4 x 1|$(best "$log" 10)")
-# a trace of one smaller 4-process run (Perfetto JSON per rank)
-timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 \
-    --mca profile_trace "$out/trace_potrf_np4" >"$out/trace_run.log" 2>&1
+# a trace of one smaller 4-process run (Perfetto JSON per rank), two runs: the first one's
+# first call of each cuBLAS / cuSOLVER kernel loads its module (tens of ms, CUDA's lazy
+# loading), the second shows the factorization as it goes once warm
+timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 --nruns 2 \
+    --mca profile_trace "$work/trace_potrf_np4" >"$work/trace_run.log" 2>&1
 echo
+echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill $(git rev-parse --short HEAD 2>/dev/null)"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
 echo "| --- | --- | --- | --- | --- |"
 for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
 echo
-echo "exec streams' busy fraction and bytes per channel (rank 0's GPU) of each Rill run:"
-for f in "$out"/potrf_np4_*.log "$out"/potrf_1x4_*.log "$out"/gemm_np4_*.log; do
+echo "exec streams' busy fraction and bytes per channel (rank 0's GPUs, best run) of each Rill run:"
+for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log; do
     echo "== $(basename "$f")"
-    grep -E "^#   GPU" "$f" | tail -4
+    c=8
+    case $f in *gemm*) c=10 ;; esac
+    busy "$f" $c
+    grep -E "rror|abort" "$f" | head -3
 done
+exit 0

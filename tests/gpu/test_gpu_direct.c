@@ -295,6 +295,9 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "pingpong";
     int evict = !strcmp(what, "evict");
     rill_dtd_class_t *slow = NULL, *probe = NULL;
+    /* one GPU per rank, as the checks below read GPU 0's counters (on a machine with 4 GPUs
+     * each of 2 ranks would take 2, and the tiles could land on the second) */
+    CHECK_OK(rill_param_set("device_cuda_max_gpus", "1"));
     if (evict) { /* zone: cuBLAS 32 MiB + 1 MiB workspace, ~15 MiB for data (30 tiles) */
         CHECK_OK(rill_param_set("device_cuda_memory_size", "48M"));
         CHECK_OK(rill_param_set("device_cuda_exec_streams", "1"));

@@ -84,6 +84,22 @@ def main():
         run(os.path.join(tools, "rill_trace_plot"), "-o", zoom, "--start", "400",
             "--end", "1000", merged)
         check(os.path.getsize(zoom) > 10000, "merged file, window: a PNG image")
+        # --min-busy leaves out the tracks busy less than that share of the window
+        tracks = {}
+        for busy in ("0", "30"):
+            p = subprocess.run([sys.executable, os.path.join(tools, "rill_trace_plot"), "-o",
+                                os.path.join(out, f"trace_busy{busy}.png"), "--min-busy", busy,
+                                merged], capture_output=True, text=True)
+            sys.stdout.write(p.stdout + p.stderr)
+            check(p.returncode == 0, f"--min-busy {busy}: exit status 0")
+            tracks[busy] = [int(w) for w, nxt in zip(p.stderr.split(), p.stderr.split()[1:])
+                            if nxt == "tracks,"]
+        check(tracks["30"] and tracks["0"] and 0 < tracks["30"][0] < tracks["0"][0],
+              f"--min-busy 30 keeps fewer tracks ({tracks['30']}) than all ({tracks['0']})")
+        p = subprocess.run([sys.executable, os.path.join(tools, "rill_trace_plot"),
+                            "--min-busy", "101", merged], capture_output=True, text=True)
+        check(p.returncode == 2 and "--min-busy must be a percentage" in p.stderr,
+              "--min-busy 101 is refused with a message")
     elif what == "timeline":
         timeline = os.path.join(tools, "rill_trace_timeline")
         files = [os.path.join(DATA, "run.0.json"), os.path.join(DATA, "run.1.json")]
