@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 #include "data_internal.h"
@@ -70,6 +71,60 @@ rill_status_t rill_info_print_devices(FILE *out)
 
 static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_p);
 
+/* Parameters from which each rank decides alone how a tile moves between it and another
+ * rank (GPU to GPU or through host memory, its landing announced ahead or asked for): two
+ * ranks with different values would each wait for a message the other never sends. */
+static const char *const same_on_every_rank[] = { "runtime_device", "comm_gpu_direct",
+                                                  "comm_gpu_direct_min", "dtd_gpu_early" };
+#define N_SAME (sizeof(same_on_every_rank) / sizeof(same_on_every_rank[0]))
+
+/* Collective: RILL_ERR_INVALID_ARG on every rank, each naming its own value, when a
+ * parameter of same_on_every_rank differs between ranks (the min and max of the values'
+ * hashes, the same on all ranks, decide). */
+static rill_status_t params_agree(rill_context_t *ctx)
+{
+    if (ctx->nranks == 1)
+        return RILL_SUCCESS;
+    uint64_t h[N_SAME], lo[N_SAME], hi[N_SAME];
+    rill_param_info_t info[N_SAME];
+    for (size_t k = 0; k < N_SAME; k++) {
+        info[k].name = NULL;
+        h[k] = 0;
+    }
+    for (size_t i = 0, n = rill_params_count(); i < n; i++) {
+        rill_param_info_t pi;
+        if (rill_params_info(i, &pi) != RILL_SUCCESS)
+            continue;
+        for (size_t k = 0; k < N_SAME; k++)
+            if (!strcmp(pi.name, same_on_every_rank[k])) {
+                info[k] = pi;
+                h[k] = 14695981039346656037ull; /* FNV-1a of the value as text */
+                for (const char *c = pi.value; *c; c++)
+                    h[k] = (h[k] ^ (unsigned char)*c) * 1099511628211ull;
+            }
+    }
+    rill_status_t s = rill_comm_allreduce_u64(ctx->comm, h, lo, N_SAME, RILL_COMM_MIN);
+    if (s == RILL_SUCCESS)
+        s = rill_comm_allreduce_u64(ctx->comm, h, hi, N_SAME, RILL_COMM_MAX);
+    if (s != RILL_SUCCESS)
+        return s;
+    for (size_t k = 0; k < N_SAME; k++)
+        if (lo[k] != hi[k]) {
+            RILL_ERROR(RILL_LOG_RUNTIME,
+                       "rill_init: parameter %s differs between ranks (rank %d: %s, from %s%s%s): "
+                       "every rank must use the same value, as each decides alone how tiles "
+                       "move between ranks; set it the same way for all of them (a RILL_MCA_ "
+                       "variable exported to some ranks only, or --mca given to one program "
+                       "of an MPMD launch, differs so)",
+                       same_on_every_rank[k], ctx->rank, info[k].name ? info[k].value : "?",
+                       info[k].name ? rill_param_source_string(info[k].source) : "?",
+                       info[k].name && info[k].source_detail ? " " : "",
+                       info[k].name && info[k].source_detail ? info[k].source_detail : "");
+            s = RILL_ERR_INVALID_ARG;
+        }
+    return s;
+}
+
 /* The process's one context: a second would start a second set of workers and a second
  * comm thread on the same cores and MPI, and share the DTD layer's pools. */
 static atomic_bool context_live;
@@ -109,8 +164,11 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         return status;
     if (ctx->rank == 0)
         rill_params_warn_unknown();
-    /* the GPU managers: every GPU of this process up (or a clear error) before tasks */
+    /* the GPU managers: every GPU of this process up (or a clear error) before tasks (the
+     * first collective: a rank whose runtime failed to start meets it in rill_context_create) */
     status = rill_init_agree(ctx->comm, rill_gpu_managers_start(ctx), RILL_INIT_STEP_GPUS);
+    if (status == RILL_SUCCESS)
+        status = params_agree(ctx); /* the same result on every rank */
     if (status == RILL_SUCCESS) {
         /* the GPUs of the node's ranks reach each other's memory (CUDA IPC, checked) */
         status = rill_gpu_channels_connect(ctx);

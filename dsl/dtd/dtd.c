@@ -822,6 +822,8 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
             }
         }
         /* sent even on failure: the sender's send ends (with an error) rather than waiting */
+        if (s == RILL_SUCCESS) /* the answer, on the critical path (dtd_put_handler) */
+            rill_comm_expect(comm, 1);
         rill_status_t ss =
             rill_comm_am_send(comm, peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
         if (s == RILL_SUCCESS && ss != RILL_SUCCESS) /* the sender would wait for it */
@@ -841,7 +843,6 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
  * GPU: the landing stream may wait for it now (land_done then completes the receive). */
 static void dtd_put_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
 {
-    (void)comm;
     (void)arg;
     dtd_put_msg_t m;
     if (len < sizeof(m)) {
@@ -855,6 +856,7 @@ static void dtd_put_handler(rill_comm_t *comm, int src, void *msg, size_t len, v
         RILL_ERROR(RILL_LOG_DTD, "rank %d answered a GPU request this rank did not make", src);
         abort(); /* the receive would never end: every rank would hang */
     }
+    rill_comm_expect(comm, -1); /* land_done expected it */
     rill_remote_xfer_t *x = calloc(1, sizeof(*x));
     if (!x) {
         remote_abort(t, "out of host memory for the landing of its put");
@@ -1190,8 +1192,9 @@ static void dtd_launched(rill_task_t *task, int dev, uint64_t launch)
         dtd_task_t *s = n->task;
         /* a send's only edge comes from the version's writer: deps 1 (its insertion guard
          * dropped, acquire) means this task is all it waits for */
-        if (s->cls != &send_class || atomic_load_explicit(&s->deps, memory_order_acquire) != 1 ||
-            !send_from_gpu(s))
+        /* (a send whose insertion failed runs unrun_class: it sends nothing) */
+        if (s->cls != &send_class || s->super.tc != &send_class.tc ||
+            atomic_load_explicit(&s->deps, memory_order_acquire) != 1 || !send_from_gpu(s))
             continue;
         dtd_xfer_t *xf = s->args[1].ptr;
         rill_data_t *d = s->args[0].data;
@@ -1227,10 +1230,10 @@ static void dtd_launched(rill_task_t *task, int dev, uint64_t launch)
     }
 }
 
-/* Worker: the sender's version is in its GPU memory: a GPU here takes it. */
-static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
+/* Worker: the receive of a version sent from GPU memory owes the sender one word (its
+ * announcement, when none went ahead): send it now. */
+static void recv_announce_once(dtd_task_t *t)
 {
-    rill_data_t *data = t->args[0].data;
     dtd_xfer_t *xe = t->args[1].ptr;
     rill_spinlock_lock(&dtd.act_lock);
     bool tell = !xe->announced; /* the sender waits for one word from us: none ahead */
@@ -1238,24 +1241,44 @@ static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
     rill_spinlock_unlock(&dtd.act_lock);
     if (tell)
         announce(t, NULL);
+}
+
+/* Worker: this rank cannot take the version rank a->src sends from GPU memory (status s,
+ * why): fail the taskpool, and tell the sender, whose send would otherwise wait for ever. A
+ * landing reserved ahead or a put already enqueued cannot be given up on one side: the run
+ * ends (remote_abort). Frees a. */
+static rill_hook_status_t recv_gpu_refuse(dtd_task_t *t, dtd_activation_t *a, rill_status_t s,
+                                          const char *why)
+{
+    dtd_xfer_t *xe = t->args[1].ptr;
+    recv_announce_once(t);
+    if ((a->flags & DTD_ACT_PUT) || (xe->early && xe->early->reserved))
+        remote_abort(t, why);
+    rill_taskpool_fail(t->super.tp, s, "rank %d sends datum (key %llu) from GPU memory: %s",
+                       a->src, (unsigned long long)t->args[0].data->key, why);
+    if (!(a->flags & DTD_ACT_PUT)) { /* the sender's send ends with an error */
+        dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
+        rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
+    }
+    free(a->payload);
+    free(a);
+    return RILL_HOOK_ERROR;
+}
+
+/* Worker: the sender's version is in its GPU memory: a GPU here takes it. */
+static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
+{
+    rill_data_t *data = t->args[0].data;
+    dtd_xfer_t *xe = t->args[1].ptr;
+    recv_announce_once(t);
     /* to the manager that took the reservation: it handles its requests in order */
     int g = xe->early ? xe->early->device : landing_device(data);
     rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
     rill_remote_xfer_t *x = dev && dev->ops->remote ? calloc(1, sizeof(*x)) : NULL;
-    if (!x) {
-        if ((a->flags & DTD_ACT_PUT) || (xe->early && xe->early->reserved))
-            remote_abort(t, "no landing request could be made for a landing reserved ahead");
-        rill_taskpool_fail(t->super.tp, dev ? RILL_ERR_NO_MEMORY : RILL_ERR_DEVICE,
-                           "rank %d sends datum (key %llu) from GPU memory and this rank %s",
-                           a->src, (unsigned long long)data->key,
-                           dev ? "is out of host memory" : "has no GPU to receive it");
-        if (!(a->flags & DTD_ACT_PUT)) {
-            dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
-            rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
-        }
-        free(a);
-        return RILL_HOOK_ERROR;
-    }
+    if (!x)
+        return recv_gpu_refuse(t, a, dev ? RILL_ERR_NO_MEMORY : RILL_ERR_DEVICE,
+                               dev ? "this rank is out of host memory for its landing request"
+                                   : "this rank has no GPU to receive it");
     dtd_xfer_t *xf = t->args[1].ptr;
     x->kind = RILL_REMOTE_LAND;
     x->task = t;
@@ -1290,6 +1313,12 @@ static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
         if (!(a->flags & DTD_ACT_GPU))
             rill_trace_flow('s', id ^ 1, now);
         task->flow_in = id; /* dtd_complete hands id ^ 1 to the readers */
+    }
+    if (a->size != data->size && (a->flags & DTD_ACT_GPU)) {
+        char why[160];
+        snprintf(why, sizeof(why), "it is %llu bytes, this rank expects %zu",
+                 (unsigned long long)a->size, data->size);
+        return recv_gpu_refuse(t, a, RILL_ERR_MISMATCH, why);
     }
     if (a->size != data->size) {
         rill_taskpool_fail(task->tp, RILL_ERR_MISMATCH,
@@ -1523,9 +1552,9 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
             }
         } else if ((a = calloc(1, sizeof(*a)))) {
             /* no local task uses the datum any more (the count only falls): its landing
-             * may be reserved now, before the version exists */
-            if (gpu_recv && atomic_load_explicit(&t->deps, memory_order_acquire) == 1)
-                early_now = recv_reserve(t); /* announced by reserve_done */
+             * may be reserved once the activation is expected (below: a receive whose
+             * insertion fails must hold no reservation) */
+            bool quiet = gpu_recv && atomic_load_explicit(&t->deps, memory_order_acquire) == 1;
             a->tp_id = tp->super.id;
             a->dc_id = dc_id;
             a->key = d->key;
@@ -1539,6 +1568,8 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
                 a = NULL;
             } else {
                 rill_comm_expect(tp->super.ctx->comm, 1);
+                if (quiet) /* (act_lock still held) */
+                    early_now = recv_reserve(t); /* announced by reserve_done */
             }
         }
         rill_spinlock_unlock(&dtd.act_lock);

@@ -199,6 +199,14 @@ endif()
 
 # ---------------------------------------------------------------- several ranks (label mpi)
 if(RILL_HAVE_MPI)
+    # a parameter from which each rank decides alone how tiles move between ranks differs:
+    # every rank stops at rill_init naming it (rank 1 would send host to host tiles that rank
+    # 0 awaits GPU to GPU, and both would wait)
+    add_test(NAME dla_err_params_differ_np2 COMMAND ${DLA_FAIL} 60
+        "parameter runtime_device differs between ranks \\(rank 1: cpu, from env RILL_MCA_runtime_device"
+        ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 1 $<TARGET_FILE:testing_dpotrf> -N 100
+        -c 1 : -np 1 -x RILL_MCA_runtime_device=cpu $<TARGET_FILE:testing_dpotrf> -N 100 -c 1)
+    set_tests_properties(dla_err_params_differ_np2 PROPERTIES LABELS "apps;mpi" TIMEOUT 120)
     dla_test(dla_dpotrf_np4_2x2 NP 4 COMMAND testing_dpotrf -N 300 -t 64 -P 2 -Q 2 -c 1 -x)
     dla_test(dla_dgemm_np4_2x2 NP 4 COMMAND testing_dgemm -M 200 -N 150 -K 250 -t 64 -P 2 -Q 2
         -c 1 --transA T -x)
