@@ -58,6 +58,8 @@ static void usage(const dla_testing_t *t, FILE *f)
             "  -g gpus       GPUs per process, 0..8 (default: all of the process's share of "
             "the node's GPUs; 0: CPUs only)\n"
             "  --nruns r     number of timed runs, 1..1000000 (default 1)\n"
+            "  --warmup w    untimed runs before them, 0..100 (default: 1 when a rank uses GPUs,\n"
+            "                whose first call of each library kernel loads it, else 0)\n"
             "  -x, --check   check the result against LAPACK/BLAS (threshold %.0f; NaN/Inf "
             "fail)\n"
             "  --seed s      seed of the generated matrices, 0..2^64-1 (default 3872)\n"
@@ -177,6 +179,7 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         { "-c", 0, &t->cores, 0, 65536 },
         { "-g", 0, &t->gpus, 0, 8 },
         { "--nruns", 0, &t->nruns, 1, 1000000 },
+        { "--warmup", 0, &t->warmup, 0, 100 },
         { "--nrhs", DLA_TESTING_NRHS, &t->nrhs, 1, DLA_TESTING_MAX_SIZE },
     };
     int i = 1;
@@ -327,6 +330,7 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     t->gpus = -1; /* every GPU of the process's share */
     t->P = t->Q = -1;
     t->nruns = 1;
+    t->warmup = -1; /* not given: decided once the GPUs are known */
     t->nrhs = 1;
     t->alpha = 1.0;
     t->beta = 0.5;
@@ -418,6 +422,16 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         rill_fini(&t->ctx);
         return 1;
     }
+    if (t->ref) /* one LAPACKE/CBLAS call per run, on the CPUs */
+        t->warmup = 0;
+    else if (t->warmup < 0) {
+        /* CUDA loads a library kernel's module at its first call (tens of ms each, the
+         * GPU manager held meanwhile): with GPUs one untimed run first. Every rank must run
+         * as many taskpools: the same choice on all. */
+        double g = t->gpus > 0;
+        rill_dla_allreduce_max(t->dla, &g, 1);
+        t->warmup = g > 0 ? 1 : 0;
+    }
 
     if (t->rank == 0) {
         time_t now = time(NULL);
@@ -445,6 +459,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         if (t->ref)
             printf("# reference: one LAPACKE/CBLAS call on rank 0 with %d OpenBLAS threads\n",
                    t->cores);
+        if (t->warmup)
+            printf("# warm-up: %d untimed run(s) first (--warmup)\n", t->warmup);
         if (t->check)
             printf("# check: scaled residual < %.0f passes (NaN or Inf fails)%s\n",
                    RILL_DLA_CHECK_THRESHOLD, t->ref ? "; the reference's result is checked" : "");

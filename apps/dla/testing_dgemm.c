@@ -92,7 +92,7 @@ int main(int argc, char **argv)
         dla_testing_error(&t, 1, "generating A and B failed: %s", rill_status_string(s));
         goto out;
     }
-    for (int r = 0; r < t.nruns && !t.failed; r++) {
+    for (int r = -t.warmup; r < t.nruns && !t.failed; r++) { /* r < 0: warm-up, untimed */
         s = rill_dla_dplrnt(t.dla, C, t.seed + 2);
         if (s != RILL_SUCCESS) {
             dla_testing_error(&t, 1, "generating C failed: %s", rill_status_string(s));
@@ -136,6 +136,8 @@ int main(int argc, char **argv)
                               rill_status_string(si != RILL_SUCCESS ? si : sw));
             break;
         }
+        if (r < 0)
+            continue;
 
         double resid = 0.0;
         rill_status_t cs = RILL_SUCCESS;

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
         goto out;
 
     const double bump = t.N;
-    for (int r = 0; r < t.nruns && !t.failed; r++) {
+    for (int r = -t.warmup; r < t.nruns && !t.failed; r++) { /* r < 0: warm-up, untimed */
         rill_status_t s;
         if ((s = rill_dla_dplgsy(t.dla, A, bump, t.seed)) != RILL_SUCCESS ||
             (s = rill_dla_dplrnt(t.dla, B, t.seed + 1)) != RILL_SUCCESS ||
@@ -107,6 +107,8 @@ int main(int argc, char **argv)
         rill_taskpool_destroy(&tp);
         if (dla_testing_factor_result(&t, "dposv", si, sw))
             break;
+        if (r < 0)
+            continue;
 
         double resid = 0.0;
         rill_status_t cs = RILL_SUCCESS;

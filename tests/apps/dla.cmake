@@ -125,6 +125,13 @@ dla_usage_test(dla_err_seed_negative "option --seed must be an integer in \\[0, 
     COMMAND testing_dpotrf -N 100 --seed -1)
 dla_usage_test(dla_err_missing_value "option -t needs a value: an integer in \\[1, 1073741824\\]"
     COMMAND testing_dpotrf -N 100 -t)
+dla_usage_test(dla_err_warmup "option --warmup must be an integer in \\[0, 100\\], got '101'"
+    COMMAND testing_dpotrf -N 100 --warmup 101)
+# untimed runs before the timed ones (the default with GPUs): the timed runs' results check
+dla_row_test(dla_dpotrf_warmup "warm-up: 2 untimed run"
+    COMMAND testing_dpotrf -N 200 -t 48 --warmup 2 --nruns 2 -x)
+dla_row_test(dla_dgemm_warmup "warm-up: 1 untimed run"
+    COMMAND testing_dgemm -M 130 -N 90 -K 70 -t 32 --warmup 1 -x)
 # NaN and Inf results fail the check (the norms of NaN data were negative: "PASS" or "-")
 dla_fail_test(dla_err_gemm_alpha_inf "check failed: the result contains NaN or Inf"
     COMMAND testing_dgemm -N 100 --alpha inf -x)
