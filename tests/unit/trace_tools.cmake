@@ -55,6 +55,11 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         "error: no event named 'nosuch' in the input" ${rill_timeline} --gap recv nosuch)
     add_test(NAME trace_tools_timeline_gap_stats COMMAND ${rill_expect_fail}
         "error: give --gap alone" ${rill_timeline} --gap recv send --stats)
+    add_test(NAME trace_tools_timeline_landings_none COMMAND ${rill_expect_fail}
+        "error: no landing from another rank's GPU joined to its put" ${rill_timeline}
+        --landings)
+    add_test(NAME trace_tools_timeline_landings_gap COMMAND ${rill_expect_fail}
+        "error: give --landings alone" ${rill_timeline} --landings --gap recv send)
     add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
         "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
         ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
@@ -65,6 +70,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         trace_tools_timeline_critical_no_tiles trace_tools_timeline_critical_stats
         trace_tools_timeline_buckets_alone trace_tools_timeline_buckets_zero
         trace_tools_timeline_gap_no_name trace_tools_timeline_gap_stats
+        trace_tools_timeline_landings_none trace_tools_timeline_landings_gap
         PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or

@@ -185,6 +185,22 @@ def main():
         check([task_of(line)[1] for line in bounded[:2]] == ["dsyrk", "dpotrf"]
               and bounded[2].startswith("critical path: 2 tasks"),
               "the window's start ends the chain")
+        # --landings: 3 ranks, rank 1 receives A (armed early, its put behind a slow
+        # producer), B (landed at 150, its wait behind A's), C (armed at 900, its bytes
+        # there since 650) and D (on time)
+        gd = [os.path.join(DATA, f"gd.{r}.json") for r in range(3)]
+        lines = run(timeline, "--landings", *gd).splitlines()
+        check(lines[0] == "rank 1: 4 landings; landing end minus put end: median 130.5 us",
+              f"landings: the count and median: {lines[0]!r}")
+        check("1 more than 50 us late, behind an earlier landing: 0.356 ms in all" in lines[1]
+              and "1 more than 50 us late, armed after the bytes landed: 0.255 ms in all"
+              in lines[2], "landings: B behind A, C armed late")
+        check(lines[3].strip().startswith("356.0 us late (behind an earlier landing): landing "
+                                          "403.000 -> 406.000, put 20.000 -> 50.000"),
+              "landings: the latest first, with its times")
+        windowed = run(timeline, "--landings", "--start", "750", *gd).splitlines()
+        check(windowed[0].startswith("rank 1: 2 landings"),
+              "landings: those starting in the window (C and D: from 750 us after the first event)")
     else:
         sys.exit(f"unknown check {what!r}")
     print("PASS")
