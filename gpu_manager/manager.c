@@ -43,7 +43,11 @@
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
-static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm;
+static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm,
+    *param_lanes;
+
+/* The most landing (and put) streams per GPU (device_cuda_remote_lanes). */
+#define GM_NLANES 8
 
 rill_status_t rill_gpu_register_params(void)
 {
@@ -73,6 +77,15 @@ rill_status_t rill_gpu_register_params(void)
         "between two H200s a 4-64 KiB hop was no faster with 65536: the put's kernel launch "
         "costs the manager more host time than a copy and a stream write)",
         RILL_PARAM_LEVEL_TUNER, 0, 0, 16777216, &param_put_sm);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_param_register_int(
+        "device_cuda_remote_lanes",
+        "Landing streams per GPU for tiles from other ranks, and put streams for tiles to them: "
+        "a peer rank's transfers go on stream (rank mod this). 1: one of each, whose waits "
+        "run in order, so a tile from one rank can wait behind a landing armed for another "
+        "rank's tile whose put is not done (more: not yet measured on GPUs)",
+        RILL_PARAM_LEVEL_TUNER, 1, 1, GM_NLANES, &param_lanes);
     if (s == RILL_SUCCESS)
         s = r;
     /* off by default: a timing event costs the manager 1.3 us of host time to record
@@ -204,13 +217,16 @@ typedef struct gm {
     rill_heap_t pending_urgent; /* those inserted RILL_DTD_URGENT */
     uint64_t seq;
     int nfifo; /* exec streams, then h2d, d2h, one per peer ordinal, landings, puts */
-    gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 4 + RILL_CUDA_MAX_GPUS];
-    cudaStream_t fifo_stream[RILL_CUDA_MAX_STREAMS + 4 + RILL_CUDA_MAX_GPUS];
+    gm_fifo_t fifo[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS + 2 * GM_NLANES];
+    cudaStream_t fifo_stream[RILL_CUDA_MAX_STREAMS + 2 + RILL_CUDA_MAX_GPUS + 2 * GM_NLANES];
     /* GPU-direct remote transfers (rill_remote_xfer_t): handed over by other threads, and
      * (manager thread) those waiting for room, a semaphore or their source */
     rill_mpsc_t remote;
     rill_mpsc_node_t *remote_later;
-    cudaStream_t land_stream, put_stream;
+    /* a peer rank's landings and puts go on lane (rank % nlanes): its own landing and put
+     * streams (device_cuda_remote_lanes) */
+    int nlanes;
+    cudaStream_t land_stream[GM_NLANES], put_stream[GM_NLANES];
     uint64_t *sems;             /* GM_NSEMS landing semaphores in the zone (device words) */
     uint64_t sem_seq[GM_NSEMS]; /* the last target of each: they only grow */
     int free_sems[GM_NSEMS], nfree_sems;
@@ -224,7 +240,8 @@ typedef struct gm {
     int inflight;         /* operations in all fifos */
     uint64_t stuck_since; /* no room for the first pending task and nothing in flight */
     rill_trace_track_t *tr_exec[RILL_CUDA_MAX_STREAMS]; /* traces: one track per exec stream */
-    rill_trace_track_t *tr_copy[5]; /* host to GPU, GPU to host, GPU to GPU, from / to ranks */
+    /* host to GPU, GPU to host, GPU to GPU, then per lane from other ranks, per lane to them */
+    rill_trace_track_t *tr_copy[3 + 2 * GM_NLANES];
     /* the watchdog thread's last look (describe) */
     bool wd_seen;
     unsigned long long wd_tasks, wd_evict, wd_loads, wd_turns_seen, wd_stack_turns;
@@ -474,13 +491,27 @@ static inline int fifo_peer(const gm_t *m, int ordinal)
 {
     return m->res->nexec + 2 + ordinal;
 }
-static inline int fifo_land(const gm_t *m)
+static inline int fifo_land(const gm_t *m, int lane)
 {
-    return m->res->nexec + 2 + RILL_CUDA_MAX_GPUS;
+    return m->res->nexec + 2 + RILL_CUDA_MAX_GPUS + lane;
 }
-static inline int fifo_put(const gm_t *m)
+static inline int fifo_put(const gm_t *m, int lane)
 {
-    return m->res->nexec + 3 + RILL_CUDA_MAX_GPUS;
+    return m->res->nexec + 2 + RILL_CUDA_MAX_GPUS + m->nlanes + lane;
+}
+/* The lane of a peer rank's transfers. */
+static inline int lane_of(const gm_t *m, int rank)
+{
+    return rank >= 0 && m->nlanes > 0 ? rank % m->nlanes : 0;
+}
+/* Trace tracks (tr_copy) of a lane's landings and puts. */
+static inline int track_land(const gm_t *m, int rank)
+{
+    return 3 + lane_of(m, rank);
+}
+static inline int track_put(const gm_t *m, int rank)
+{
+    return 3 + GM_NLANES + lane_of(m, rank);
 }
 
 static void lru_unlink(gm_t *m, gm_entry_t *e)
@@ -1257,7 +1288,8 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
         snprintf(err, len, "out of host memory or CUDA events");
         return RILL_ERR_NO_MEMORY;
     }
-    cudaStream_t st = m->land_stream;
+    int lane = lane_of(m, x->peer);
+    cudaStream_t st = m->land_stream[lane];
     op_begin(m, op, st, m->timing); /* the span is the stream's wait for the bytes */
     cudaError_t ce = after ? cudaStreamWaitEvent(st, e->ready, 0) : cudaSuccess;
     rill_status_t rs = ce == cudaSuccess
@@ -1280,7 +1312,7 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
     op->rank = x->peer;
     op->target = x->target;
     op->flow = x->flow;
-    fifo_push(m, fifo_land(m), op);
+    fifo_push(m, fifo_land(m, lane), op);
     if (m->trace) {
         uint64_t t1 = rill_time_ns();
         rill_trace_slice("gpu", "arm", t0, t1, 0, 0, NULL);
@@ -1478,7 +1510,8 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
         rs = RILL_ERR_NO_MEMORY;
         snprintf(err, sizeof(err), "out of host memory");
     }
-    cudaStream_t st = m->put_stream;
+    int lane = lane_of(m, x->peer);
+    cudaStream_t st = m->put_stream[lane];
     cudaError_t ce = cudaSuccess;
     if (rs == RILL_SUCCESS) {
         op_begin(m, op, st, m->trace);
@@ -1527,7 +1560,7 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
         op->from_t = se->w_t;
         op->flow_from_kernel = true;
     }
-    fifo_push(m, fifo_put(m), op);
+    fifo_push(m, fifo_put(m, lane), op);
     if (m->trace) {
         uint64_t t1 = rill_time_ns();
         rill_trace_slice("gpu", "put", t0, t1, 0, 0, NULL);
@@ -1711,9 +1744,9 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         gm_entry_t *e = op->ent[0];
         e->xfers--;
         m->free_sems[m->nfree_sems++] = op->sem;
-        trace_xfer(m, op, 3, "landed from a rank", e->copy->data->size);
-        trace_flow_step(m, op, 3, 't');
-        uint64_t t0, t1; /* one landing stream: its waits follow each other, never overlap */
+        trace_xfer(m, op, track_land(m, op->rank), "landed from a rank", e->copy->data->size);
+        trace_flow_step(m, op, track_land(m, op->rank), 't');
+        uint64_t t0, t1; /* a landing stream's waits follow each other (summed over lanes) */
         if (op_span(m, op, &t0, &t1))
             atomic_fetch_add_explicit(&m->ns_land_wait, t1 - t0, memory_order_relaxed);
         if (--e->landings == 0) /* release: other GPUs may read the copy from now on */
@@ -1724,14 +1757,14 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
     }
     case OP_PUT: {
         rill_remote_xfer_t *x = op->rx;
-        trace_xfer(m, op, 4, "to a rank's GPU", ((rill_data_t *)x->data)->size);
+        trace_xfer(m, op, track_put(m, op->rank), "to a rank's GPU", ((rill_data_t *)x->data)->size);
         if (op->flow && m->trace && op->from_stream >= 0 && m->tr_exec[op->from_stream]) {
             rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[op->from_stream]);
             rill_trace_flow('s', op->flow, op->from_t);
             rill_trace_switch(prev);
         }
         /* a step when the flow started in a kernel's slice, else the put starts it */
-        trace_flow_step(m, op, 4, op->flow_from_kernel ? 't' : 's');
+        trace_flow_step(m, op, track_put(m, op->rank), op->flow_from_kernel ? 't' : 's');
         if (op->src[0])
             copy_reader_put(op->src[0]);
         if (err != cudaSuccess)
@@ -1847,11 +1880,22 @@ static void publish_fifos(gm_t *m)
     for (int s = 0; s < m->res->nexec; s++)
         exec += m->fifo[s].count;
     atomic_store_explicit(&m->wd_exec, exec, memory_order_relaxed);
-    if (m->fifo_stream[fifo_land(m)] != m->land_stream || !m->land_stream)
+    if (m->nlanes == 0)
         return; /* no GPU-direct streams */
-    const gm_op_t *land = m->fifo[fifo_land(m)].head, *put = m->fifo[fifo_put(m)].head;
-    atomic_store_explicit(&m->wd_land, m->fifo[fifo_land(m)].count, memory_order_relaxed);
-    atomic_store_explicit(&m->wd_put, m->fifo[fifo_put(m)].count, memory_order_relaxed);
+    /* the oldest landing and put of all lanes */
+    const gm_op_t *land = NULL, *put = NULL;
+    int nland = 0, nput = 0;
+    for (int l = 0; l < m->nlanes; l++) {
+        const gm_fifo_t *fl = &m->fifo[fifo_land(m, l)], *fp = &m->fifo[fifo_put(m, l)];
+        nland += fl->count;
+        nput += fp->count;
+        if (fl->head && (!land || fl->head->t_push < land->t_push))
+            land = fl->head;
+        if (fp->head && (!put || fp->head->t_push < put->t_push))
+            put = fp->head;
+    }
+    atomic_store_explicit(&m->wd_land, nland, memory_order_relaxed);
+    atomic_store_explicit(&m->wd_put, nput, memory_order_relaxed);
     atomic_store_explicit(&m->wd_land_t, land ? land->t_push : 0, memory_order_relaxed);
     atomic_store_explicit(&m->wd_put_t, put ? put->t_push : 0, memory_order_relaxed);
     if (land) {
@@ -2045,16 +2089,20 @@ static void copy_release(rill_data_copy_t *c)
 static rill_status_t remote_open(gm_t *m)
 {
     uintptr_t addr = 0;
-    cudaError_t e = cudaStreamCreateWithFlags(&m->land_stream, cudaStreamNonBlocking);
-    if (e == cudaSuccess)
-        e = cudaStreamCreateWithFlags(&m->put_stream, cudaStreamNonBlocking);
+    int lanes = (int)rill_param_get_int(param_lanes);
+    cudaError_t e = cudaSuccess;
+    for (int l = 0; l < lanes && e == cudaSuccess; l++) {
+        e = cudaStreamCreateWithFlags(&m->land_stream[l], cudaStreamNonBlocking);
+        if (e == cudaSuccess)
+            e = cudaStreamCreateWithFlags(&m->put_stream[l], cudaStreamNonBlocking);
+    }
     if (e == cudaSuccess &&
         rill_zone_alloc(m->res->zone, GM_NSEMS * sizeof(uint64_t), &addr) != RILL_SUCCESS)
         e = cudaErrorMemoryAllocation;
     if (e == cudaSuccess)
-        e = cudaMemsetAsync((void *)addr, 0, GM_NSEMS * sizeof(uint64_t), m->land_stream);
+        e = cudaMemsetAsync((void *)addr, 0, GM_NSEMS * sizeof(uint64_t), m->land_stream[0]);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(m->land_stream);
+        e = cudaStreamSynchronize(m->land_stream[0]);
     if (e != cudaSuccess) {
         snprintf(m->start_err, sizeof(m->start_err),
                  "setting up the streams and semaphores of remote transfers: %s",
@@ -2126,9 +2174,12 @@ static void *manager_main(void *arg)
             for (int p = 0; p < RILL_CUDA_MAX_GPUS; p++)
                 m->fifo_stream[fifo_peer(m, p)] = m->res->peer[p];
             if ((st = remote_open(m)) == RILL_SUCCESS) {
-                m->nfifo = m->res->nexec + 4 + RILL_CUDA_MAX_GPUS;
-                m->fifo_stream[fifo_land(m)] = m->land_stream;
-                m->fifo_stream[fifo_put(m)] = m->put_stream;
+                m->nlanes = (int)rill_param_get_int(param_lanes);
+                m->nfifo = m->res->nexec + 2 + RILL_CUDA_MAX_GPUS + 2 * m->nlanes;
+                for (int l = 0; l < m->nlanes; l++) {
+                    m->fifo_stream[fifo_land(m, l)] = m->land_stream[l];
+                    m->fifo_stream[fifo_put(m, l)] = m->put_stream[l];
+                }
                 m->capacity = rill_zone_size(m->res->zone) - rill_zone_used(m->res->zone);
             }
         }
@@ -2152,10 +2203,23 @@ static void *manager_main(void *arg)
         static const char *const copy_names[5] = { "host to GPU", "GPU to host", "GPU to GPU",
                                                    "landings from other ranks",
                                                    "puts to other ranks' GPUs" };
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 3; k++) {
             snprintf(name, sizeof(name), "GPU %d copies: %s", m->res->info.ordinal, copy_names[k]);
             m->tr_copy[k] = rill_trace_track(3000 + 64 * m->gpu + 40 + k, name);
         }
+        /* one track per stream (tracks 3000 + 64 g + 43.., 48.., 56..): their slices
+         * overlap from one stream to another */
+        for (int l = 0; l < m->nlanes; l++)
+            for (int k = 0; k < 2; k++) {
+                char lane[32] = "";
+                if (m->nlanes > 1)
+                    snprintf(lane, sizeof(lane), " (lane %d)", l);
+                snprintf(name, sizeof(name), "GPU %d copies: %s%s", m->res->info.ordinal,
+                         copy_names[3 + k], lane);
+                int id = l == 0 ? 43 + k : (k == 0 ? 48 : 56) + l;
+                m->tr_copy[k == 0 ? 3 + l : 3 + GM_NLANES + l] =
+                    rill_trace_track(3000 + 64 * m->gpu + id, name);
+            }
     }
     if (st == RILL_SUCCESS && m->timing) {
         /* the first time reference of the spans (then one every GM_REF_PERIOD_NS) */
@@ -2293,10 +2357,12 @@ static void managers_stop(rill_context_t *ctx)
                     cudaEventDestroy(m->refs[k].ev);
             if (m->ref_stream)
                 cudaStreamDestroy(m->ref_stream);
-            if (m->land_stream)
-                cudaStreamDestroy(m->land_stream);
-            if (m->put_stream)
-                cudaStreamDestroy(m->put_stream);
+            for (int l = 0; l < GM_NLANES; l++) {
+                if (m->land_stream[l])
+                    cudaStreamDestroy(m->land_stream[l]);
+                if (m->put_stream[l])
+                    cudaStreamDestroy(m->put_stream[l]);
+            }
             gm_proxy_close(&m->proxy);
             while (m->free_ops) {
                 gm_op_t *op = m->free_ops;

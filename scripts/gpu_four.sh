@@ -2,14 +2,17 @@
 # On the 4-GPU machine (nvidia-h200-x4). Each part fits one device call (10 minutes).
 #   scripts/gpu_four.sh [check|bench]          (default bench)
 # check: the DLA testers with -x on ragged sizes on 4 processes x 1 GPU (a 2 x 2 grid; GPU
-#   direct, and host-staged with comm_gpu_direct = off) and on 1 process x 4 GPUs, then the
+#   direct, host-staged with comm_gpu_direct = off, and GPU direct with a landing and a put
+#   stream per peer rank, device_cuda_remote_lanes 4) and on 1 process x 4 GPUs, then the
 #   tests labelled gpu but test_alloc_sweep_gpu (CHECK_EXCLUDE; 216 s alone on an H100), within
 #   CHECK_S seconds (300): on this machine those that need 2 GPUs run too.
 # bench: one run: dpotrf on 4 processes x 1 GPU (tiles GPU to GPU) at N = 65536 and 98304
 #   next to cusolverMgPotrf on the same 4 GPUs and to one process driving the 4 GPUs; dgemm
 #   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
 #   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
-#   its best run), and a trace of one 4-process run.
+#   its best run), and a trace of one 4-process run; dpotrf N = 98304 and the traced run also
+#   with a landing and a put stream per peer rank (device_cuda_remote_lanes 4), with what
+#   held the tiles from other ranks in each trace (rill_trace_timeline --landings).
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
 set -uo pipefail
@@ -54,6 +57,12 @@ if [ "$what" = check ]; then
         tester "gemm_np4_$gd" 120 "${np4[@]}" $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -P 2 -Q 2 -g 1 -x
         tester "posv_np4_$gd" 120 "${np4[@]}" $T/testing_dposv -N 8003 -t 1000 -P 2 -Q 2 -g 1 -x --nrhs 9
     done
+    # a landing and a put stream per peer rank
+    np4=("${mpi[@]}" -np 4)
+    lanes=(--mca device_cuda_remote_lanes 4)
+    tester potrf_np4_lanes 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -P 2 -Q 2 -g 1 -x "${lanes[@]}"
+    tester gemm_np4_lanes 120 "${np4[@]}" $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -P 2 -Q 2 -g 1 -x "${lanes[@]}"
+    tester posv_np4_lanes 120 "${np4[@]}" $T/testing_dposv -N 8003 -t 1000 -P 2 -Q 2 -g 1 -x --nrhs 9 "${lanes[@]}"
     tester potrf_1x4 120 $T/testing_dpotrf -N 12001 -t 1000 -g 4 -x
     tester gemm_1x4 120 $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -g 4 -x
     echo "== $fails tester run(s) failed"
@@ -78,6 +87,11 @@ for n in 65536 98304; do
     timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
     rows+=("Rill dpotrf (GPU direct)|$n|2048|4 x 1|$(best "$log" 8)")
 done
+# the same with a landing and a put stream per peer rank (device_cuda_remote_lanes)
+log=$work/potrf_np4_98304_lanes.log
+timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
+    --mca device_cuda_remote_lanes 4 >"$log" 2>&1
+rows+=("Rill dpotrf (GPU direct, 4 lanes)|98304|2048|4 x 1|$(best "$log" 8)")
 log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")
@@ -90,11 +104,17 @@ rows+=("4 x cublasDgemm (N=32768 each)|32768|-|4 x 1|$sum")
 log=$work/gemm_np4_65536.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dgemm -N 65536 -t 4096 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
 rows+=("Rill dgemm (GPU direct)|65536|4096|4 x 1|$(best "$log" 10)")
-# a trace of one smaller 4-process run (Perfetto JSON per rank), two runs: the first one's
-# first call of each cuBLAS / cuSOLVER kernel loads its module (tens of ms, CUDA's lazy
-# loading), the second shows the factorization as it goes once warm
-timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 --nruns 2 \
-    --mca profile_trace "$work/trace_potrf_np4" >"$work/trace_run.log" 2>&1
+# a trace of one smaller 4-process run (Perfetto JSON per rank), after the testers' warm-up
+# run (the first call of each cuBLAS / cuSOLVER kernel loads its module, tens of ms), with
+# one landing and put stream per GPU and with 4; what held the tiles from other ranks in
+# the timed run (from its first dpotrf, the 17th of the trace: 16 tile columns a run)
+for lanes in 1 4; do
+    timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 \
+        --mca device_cuda_remote_lanes $lanes --mca profile_trace "$work/trace_lanes$lanes" \
+        >"$work/trace_run_lanes$lanes.log" 2>&1
+    python3 tools/rill_trace_timeline --landings --name dpotrf --nth 16 --before 1000 \
+        --after 1000000 "$work"/trace_lanes$lanes.*.json >"$work/landings_lanes$lanes.txt" 2>&1
+done
 echo
 echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill $(git rev-parse --short HEAD 2>/dev/null)"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
@@ -102,11 +122,16 @@ echo "| --- | --- | --- | --- | --- |"
 for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
 echo
 echo "exec streams' busy fraction and bytes per channel (rank 0's GPUs, best run) of each Rill run:"
-for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log; do
+for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log \
+    "$work"/trace_run_lanes*.log; do
     echo "== $(basename "$f")"
     c=8
     case $f in *gemm*) c=10 ;; esac
     busy "$f" $c
     grep -E "rror|abort" "$f" | head -3
+done
+for lanes in 1 4; do
+    echo "== tiles from other ranks, N = 32768 traced, $lanes lane(s) (rill_trace_timeline --landings):"
+    grep -E "^rank|more than" "$work/landings_lanes$lanes.txt"
 done
 exit 0

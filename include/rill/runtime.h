@@ -80,10 +80,11 @@ typedef struct rill_gpu_counters {
     /** of those, puts by a kernel that copies and signals (device_cuda_put_sm_max) rather
      * than by the copy engine */
     unsigned long long remote_sm;
-    /** the time this GPU's landing stream spent waiting for tiles from other ranks: from the
-     * moment its wait for a landing's semaphore was reached on the GPU to the sender's signal
-     * (waits follow each other on the one stream, so they add up; 0 without
-     * device_cuda_timing). Tasks that read a landing wait for it on the GPU behind this. */
+    /** the time this GPU's landing streams spent waiting for tiles from other ranks: from
+     * the moment a wait for a landing's semaphore was reached on the GPU to the sender's
+     * signal (a stream's waits follow each other, so they add up; summed over the streams,
+     * device_cuda_remote_lanes; 0 without device_cuda_timing). Tasks that read a landing
+     * wait for it on the GPU behind this. */
     double remote_wait_s;
     double busy_s; /**< time at least one exec stream ran a task (device_cuda_timing) */
     /** 1 when the GPU times its operations (device_cuda_timing, or a trace): busy_s,
