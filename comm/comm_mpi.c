@@ -935,15 +935,20 @@ static void *comm_thread_main(void *arg)
             rill_evcount_cancel(&c->wake);
             continue;
         }
+        /* a worker waits for a message on its way: poll every poll_us from the first sleep
+         * on (the first sleep after a spin used to be min_sleep_us: 500 us in a process with
+         * GPUs, whose spin_us is runtime_gpu_spin_us) */
+        bool awaited = atomic_load_explicit(&c->expected, memory_order_relaxed) > 0 &&
+                       atomic_load_explicit(&c->idle_workers, memory_order_relaxed) > 0;
         uint64_t slept = rill_time_ns();
-        rill_evcount_wait(&c->wake, key, sleep_us);
+        rill_evcount_wait(&c->wake, key, awaited && c->poll_us < sleep_us ? c->poll_us : sleep_us);
         stat_add(&c->stats.sleeps, 1);
         stat_add(&c->stats.sleep_ns, rill_time_ns() - slept);
         /* A large transfer in flight advances only when we poll (shared-memory transports
          * copy fragment by fragment from inside MPI calls): keep the sleeps short then. */
         if (atomic_load_explicit(&c->expected, memory_order_relaxed) > 0 &&
             atomic_load_explicit(&c->idle_workers, memory_order_relaxed) > 0)
-            sleep_us = c->poll_us; /* a worker waits for a message on its way */
+            sleep_us = c->poll_us;
         else if (c->recv_inflight || c->send_inflight)
             sleep_us = min_sleep_us;
         else
