@@ -2109,6 +2109,7 @@ static rill_status_t remote_open(gm_t *m)
                  cudaGetErrorString(e));
         return RILL_ERR_DEVICE;
     }
+    m->nlanes = lanes;
     m->sems = (uint64_t *)addr;
     for (int k = 0; k < GM_NSEMS; k++)
         m->free_sems[m->nfree_sems++] = GM_NSEMS - 1 - k;
@@ -2173,8 +2174,7 @@ static void *manager_main(void *arg)
             m->fifo_stream[fifo_d2h(m)] = m->res->d2h;
             for (int p = 0; p < RILL_CUDA_MAX_GPUS; p++)
                 m->fifo_stream[fifo_peer(m, p)] = m->res->peer[p];
-            if ((st = remote_open(m)) == RILL_SUCCESS) {
-                m->nlanes = (int)rill_param_get_int(param_lanes);
+            if ((st = remote_open(m)) == RILL_SUCCESS) { /* (it sets m->nlanes) */
                 m->nfifo = m->res->nexec + 2 + RILL_CUDA_MAX_GPUS + 2 * m->nlanes;
                 for (int l = 0; l < m->nlanes; l++) {
                     m->fifo_stream[fifo_land(m, l)] = m->land_stream[l];

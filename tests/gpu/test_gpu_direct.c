@@ -226,7 +226,8 @@ static int flow_ids(const char *path, char ph, unsigned long long *ids, bool *ke
         if (!strstr(line, want) || !t || !i)
             continue;
         int tid = atoi(t + 6), track = (tid - 3000) % 64;
-        if (tid < 3000 || (track >= 40 && track != 44) || n >= max)
+        /* exec streams (< 40) and the puts' tracks: lane 0's 44, lane l's 56 + l */
+        if (tid < 3000 || (track >= 40 && track != 44 && track <= 56) || n >= max)
             continue;
         kernel[n] = track < 40;
         ids[n++] = strtoull(i + 8, NULL, 16);
