@@ -607,6 +607,33 @@ rill_status_t rill_topo_bind_worker(rill_topo_t *topo, int w)
     return topo_bind(topo, topo->sets[topo->worker_core[w]], "worker");
 }
 
+rill_status_t rill_topo_bind_thread_to_workers(rill_topo_t *topo, pthread_t thread)
+{
+    if (!topo->bind)
+        return RILL_SUCCESS;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set)
+        return RILL_ERR_NO_MEMORY;
+    for (int w = 0; w < topo->nworkers; w++)
+        hwloc_bitmap_or(set, set, topo->sets[topo->worker_core[w]]);
+    rill_status_t s = RILL_SUCCESS;
+    if (hwloc_set_thread_cpubind(topo->hw, thread, set, 0) != 0) {
+        int err = errno;
+        if (!atomic_exchange_explicit(&topo->bind_warned, true, memory_order_relaxed)) {
+            char *pus = NULL;
+            hwloc_bitmap_list_asprintf(&pus, set);
+            RILL_WARN(RILL_LOG_TOPO,
+                      "cannot bind the comm thread to the workers' PUs %s: %s; it runs unbound "
+                      "(runtime_bind = false silences this)",
+                      pus ? pus : "?", strerror(err));
+            free(pus);
+        }
+        s = RILL_ERR_NOT_SUPPORTED;
+    }
+    hwloc_bitmap_free(set);
+    return s;
+}
+
 rill_status_t rill_topo_bind_service(rill_topo_t *topo)
 {
     if (!topo->bind)

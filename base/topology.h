@@ -3,6 +3,7 @@
 #ifndef RILL_BASE_TOPOLOGY_H
 #define RILL_BASE_TOPOLOGY_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -58,6 +59,12 @@ rill_status_t rill_topo_bind_worker(rill_topo_t *topo, int w);
 /** Bind the calling thread (the comm thread, later the GPU managers) to the whole
  * process core set, so it may float but stays off other processes' cores. */
 rill_status_t rill_topo_bind_service(rill_topo_t *topo);
+/** Bind thread, another thread of this process (the comm thread, started before the cores
+ * were known), to the workers' cores: the process's cores but those reserved for the GPU
+ * managers (rill_topo_reserve), which spin without yielding while their GPU works. It
+ * floats among them, off other processes' cores. No-op when runtime_bind is false; a failure
+ * is a warning, as for the workers. Main thread, after rill_topo_reserve. */
+rill_status_t rill_topo_bind_thread_to_workers(rill_topo_t *topo, pthread_t thread);
 /** Fill order[0 .. nworkers-2] with the other workers, nearest (by hwloc: same core,
  * cache, NUMA node, package: the deeper their cores' common ancestor) first, ties by
  * distance of worker indexes. Precomputed at init; copies nothing when nworkers < 2. */

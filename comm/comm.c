@@ -240,6 +240,16 @@ int rill_comm_local_size(const rill_comm_t *comm)
     return comm->local_size;
 }
 
+rill_status_t rill_comm_thread_get(const rill_comm_t *comm, pthread_t *thread_p)
+{
+    if (!comm || !thread_p)
+        return RILL_ERR_INVALID_ARG;
+    if (!comm->threaded)
+        return RILL_ERR_NOT_SUPPORTED;
+    *thread_p = comm->thread;
+    return RILL_SUCCESS;
+}
+
 int rill_comm_node_id(const rill_comm_t *comm)
 {
     return comm->node_id;

@@ -4,6 +4,7 @@
 #ifndef RILL_COMM_H
 #define RILL_COMM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,9 @@ int rill_comm_local_size(const rill_comm_t *comm);
 /** The node's identity: the lowest rank among the processes of this process's node
  * (MPI_Comm_split_type shared). */
 int rill_comm_node_id(const rill_comm_t *comm);
+/** The comm thread, in *thread_p (to bind it once the cores are known: it starts before);
+ * RILL_ERR_NOT_SUPPORTED when none runs (one rank, or without MPI). Main thread. */
+rill_status_t rill_comm_thread_get(const rill_comm_t *comm, pthread_t *thread_p);
 /** This process's index and the number of processes on its node as the launcher set
  * them in the environment (Open MPI's OMPI_COMM_WORLD_LOCAL_*, MPICH's MPI_LOCAL*), for
  * tools that do not start MPI; 0 and 1 when not launched by one. Any thread. */

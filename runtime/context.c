@@ -681,6 +681,11 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     /* the main thread is worker 0: it works while it waits */
     tl_worker = &ctx->workers[0];
     rill_topo_bind_worker(ctx->topo, 0);
+    /* the comm thread started before the cores were known: onto the workers' cores, off
+     * the GPU managers' (they spin without yielding) and off other processes' */
+    pthread_t comm_thread;
+    if (rill_comm_thread_get(ctx->comm, &comm_thread) == RILL_SUCCESS)
+        rill_topo_bind_thread_to_workers(ctx->topo, comm_thread);
     rill_trace_start(ctx->rank, ctx->nranks);
     rill_trace_thread(0, "worker 0 (main thread)");
     int started = 1;

@@ -2,6 +2,8 @@
  * processes, runtime_num_cores, runtime_core_list), warnings, binding, steal orders.
  * Passes on a 2-core machine and on bigger ones; adapts when the process is bound. */
 #include <hwloc.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +408,66 @@ static void test_core_list(void)
     }
 }
 
+/* A thread that waits until the test lets it go (the comm thread's stand-in). */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+static bool idle_go;
+static void *idle_thread(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&idle_lock);
+    while (!idle_go)
+        pthread_cond_wait(&idle_cond, &idle_lock);
+    pthread_mutex_unlock(&idle_lock);
+    return NULL;
+}
+
+/* Another thread bound to the workers' cores: their union, without a core reserved for a
+ * GPU manager (when the process has 2 cores or more to reserve one). */
+static void test_bind_thread_to_workers(void)
+{
+    rill_topo_t *topo = NULL;
+    set_num_cores(0);
+    CHECK_OK(rill_topo_init(0, 1, &topo));
+    if (!topo || !hwloc_topology_is_thissystem(hw)) {
+        rill_topo_destroy(&topo);
+        return;
+    }
+    CHECK_OK(rill_topo_reserve(topo, 1, "test manager"));
+    int reserved = rill_topo_reserved_core(topo, 0);
+    pthread_t t;
+    idle_go = false;
+    CHECK(pthread_create(&t, NULL, idle_thread, NULL) == 0);
+    rill_status_t s = rill_topo_bind_thread_to_workers(topo, t);
+    if (s == RILL_ERR_NOT_SUPPORTED) {
+        printf("binding not supported here; skipping the thread read-back\n");
+    } else {
+        CHECK(s == RILL_SUCCESS);
+        hwloc_bitmap_t now = hwloc_bitmap_alloc(), want = hwloc_bitmap_alloc();
+        for (int w = 0; w < rill_topo_nworkers(topo); w++) {
+            hwloc_bitmap_t e = expected_worker_set(topo, w);
+            CHECK(e != NULL);
+            if (e)
+                hwloc_bitmap_or(want, want, e);
+            hwloc_bitmap_free(e);
+        }
+        CHECK(hwloc_get_thread_cpubind(hw, t, now, 0) == 0);
+        CHECK(hwloc_bitmap_isequal(now, want));
+        if (reserved >= 0) /* the manager's core is not among them */
+            CHECK(!hwloc_bitmap_isset(now, (unsigned)reserved));
+        printf("thread bound to the workers' cores (%d worker(s)%s)\n",
+               rill_topo_nworkers(topo), reserved >= 0 ? ", one core reserved" : "");
+        hwloc_bitmap_free(now);
+        hwloc_bitmap_free(want);
+    }
+    pthread_mutex_lock(&idle_lock);
+    idle_go = true;
+    pthread_cond_signal(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
+    pthread_join(t, NULL);
+    rill_topo_destroy(&topo);
+}
+
 static void test_binding(void)
 {
     rill_topo_t *topo = NULL;
@@ -535,6 +597,7 @@ int main(void)
     test_oversubscribed();
     test_core_list();
     test_binding();
+    test_bind_thread_to_workers();
     test_verbose();
     test_bad_local();
     test_bad_param_value();
