@@ -580,11 +580,10 @@ int rill_topo_worker_core(const rill_topo_t *topo, int w)
     return hwloc_bitmap_first(topo->sets[topo->worker_core[w]]);
 }
 
-static rill_status_t topo_bind(rill_topo_t *topo, hwloc_const_bitmap_t set, const char *who)
+/* A binding of thread who to set failed with errno err: warn once per process. */
+static rill_status_t topo_bind_failed(rill_topo_t *topo, hwloc_const_bitmap_t set, const char *who,
+                                      int err)
 {
-    if (hwloc_set_cpubind(topo->hw, set, HWLOC_CPUBIND_THREAD) == 0)
-        return RILL_SUCCESS;
-    int err = errno;
     /* pairs with nothing: the flag only keeps the warning to one line per process */
     if (!atomic_exchange_explicit(&topo->bind_warned, true, memory_order_relaxed)) {
         char *pus = NULL;
@@ -596,6 +595,13 @@ static rill_status_t topo_bind(rill_topo_t *topo, hwloc_const_bitmap_t set, cons
         free(pus);
     }
     return RILL_ERR_NOT_SUPPORTED;
+}
+
+static rill_status_t topo_bind(rill_topo_t *topo, hwloc_const_bitmap_t set, const char *who)
+{
+    if (hwloc_set_cpubind(topo->hw, set, HWLOC_CPUBIND_THREAD) == 0)
+        return RILL_SUCCESS;
+    return topo_bind_failed(topo, set, who, errno);
 }
 
 rill_status_t rill_topo_bind_worker(rill_topo_t *topo, int w)
@@ -616,20 +622,9 @@ rill_status_t rill_topo_bind_thread_to_workers(rill_topo_t *topo, pthread_t thre
         return RILL_ERR_NO_MEMORY;
     for (int w = 0; w < topo->nworkers; w++)
         hwloc_bitmap_or(set, set, topo->sets[topo->worker_core[w]]);
-    rill_status_t s = RILL_SUCCESS;
-    if (hwloc_set_thread_cpubind(topo->hw, thread, set, 0) != 0) {
-        int err = errno;
-        if (!atomic_exchange_explicit(&topo->bind_warned, true, memory_order_relaxed)) {
-            char *pus = NULL;
-            hwloc_bitmap_list_asprintf(&pus, set);
-            RILL_WARN(RILL_LOG_TOPO,
-                      "cannot bind the comm thread to the workers' PUs %s: %s; it runs unbound "
-                      "(runtime_bind = false silences this)",
-                      pus ? pus : "?", strerror(err));
-            free(pus);
-        }
-        s = RILL_ERR_NOT_SUPPORTED;
-    }
+    rill_status_t s = hwloc_set_thread_cpubind(topo->hw, thread, set, 0) == 0
+                          ? RILL_SUCCESS
+                          : topo_bind_failed(topo, set, "comm", errno);
     hwloc_bitmap_free(set);
     return s;
 }

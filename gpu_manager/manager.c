@@ -43,8 +43,7 @@
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
-static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm,
-    *param_lanes;
+static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes;
 
 /* The most landing (and put) streams per GPU (device_cuda_remote_lanes). */
 #define GM_NLANES 8
@@ -1757,7 +1756,8 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
     }
     case OP_PUT: {
         rill_remote_xfer_t *x = op->rx;
-        trace_xfer(m, op, track_put(m, op->rank), "to a rank's GPU", ((rill_data_t *)x->data)->size);
+        trace_xfer(m, op, track_put(m, op->rank), "to a rank's GPU",
+                   ((rill_data_t *)x->data)->size);
         if (op->flow && m->trace && op->from_stream >= 0 && m->tr_exec[op->from_stream]) {
             rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[op->from_stream]);
             rill_trace_flow('s', op->flow, op->from_t);

@@ -1254,8 +1254,8 @@ static rill_hook_status_t recv_gpu_refuse(dtd_task_t *t, dtd_activation_t *a, ri
     recv_announce_once(t);
     if ((a->flags & DTD_ACT_PUT) || (xe->early && xe->early->reserved))
         remote_abort(t, why);
-    rill_taskpool_fail(t->super.tp, s, "rank %d sends datum (key %llu) from GPU memory: %s",
-                       a->src, (unsigned long long)t->args[0].data->key, why);
+    rill_taskpool_fail(t->super.tp, s, "rank %d sends datum (key %llu) from GPU memory: %s", a->src,
+                       (unsigned long long)t->args[0].data->key, why);
     if (!(a->flags & DTD_ACT_PUT)) { /* the sender's send ends with an error */
         dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
         rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
@@ -1568,8 +1568,9 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
                 a = NULL;
             } else {
                 rill_comm_expect(tp->super.ctx->comm, 1);
-                if (quiet) /* (act_lock still held) */
-                    early_now = recv_reserve(t); /* announced by reserve_done */
+                /* (act_lock still held; reserve_done announces it) */
+                if (quiet)
+                    early_now = recv_reserve(t);
             }
         }
         rill_spinlock_unlock(&dtd.act_lock);

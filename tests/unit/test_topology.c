@@ -455,8 +455,8 @@ static void test_bind_thread_to_workers(void)
         CHECK(hwloc_bitmap_isequal(now, want));
         if (reserved >= 0) /* the manager's core is not among them */
             CHECK(!hwloc_bitmap_isset(now, (unsigned)reserved));
-        printf("thread bound to the workers' cores (%d worker(s)%s)\n",
-               rill_topo_nworkers(topo), reserved >= 0 ? ", one core reserved" : "");
+        printf("thread bound to the workers' cores (%d worker(s)%s)\n", rill_topo_nworkers(topo),
+               reserved >= 0 ? ", one core reserved" : "");
         hwloc_bitmap_free(now);
         hwloc_bitmap_free(want);
     }
