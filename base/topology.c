@@ -613,15 +613,23 @@ rill_status_t rill_topo_bind_worker(rill_topo_t *topo, int w)
     return topo_bind(topo, topo->sets[topo->worker_core[w]], "worker");
 }
 
+/* The union of the workers' cores (NULL when out of memory; the caller frees it). */
+static hwloc_bitmap_t workers_set(const rill_topo_t *topo)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set)
+        for (int w = 0; w < topo->nworkers; w++)
+            hwloc_bitmap_or(set, set, topo->sets[topo->worker_core[w]]);
+    return set;
+}
+
 rill_status_t rill_topo_bind_thread_to_workers(rill_topo_t *topo, pthread_t thread)
 {
     if (!topo->bind)
         return RILL_SUCCESS;
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    hwloc_bitmap_t set = workers_set(topo);
     if (!set)
         return RILL_ERR_NO_MEMORY;
-    for (int w = 0; w < topo->nworkers; w++)
-        hwloc_bitmap_or(set, set, topo->sets[topo->worker_core[w]]);
     rill_status_t s = hwloc_set_thread_cpubind(topo->hw, thread, set, 0) == 0
                           ? RILL_SUCCESS
                           : topo_bind_failed(topo, set, "comm", errno);
@@ -675,6 +683,12 @@ void rill_topo_print(const rill_topo_t *topo, FILE *out)
     for (int i = 0; i < topo->nreserved; i++)
         fprintf(out, "  GPU manager %d: core with PU %d, reserved (no worker runs there)\n", i,
                 (int)hwloc_bitmap_first(topo->sets[topo->reserved[i]]));
+    hwloc_bitmap_t ws = topo->bind ? workers_set(topo) : NULL;
+    char *wpus = NULL;
+    if (ws && hwloc_bitmap_list_asprintf(&wpus, ws) >= 0)
+        fprintf(out, "  comm thread (with several ranks): on the workers' cores (PUs %s)\n", wpus);
+    free(wpus);
+    hwloc_bitmap_free(ws);
     if (topo->want_reserved > topo->nreserved)
         fprintf(out, "  %d GPU manager(s) share the workers' cores (%s)\n", topo->want_reserved,
                 rill_param_get_int(param_num_cores) > 0 ? "runtime_num_cores sets the workers"

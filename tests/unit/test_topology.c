@@ -171,6 +171,7 @@ static void test_default(void)
     CHECK(strstr(buf, "hwloc ") != NULL);
     CHECK(count_lines_with(buf, " -> core ") == n);
     CHECK(strstr(buf, "worker 0 -> core ") != NULL);
+    CHECK(strstr(buf, "comm thread (with several ranks): on the workers' cores (PUs ") != NULL);
     free(buf);
     rill_topo_destroy(&topo);
     CHECK(topo == NULL);
