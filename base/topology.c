@@ -538,7 +538,7 @@ rill_status_t rill_topo_bind_reserved(rill_topo_t *topo, int i)
     if (!topo->bind)
         return RILL_SUCCESS;
     if (i < 0 || i >= topo->nreserved)
-        return topo_bind(topo, topo->all, "service");
+        return rill_topo_bind_service(topo);
     return topo_bind(topo, topo->sets[topo->reserved[i]], "service");
 }
 

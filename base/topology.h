@@ -56,8 +56,8 @@ int rill_topo_worker_core(const rill_topo_t *topo, int w);
  * Errors are warnings (the first one per topology is logged): a failed binding returns
  * RILL_ERR_NOT_SUPPORTED; a w out of range, RILL_ERR_INVALID_ARG. */
 rill_status_t rill_topo_bind_worker(rill_topo_t *topo, int w);
-/** Bind the calling thread (the comm thread, later the GPU managers) to the whole
- * process core set, so it may float but stays off other processes' cores. */
+/** Bind the calling thread to the whole process core set, so it may float but stays off
+ * other processes' cores (a GPU manager without a reserved core). */
 rill_status_t rill_topo_bind_service(rill_topo_t *topo);
 /** Bind thread, another thread of this process (the comm thread, started before the cores
  * were known), to the workers' cores: the process's cores but those reserved for the GPU

@@ -935,21 +935,22 @@ static void *comm_thread_main(void *arg)
             rill_evcount_cancel(&c->wake);
             continue;
         }
-        /* a worker waits for a message on its way: poll every poll_us from the first sleep
-         * on (the first sleep after a spin used to be min_sleep_us: 500 us in a process with
-         * GPUs, whose spin_us is runtime_gpu_spin_us) */
+        /* a worker waits for a message on its way: poll every poll_us, from the first sleep
+         * after a spin on (decided before each sleep) */
         bool awaited = atomic_load_explicit(&c->expected, memory_order_relaxed) > 0 &&
                        atomic_load_explicit(&c->idle_workers, memory_order_relaxed) > 0;
+        if (awaited)
+            sleep_us = c->poll_us;
         uint64_t slept = rill_time_ns();
-        rill_evcount_wait(&c->wake, key, awaited && c->poll_us < sleep_us ? c->poll_us : sleep_us);
+        rill_evcount_wait(&c->wake, key, sleep_us);
         stat_add(&c->stats.sleeps, 1);
         stat_add(&c->stats.sleep_ns, rill_time_ns() - slept);
-        /* A large transfer in flight advances only when we poll (shared-memory transports
-         * copy fragment by fragment from inside MPI calls): keep the sleeps short then. */
-        if (atomic_load_explicit(&c->expected, memory_order_relaxed) > 0 &&
-            atomic_load_explicit(&c->idle_workers, memory_order_relaxed) > 0)
-            sleep_us = c->poll_us;
-        else if (c->recv_inflight || c->send_inflight)
+        /* otherwise back off, but not while a transfer is in flight: a large one advances only
+         * when we poll (shared-memory transports copy fragment by fragment from inside MPI
+         * calls) */
+        if (awaited)
+            continue;
+        if (c->recv_inflight || c->send_inflight)
             sleep_us = min_sleep_us;
         else
             sleep_us = sleep_us * 2 < c->yield_max_us ? sleep_us * 2 : c->yield_max_us;

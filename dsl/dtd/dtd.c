@@ -722,8 +722,7 @@ static void send_done(void *arg, rill_status_t status)
  * runtime_device not choosing the CPU body of a class that has both. */
 static bool class_may_gpu(const rill_context_t *ctx, const rill_dtd_class_t *cls)
 {
-    return cls->cuda_body && rill_device_count() > 1 &&
-           !(cls->cpu_body && ctx->device_choice == 1);
+    return cls->cuda_body && rill_device_count() > 1 && !(cls->cpu_body && ctx->device_choice == 1);
 }
 
 /* Whether the version tr holds now moves GPU to GPU between this rank and peer, for a
@@ -1192,8 +1191,8 @@ static void dtd_launched(rill_task_t *task, int dev, uint64_t launch)
         dtd_task_t *s = n->task;
         /* a send's only edge comes from the version's writer: deps 1 (its insertion guard
          * dropped, acquire) means this task is all it waits for */
-        /* (a send whose insertion failed runs unrun_class: it sends nothing) */
-        if (s->cls != &send_class || s->super.tc != &send_class.tc ||
+        /* a live send (one whose insertion failed runs unrun_class: it sends nothing) */
+        if (s->super.tc != &send_class.tc ||
             atomic_load_explicit(&s->deps, memory_order_acquire) != 1 || !send_from_gpu(s))
             continue;
         dtd_xfer_t *xf = s->args[1].ptr;
@@ -1314,13 +1313,13 @@ static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
             rill_trace_flow('s', id ^ 1, now);
         task->flow_in = id; /* dtd_complete hands id ^ 1 to the readers */
     }
-    if (a->size != data->size && (a->flags & DTD_ACT_GPU)) {
-        char why[160];
-        snprintf(why, sizeof(why), "it is %llu bytes, this rank expects %zu",
-                 (unsigned long long)a->size, data->size);
-        return recv_gpu_refuse(t, a, RILL_ERR_MISMATCH, why);
-    }
     if (a->size != data->size) {
+        if (a->flags & DTD_ACT_GPU) { /* the sender must hear of it */
+            char why[160];
+            snprintf(why, sizeof(why), "it is %llu bytes, this rank expects %zu",
+                     (unsigned long long)a->size, data->size);
+            return recv_gpu_refuse(t, a, RILL_ERR_MISMATCH, why);
+        }
         rill_taskpool_fail(task->tp, RILL_ERR_MISMATCH,
                            "rank %d sent %llu bytes for datum (key %llu), this rank expects %zu",
                            a->src, (unsigned long long)a->size, (unsigned long long)data->key,
@@ -1536,8 +1535,7 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
                        xfer_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer),
                        !recv, peer);
     /* sent GPU to GPU: the receiver announces its landing (reserved ahead, or none) */
-    bool gpu_recv = recv && gpu, early_now = false,
-         none_now = false;
+    bool gpu_recv = recv && gpu, early_now = false, none_now = false;
     if (recv && s == RILL_SUCCESS) {
         const rill_data_t *d = tr->data;
         uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
@@ -1726,9 +1724,8 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
             a->flags == DTD_ANN_SENT
                 ? "its activation went; waits for that rank's request with its landing"
             : a->flags == DTD_ANN_LAUNCHED ? "its producer launched on a GPU; no announcement yet"
-            : a->flags == DTD_ANN_RESERVED
-                ? "that rank announced its landing; the send has not run"
-                : "that rank announced no landing; the send has not run";
+            : a->flags == DTD_ANN_RESERVED ? "that rank announced its landing; the send has not run"
+                                           : "that rank announced no landing; the send has not run";
         fprintf(out, "  GPU to GPU, datum (collection %u, key %llu) version %u to rank %d: %s\n",
                 a->dc_id, (unsigned long long)a->key, a->version, a->src, what);
     }

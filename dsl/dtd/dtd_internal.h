@@ -88,7 +88,7 @@ typedef struct dtd_tracker {
      * inserted so far ran (the core's copy versions count completed writes instead) */
     bool have_local;  /* this rank holds (or will hold) local_version */
     bool gpu_written; /* a local task with a CUDA body writes it: brought home at the end */
-    bool gpu_version; /* the writer of `version` may run on a GPU (dtd_class_may_gpu) */
+    bool gpu_version; /* the writer of `version` may run on a GPU (class_may_gpu in dtd.c) */
     bool discarded;   /* rill_dtd_data_discard after its last access: the end moves nothing */
     uint32_t local_version;
     uint64_t *sent; /* bit r: rank r was sent `version` by this rank */

@@ -371,8 +371,7 @@ int main(int argc, char **argv)
         late(ctx, tp, &slow, &probe);
         expect_in = rank == 1 ? 1 : 0;
     } else {
-        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late, small, cpu\n",
-                what);
+        fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late, small, cpu\n", what);
         return 2;
     }
     CHECK_OK(rill_taskpool_wait(tp));
