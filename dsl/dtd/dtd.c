@@ -23,8 +23,8 @@ static struct {
     rill_spinlock_t act_lock;
     rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
     int am_tag;       /* the comm engine's tag of activations */
-    int get_tag;      /* and of GPUs' requests for versions sent from GPU memory */
-    int put_tag;      /* and of their answers: the put is enqueued */
+    int get_tag;      /* and of GPUs' requests for versions sent from GPU memory (their
+                       * answers go on am_tag: DTD_ACT_ANSWER) */
     int ann_tag;      /* and of early announcements of landings */
     rill_hmap_t anns; /* sender side: announcements and sends, per (version, receiver) */
 } dtd;
@@ -32,7 +32,7 @@ static struct {
 static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
-static void dtd_put_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
+static void put_answered(rill_comm_t *comm, int src, uint64_t recv);
 static void dtd_launched(rill_task_t *task, int dev, uint64_t launch);
 
 static rill_param_t *param_window, *param_early;
@@ -80,8 +80,6 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
          (s = rill_comm_am_register_new(ctx->comm, dtd_gpu_get_handler, NULL, &dtd.get_tag)) !=
              RILL_SUCCESS ||
          (s = rill_comm_am_register_new(ctx->comm, dtd_announce_handler, NULL, &dtd.ann_tag)) !=
-             RILL_SUCCESS ||
-         (s = rill_comm_am_register_new(ctx->comm, dtd_put_handler, NULL, &dtd.put_tag)) !=
              RILL_SUCCESS))
         goto err;
     dtd.ready = true;
@@ -651,6 +649,10 @@ static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t l
         return;
     }
     memcpy(&m, msg, sizeof(m));
+    if (m.flags & DTD_ACT_ANSWER) {
+        put_answered(comm, src, m.handle);
+        return;
+    }
     dtd_activation_t *a = calloc(1, sizeof(*a));
     if (a && (m.flags & DTD_ACT_INLINE)) {
         a->payload = malloc(m.size ? m.size : 1);
@@ -789,7 +791,7 @@ static void remote_abort(dtd_task_t *t, const char *why)
 
 /* Manager thread. Without put_coming: the landing buffer and semaphore are reserved (x is
  * the reservation, or early is): ask the sender for the bytes; the receive waits for its
- * answer, the put enqueued (dtd_put_handler), which arms the landing. With put_coming: the
+ * answer, the put enqueued (put_answered), which arms the landing. With put_coming: the
  * GPU waits for the landing: complete the receive now (its GPU copy is the new version;
  * whatever uses it on that GPU waits for the landing there). */
 static void land_done(rill_remote_xfer_t *x, rill_status_t s)
@@ -821,7 +823,7 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
             }
         }
         /* sent even on failure: the sender's send ends (with an error) rather than waiting */
-        if (s == RILL_SUCCESS) /* the answer, on the critical path (dtd_put_handler) */
+        if (s == RILL_SUCCESS) /* the answer, on the critical path (put_answered) */
             rill_comm_expect(comm, 1);
         rill_status_t ss =
             rill_comm_am_send(comm, peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
@@ -839,17 +841,11 @@ static void land_done(rill_remote_xfer_t *x, rill_status_t s)
 }
 
 /* Comm thread: the sender's put into the landing receive recv asked for is enqueued on its
- * GPU: the landing stream may wait for it now (land_done then completes the receive). */
-static void dtd_put_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+ * GPU (an activation with DTD_ACT_ANSWER): the landing stream may wait for it now (land_done
+ * then completes the receive). */
+static void put_answered(rill_comm_t *comm, int src, uint64_t recv)
 {
-    (void)arg;
-    dtd_put_msg_t m;
-    if (len < sizeof(m)) {
-        RILL_ERROR(RILL_LOG_DTD, "put answer of %zu bytes from rank %d is too short", len, src);
-        return;
-    }
-    memcpy(&m, msg, sizeof(m));
-    dtd_task_t *t = (dtd_task_t *)(uintptr_t)m.recv; /* our own pointer, echoed */
+    dtd_task_t *t = (dtd_task_t *)(uintptr_t)recv; /* our own pointer, echoed */
     dtd_xfer_t *xf = t ? t->args[1].ptr : NULL;
     if (!t || t->super.tc != &recv_class.tc || !xf->early || !xf->early->reserved) {
         RILL_ERROR(RILL_LOG_DTD, "rank %d answered a GPU request this rank did not make", src);
@@ -909,20 +905,21 @@ static void put_enqueued(rill_remote_xfer_t *x)
     const dtd_xfer_t *xf = t->args[1].ptr;
     rill_data_t *d = t->args[0].data;
     rill_comm_t *comm = t->super.tp->ctx->comm;
-    rill_status_t s;
-    if (x->cookie) {
-        dtd_put_msg_t m = { .recv = x->cookie };
-        s = rill_comm_am_send(comm, x->peer, dtd.put_tag, &m, sizeof(m), t->super.prio.priority);
-    } else {
-        dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
-                                 .dc_id = d->dc ? d->dc->id : UINT32_MAX,
-                                 .version = xf->version,
-                                 .flags = DTD_ACT_GPU | DTD_ACT_PUT,
-                                 .key = d->key,
-                                 .size = d->size,
-                                 .handle = (uint64_t)(uintptr_t)t };
-        s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), t->super.prio.priority);
+    /* both on the activations' tag: the receiver arms its landings in the order of our puts
+     * (those of one lane wait in that order on its landing stream) */
+    dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
+                             .dc_id = d->dc ? d->dc->id : UINT32_MAX,
+                             .version = xf->version,
+                             .flags = DTD_ACT_GPU | DTD_ACT_PUT,
+                             .key = d->key,
+                             .size = d->size,
+                             .handle = (uint64_t)(uintptr_t)t };
+    if (x->cookie) { /* the answer to the request of receive x->cookie */
+        m.flags |= DTD_ACT_ANSWER;
+        m.handle = x->cookie;
     }
+    rill_status_t s =
+        rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), t->super.prio.priority);
     if (s != RILL_SUCCESS)
         remote_abort(t, "the message saying its put is enqueued could not be sent");
 }

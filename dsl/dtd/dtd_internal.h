@@ -137,6 +137,11 @@ typedef struct dtd_activate_msg {
 #define DTD_ACT_INLINE 1u
 #define DTD_ACT_GPU    2u
 #define DTD_ACT_PUT    4u /* with DTD_ACT_GPU: the put into the announced landing is enqueued */
+/* with DTD_ACT_GPU | DTD_ACT_PUT: the answer to a GPU request (the put into the landing it
+ * named is enqueued); handle is the request's recv. On the activations' tag, so that a
+ * sender's "put enqueued" words reach the receiver in the order of its puts, whichever path
+ * each landing took (the comm engine keeps each tag's order, not the order across tags) */
+#define DTD_ACT_ANSWER 8u
 
 /** Wire format of an early announcement (receiver to sender, at the receive's insertion):
  * the landing reserved for a version, or (reserved 0) that there is none: the sender then
@@ -164,14 +169,8 @@ typedef struct dtd_gpu_get_msg {
     int32_t gpu;   /* the receiver's GPU (position among its rank's GPUs) */
     uint32_t pad;
     uint64_t dst_off, sem_off, target;
-    uint64_t recv; /* the receive, named in the answer (dtd_put_msg_t) */
+    uint64_t recv; /* the receive, named in the answer (DTD_ACT_ANSWER) */
 } dtd_gpu_get_msg_t;
-
-/** Wire format of the answer to a GPU request: the put into the landing is enqueued on the
- * sender's GPU, so the receiver's landing stream may wait for it now. */
-typedef struct dtd_put_msg {
-    uint64_t recv; /* the request's recv */
-} dtd_put_msg_t;
 
 typedef struct dtd_taskpool {
     rill_taskpool_t super;

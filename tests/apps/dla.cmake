@@ -193,14 +193,21 @@ if(RILL_HAVE_CUDA)
     dla_gpu_test(dla_dposv_gpu_inverse $<TARGET_FILE:testing_dposv> -N 2501 -t 400 -g 1 -x
         --nrhs 5)
     if(RILL_HAVE_MPI)
-        # 4 ranks (sharing the GPUs there are) with a landing and a put stream per peer rank:
-        # each GPU's landings on 3 lanes, completed in any order between them
-        add_test(NAME dla_dpotrf_gpu_lanes_np4 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
-            ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4 $<TARGET_FILE:testing_dpotrf>
-            -N 4001 -t 500 -P 2 -Q 2 -g 1 -c 1 -x --mca device_cuda_remote_lanes 4)
-        set_tests_properties(dla_dpotrf_gpu_lanes_np4 PROPERTIES LABELS "apps;gpu;mpi"
-            TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
-            PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
+        # 4 ranks (sharing the GPUs there are) with a landing and a put stream per peer rank
+        # (the default 4 lanes: each GPU's landings on 3 lanes, completed in any order between
+        # them), and with one of each per GPU (_onelane)
+        foreach(lanes 4 1)
+            set(name dla_dpotrf_gpu_np4)
+            if(lanes EQUAL 1)
+                set(name dla_dpotrf_gpu_onelane_np4)
+            endif()
+            add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+                ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4 $<TARGET_FILE:testing_dpotrf>
+                -N 4001 -t 500 -P 2 -Q 2 -g 1 -c 1 -x --mca device_cuda_remote_lanes ${lanes})
+            set_tests_properties(${name} PROPERTIES LABELS "apps;gpu;mpi"
+                TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
+                PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
+        endforeach()
         # one rank's GPU cannot start (a zone larger than the GPU): every rank stops at
         # rill_init with a message naming it, none hangs in the collectives that follow
         add_test(NAME dla_err_gpu_init_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
