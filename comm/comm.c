@@ -293,6 +293,10 @@ void rill_comm_stats(const rill_comm_t *comm, rill_comm_stats_t *stats_p)
     LD(data_bytes_recv);
     LD(sleeps);
     LD(sleep_ns);
+    LD(slow_turns);
+    LD(slow_ns);
+    LD(late_wakes);
+    LD(late_ns);
 #undef LD
     uint64_t start = atomic_load_explicit(&comm->thread_start_ns, memory_order_relaxed);
     stats_p->thread_ns = start ? rill_time_ns() - start : 0;

@@ -207,6 +207,10 @@ typedef struct rill_comm_stats {
     uint64_t sleeps;                           /**< times the idle comm thread slept */
     uint64_t sleep_ns;                         /**< time the comm thread spent asleep */
     uint64_t thread_ns; /**< time since the comm thread started (polling = this - sleep_ns) */
+    /** turns of its loop over 0.5 ms (messages that came meanwhile waited), and their time */
+    uint64_t slow_turns, slow_ns;
+    /** sleeps that ended over 0.5 ms after their timeout (no core for it), and the delay */
+    uint64_t late_wakes, late_ns;
 } rill_comm_stats_t;
 
 /** Traffic with one peer, by protocol: active messages (activations, small tiles inside

@@ -193,7 +193,7 @@ typedef struct comm_stats_atomic {
     atomic_uint_fast64_t am_sent, am_recv, am_bytes_sent, am_bytes_recv;
     atomic_uint_fast64_t mpi_msgs_sent, mpi_msgs_recv, mpi_bytes_sent, mpi_bytes_recv;
     atomic_uint_fast64_t am_aggregated, gets_served, gets_done, data_bytes_sent, data_bytes_recv,
-        sleeps, sleep_ns;
+        sleeps, sleep_ns, slow_turns, slow_ns, late_wakes, late_ns;
 } comm_stats_atomic_t;
 
 /** Per-peer counters (rill_comm_peer_stats_t), written by the comm thread. */

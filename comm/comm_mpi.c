@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -879,6 +880,52 @@ static int comm_poll_stop(rill_comm_t *c)
 
 /* ------------------------------------------------------------ the thread */
 
+/* A turn of the comm thread's loop longer than this holds the messages that came meanwhile
+ * back: counted, and drawn in traces with its phases; likewise a sleep that ends this much
+ * later than its timeout (the thread was not given a core when it should have woken). */
+#define COMM_SLOW_TURN_NS 500000
+#define COMM_TURN_PHASES  6
+
+/* This thread's CPU time (traces: whether a slow turn ran or waited for a core). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ph: the turn's phase boundaries (drain, deferred, receives, requests, transfers, flush and
+ * stop); cpu0: the thread's CPU time at its start when tracing. Comm thread. */
+static void comm_slow_turn(rill_comm_t *c, const uint64_t *ph, uint64_t cpu0)
+{
+    stat_add(&c->stats.slow_turns, 1);
+    stat_add(&c->stats.slow_ns, ph[COMM_TURN_PHASES] - ph[0]);
+    if (!rill_trace_on())
+        return;
+    uint64_t cpu = thread_cpu_ns();
+    double d[COMM_TURN_PHASES];
+    for (int i = 0; i < COMM_TURN_PHASES; i++)
+        d[i] = (double)(ph[i + 1] - ph[i]) / 1e3;
+    char args[112]; /* (the trace keeps 79 characters) */
+    snprintf(args, sizeof(args),
+             "us: on a core %.0f; cmds %.0f, dfr %.0f, recv %.0f, req %.0f, "
+             "xfer %.0f, flush %.0f",
+             cpu0 && cpu > cpu0 ? (double)(cpu - cpu0) / 1e3 : -1.0, d[0], d[1], d[2], d[3], d[4],
+             d[5]);
+    rill_trace_slice("comm", "slow turn", ph[0], ph[COMM_TURN_PHASES], 0, 0, args);
+}
+
+/* The thread was meant to run from due (a sleep's timeout, or the end of a turn followed
+ * by a sched_yield) and ran again at woke. Comm thread. */
+static void comm_late_wake(rill_comm_t *c, uint64_t due, uint64_t woke)
+{
+    stat_add(&c->stats.late_wakes, 1);
+    stat_add(&c->stats.late_ns, woke - due);
+    if (rill_trace_on())
+        rill_trace_slice("comm", "late wake", due, woke, 0, 0, NULL);
+}
+
 static void *comm_thread_main(void *arg)
 {
     rill_comm_t *c = arg;
@@ -911,15 +958,28 @@ static void *comm_thread_main(void *arg)
     if (min_sleep_us > c->yield_max_us)
         min_sleep_us = c->yield_max_us;
     uint64_t sleep_us = min_sleep_us;
-    uint64_t last_progress = rill_time_ns();
+    uint64_t last_progress = rill_time_ns(), turn_end = last_progress;
     while (!c->exit_loop) {
+        /* a turn's phases, for turns that hold incoming messages back (comm_slow_turn) */
+        uint64_t ph[COMM_TURN_PHASES + 1], cpu0 = rill_trace_on() ? thread_cpu_ns() : 0;
+        ph[0] = rill_time_ns();
+        if (ph[0] - turn_end > COMM_SLOW_TURN_NS) /* its sched_yield gave the core away */
+            comm_late_wake(c, turn_end, ph[0]);
         int progress = comm_drain(c);
+        ph[1] = rill_time_ns();
         progress += comm_run_deferred(c);
+        ph[2] = rill_time_ns();
         progress += comm_poll_recvs(c);
+        ph[3] = rill_time_ns();
         progress += comm_poll_reqs(c);
+        ph[4] = rill_time_ns();
         progress += comm_start_transfers(c);
+        ph[5] = rill_time_ns();
         progress += comm_flush_peers(c);
         progress += comm_poll_stop(c);
+        ph[6] = turn_end = rill_time_ns();
+        if (ph[6] - ph[0] > COMM_SLOW_TURN_NS)
+            comm_slow_turn(c, ph, cpu0);
         if (progress) {
             last_progress = rill_time_ns();
             sleep_us = min_sleep_us;
@@ -943,8 +1003,12 @@ static void *comm_thread_main(void *arg)
             sleep_us = c->poll_us;
         uint64_t slept = rill_time_ns();
         rill_evcount_wait(&c->wake, key, sleep_us);
+        uint64_t woke = rill_time_ns();
         stat_add(&c->stats.sleeps, 1);
-        stat_add(&c->stats.sleep_ns, rill_time_ns() - slept);
+        stat_add(&c->stats.sleep_ns, woke - slept);
+        if (woke - slept > sleep_us * 1000 + COMM_SLOW_TURN_NS) /* not run when it should */
+            comm_late_wake(c, slept + sleep_us * 1000, woke);
+        turn_end = woke;
         /* otherwise back off, but not while a transfer is in flight: a large one advances only
          * when we poll (shared-memory transports copy fragment by fragment from inside MPI
          * calls) */

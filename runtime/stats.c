@@ -158,10 +158,16 @@ void rill_stats_report(rill_context_t *ctx)
         rill_strbuf_printf(
             &txt,
             "[rill %d stats]   comm thread: %.3f s, polling %.3f s, sleeping %.3f s (%" PRIu64
-            " sleeps)\n",
-            ctx->rank, th, th > sl ? th - sl : 0, sl, cs.sleeps);
-        rill_strbuf_printf(&js, "],\"comm_thread\":{\"polling_s\":%.6f,\"sleeping_s\":%.6f",
-                           th > sl ? th - sl : 0, sl);
+            " sleeps); %" PRIu64 " turns over 0.5 ms (%.3f s), %" PRIu64
+            " wake-ups over 0.5 ms late (%.3f s)\n",
+            ctx->rank, th, th > sl ? th - sl : 0, sl, cs.sleeps, cs.slow_turns,
+            (double)cs.slow_ns / 1e9, cs.late_wakes, (double)cs.late_ns / 1e9);
+        rill_strbuf_printf(&js,
+                           "],\"comm_thread\":{\"polling_s\":%.6f,\"sleeping_s\":%.6f,"
+                           "\"slow_turns\":%" PRIu64 ",\"slow_s\":%.6f,\"late_wakes\":%" PRIu64
+                           ",\"late_s\":%.6f",
+                           th > sl ? th - sl : 0, sl, cs.slow_turns, (double)cs.slow_ns / 1e9,
+                           cs.late_wakes, (double)cs.late_ns / 1e9);
         rill_strbuf_printf(&js, "}}");
     } else {
         rill_strbuf_printf(&js, "]}");

@@ -3,7 +3,7 @@
 #   scripts/gpu_four.sh [check|bench]          (default bench)
 # check: the DLA testers with -x on ragged sizes on 4 processes x 1 GPU (a 2 x 2 grid; GPU
 #   direct, host-staged with comm_gpu_direct = off, and GPU direct with a landing and a put
-#   stream per peer rank, device_cuda_remote_lanes 4) and on 1 process x 4 GPUs, then the
+#   stream per GPU, device_cuda_remote_lanes 1) and on 1 process x 4 GPUs, then the
 #   tests labelled gpu but test_alloc_sweep_gpu (CHECK_EXCLUDE; 216 s alone on an H100), within
 #   CHECK_S seconds (300): on this machine those that need 2 GPUs run too.
 # bench: one run: dpotrf on 4 processes x 1 GPU (tiles GPU to GPU) at N = 65536 and 98304
@@ -11,8 +11,10 @@
 #   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
 #   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
 #   its best run), and a trace of one 4-process run; dpotrf N = 98304 and the traced run also
-#   with a landing and a put stream per peer rank (device_cuda_remote_lanes 4), with what
-#   held the tiles from other ranks in each trace (rill_trace_timeline --landings).
+#   with one landing and one put stream per GPU (device_cuda_remote_lanes 1; 4 by default),
+#   with what held the tiles from other ranks in each trace (rill_trace_timeline --landings)
+#   and each rank's comm thread (turns over 0.5 ms, late wake-ups). BENCH_CTEST=regex first
+#   runs the tests labelled gpu that match it (after the build).
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
 set -uo pipefail
@@ -57,9 +59,9 @@ if [ "$what" = check ]; then
         tester "gemm_np4_$gd" 120 "${np4[@]}" $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -P 2 -Q 2 -g 1 -x
         tester "posv_np4_$gd" 120 "${np4[@]}" $T/testing_dposv -N 8003 -t 1000 -P 2 -Q 2 -g 1 -x --nrhs 9
     done
-    # a landing and a put stream per peer rank
+    # one landing and one put stream per GPU (4 lanes by default)
     np4=("${mpi[@]}" -np 4)
-    lanes=(--mca device_cuda_remote_lanes 4)
+    lanes=(--mca device_cuda_remote_lanes 1)
     tester potrf_np4_lanes 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -P 2 -Q 2 -g 1 -x "${lanes[@]}"
     tester gemm_np4_lanes 120 "${np4[@]}" $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -P 2 -Q 2 -g 1 -x "${lanes[@]}"
     tester posv_np4_lanes 120 "${np4[@]}" $T/testing_dposv -N 8003 -t 1000 -P 2 -Q 2 -g 1 -x --nrhs 9 "${lanes[@]}"
@@ -73,6 +75,11 @@ if [ "$what" = check ]; then
     exit 0
 fi
 
+if [ -n "${BENCH_CTEST:-}" ]; then
+    (cd build-gpu && timeout 300 ctest -L gpu -R "$BENCH_CTEST" --timeout 150 --output-on-failure \
+        >"$work/ctest_gpu.log" 2>&1)
+    grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$work/ctest_gpu.log" | tail -20
+fi
 best() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && $c+0 > b { b = $c + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
 busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GFLOP/s)
     awk -v c="$2" '$1 ~ /^[0-9]+$/ { g = $c + 0; keep = (g > b); if (keep) { b = g; f = "" } }
@@ -87,11 +94,11 @@ for n in 65536 98304; do
     timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
     rows+=("Rill dpotrf (GPU direct)|$n|2048|4 x 1|$(best "$log" 8)")
 done
-# the same with a landing and a put stream per peer rank (device_cuda_remote_lanes)
-log=$work/potrf_np4_98304_lanes.log
+# the same with one landing and one put stream per GPU (device_cuda_remote_lanes; 4 by default)
+log=$work/potrf_np4_98304_onelane.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
-    --mca device_cuda_remote_lanes 4 >"$log" 2>&1
-rows+=("Rill dpotrf (GPU direct, 4 lanes)|98304|2048|4 x 1|$(best "$log" 8)")
+    --mca device_cuda_remote_lanes 1 >"$log" 2>&1
+rows+=("Rill dpotrf (GPU direct, 1 lane)|98304|2048|4 x 1|$(best "$log" 8)")
 log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")
@@ -111,7 +118,7 @@ rows+=("Rill dgemm (GPU direct)|65536|4096|4 x 1|$(best "$log" 10)")
 for lanes in 1 4; do
     timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 \
         --mca device_cuda_remote_lanes $lanes --mca profile_trace "$work/trace_lanes$lanes" \
-        >"$work/trace_run_lanes$lanes.log" 2>&1
+        --mca profile_stats 1 >"$work/trace_run_lanes$lanes.log" 2>&1
     python3 tools/rill_trace_timeline --landings --name dpotrf --nth 16 --before 1000 \
         --after 1000000 "$work"/trace_lanes$lanes.*.json >"$work/landings_lanes$lanes.txt" 2>&1
 done
@@ -133,5 +140,6 @@ done
 for lanes in 1 4; do
     echo "== tiles from other ranks, N = 32768 traced, $lanes lane(s) (rill_trace_timeline --landings):"
     grep -E "^rank|more than" "$work/landings_lanes$lanes.txt"
+    grep -E "comm thread:" "$work/trace_run_lanes$lanes.log"
 done
 exit 0

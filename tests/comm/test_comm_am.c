@@ -1,12 +1,14 @@
 /* Active messages between ranks: argument checks, a ping-pong chain around every rank
  * with payloads up to and at the size limits, an all-to-all with random tags and
- * priorities checking per-(source, tag) order and contents, and a burst whose delivery
- * order must follow the priorities. */
+ * priorities checking per-(source, tag) order and contents, a burst whose delivery
+ * order must follow the priorities, and a handler that holds the comm thread 3 ms (counted
+ * as a slow turn of its loop). */
 #include <string.h>
+#include <unistd.h>
 
 #include "test_comm_burst.h"
 
-enum { PHASE_CHAIN, PHASE_A2A, PHASE_BURST };
+enum { PHASE_CHAIN, PHASE_A2A, PHASE_BURST, PHASE_SLOW };
 static atomic_int phase;
 static int rank, size;
 
@@ -137,11 +139,30 @@ static void run_a2a(rill_comm_t *comm)
     free(next_send);
 }
 
+/* ------------------------------------------------------------ a slow turn */
+
+static atomic_uint_fast64_t slow_done;
+
+/* Holds the comm thread 3 ms: messages that came meanwhile wait, which the comm thread
+ * counts as a slow turn of its loop (rill_comm_stats_t.slow_turns). */
+static void slow_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    (void)src;
+    (void)msg;
+    (void)len;
+    (void)arg;
+    usleep(3000);
+    atomic_fetch_add_explicit(&slow_done, 1, memory_order_release);
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 static void data_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
 {
-    if (atomic_load(&phase) == PHASE_BURST)
+    if (atomic_load(&phase) == PHASE_SLOW)
+        slow_handler(comm, src, msg, len, arg);
+    else if (atomic_load(&phase) == PHASE_BURST)
         burst_handler(comm, src, msg, len, arg);
     else
         a2a_handler(comm, src, msg, len, arg);
@@ -190,11 +211,27 @@ int main(int argc, char **argv)
     burst_run(comm, 500, 16, 42);
     burst_run(comm, 200, lim, 43); /* large messages: several packed MPI messages */
 
+    /* a handler that holds the comm thread is counted (each rank's comm thread once) */
+    atomic_store(&phase, PHASE_SLOW);
     rill_comm_stats_t st;
     rill_comm_stats(comm, &st);
-    printf("rank %d: %llu AMs sent in %llu MPI messages, %llu received, %llu sleeps\n", rank,
-           (unsigned long long)st.am_sent, (unsigned long long)st.mpi_msgs_sent,
-           (unsigned long long)st.am_recv, (unsigned long long)st.sleeps);
+    CHECK_OK(rill_comm_barrier(comm));
+    CHECK_OK(rill_comm_am_send(comm, (rank + 1) % size, 1, NULL, 0, 0));
+    test_wait_ge(&slow_done, 1, 15, "the slow handler");
+    rill_comm_stats_t st2; /* (counted once the handler's turn ends) */
+    for (double end = test_now() + 15; rill_comm_stats(comm, &st2), test_now() < end;
+         test_sleep_us(100))
+        if (st2.slow_turns > st.slow_turns)
+            break;
+    CHECK(st2.slow_turns > st.slow_turns && st2.slow_ns - st.slow_ns >= 3000000,
+          "a 3 ms handler: slow turns %llu -> %llu, %llu ns", (unsigned long long)st.slow_turns,
+          (unsigned long long)st2.slow_turns, (unsigned long long)(st2.slow_ns - st.slow_ns));
+    st = st2;
+    printf("rank %d: %llu AMs sent in %llu MPI messages, %llu received, %llu sleeps; %llu slow "
+           "turns, %llu late wake-ups\n",
+           rank, (unsigned long long)st.am_sent, (unsigned long long)st.mpi_msgs_sent,
+           (unsigned long long)st.am_recv, (unsigned long long)st.sleeps,
+           (unsigned long long)st.slow_turns, (unsigned long long)st.late_wakes);
     CHECK(st.am_sent > 0 && st.am_recv > 0 && st.mpi_msgs_sent <= st.am_sent, "stats");
     CHECK_OK(rill_comm_fini(&comm));
     free(a2a_next_recv);

@@ -187,14 +187,15 @@ def main():
               "the window's start ends the chain")
         # --landings: 3 ranks, rank 1 receives A (armed early, its put behind a slow
         # producer), B (landed at 150, its wait behind A's), C (armed at 900, its bytes
-        # there since 650) and D (on time)
+        # there since 650, rank 1's comm thread held 100 + 20 us meanwhile) and D (on time)
         gd = [os.path.join(DATA, f"gd.{r}.json") for r in range(3)]
         lines = run(timeline, "--landings", *gd).splitlines()
         check(lines[0] == "rank 1: 4 landings; landing end minus put end: median 130.5 us",
               f"landings: the count and median: {lines[0]!r}")
         check("1 more than 50 us late, behind an earlier landing: 0.356 ms in all" in lines[1]
-              and "1 more than 50 us late, armed after the bytes landed: 0.255 ms in all"
-              in lines[2], "landings: B behind A, C armed late")
+              and "1 more than 50 us late, armed after the bytes landed: 0.255 ms in all "
+              "(the comm thread held 0.120 ms of it)" in lines[2],
+              f"landings: B behind A, C armed late, the comm thread held: {lines[2]!r}")
         check(lines[3].strip().startswith("356.0 us late (behind an earlier landing): landing "
                                           "403.000 -> 406.000, put 20.000 -> 50.000"),
               "landings: the latest first, with its times")
