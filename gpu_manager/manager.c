@@ -43,7 +43,8 @@
 
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
-static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes;
+static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes,
+    *param_between;
 
 /* The most landing (and put) streams per GPU (device_cuda_remote_lanes). */
 #define GM_NLANES 8
@@ -86,6 +87,15 @@ rill_status_t rill_gpu_register_params(void)
         "whose put was not done (4 processes x 1 H100, dpotrf: 31-55 ms of tile time per "
         "rank in a 100 ms run; 0.6 ms on one rank with 4)",
         RILL_PARAM_LEVEL_TUNER, 4, 1, GM_NLANES, &param_lanes);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_param_register_bool(
+        "device_cuda_serve_between_launches",
+        "Between two launches of a turn of its loop, a GPU manager arms the landings and "
+        "enqueues the puts that came meanwhile, and after a launch over 50 us it polls its "
+        "streams' completions (a body's enqueue held it 0.3-0.8 ms for panel tasks of NB "
+        "2048); off: once per turn, after every launch of the turn",
+        RILL_PARAM_LEVEL_TUNER, true, &param_between);
     if (s == RILL_SUCCESS)
         s = r;
     /* off by default: a timing event costs the manager 1.3 us of host time to record
@@ -232,6 +242,7 @@ typedef struct gm {
     int free_sems[GM_NSEMS], nfree_sems;
     int max_inflight;
     bool urgent_by_prio;   /* device_cuda_urgent_by_priority */
+    bool serve_between;    /* device_cuda_serve_between_launches */
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
@@ -1093,6 +1104,12 @@ static rill_heap_t *pending_of(gm_t *m, const rill_task_t *task)
     return task->urgent ? &m->pending_urgent : &m->pending;
 }
 
+static int remote_step(gm_t *m);
+static int poll_fifos(gm_t *m);
+
+/* A launch longer than this is followed by a poll of the streams' completions */
+#define GM_LONG_LAUNCH_NS 50000
+
 /* Launch pending tasks, highest priority first, while a stream has room; when the first
  * cannot be placed (its streams full), the first urgent task still may (the urgent
  * streams: an urgent task must not wait behind a task of the bulk that waits for room). */
@@ -1110,6 +1127,7 @@ static int launch_pending(gm_t *m)
         if (stream < 0)
             break;
         rill_heap_pop(pending_of(m, task));
+        uint64_t t0 = rill_time_ns();
         int r = launch(m, task, stream);
         if (r == LAUNCH_LATER) { /* no room: wait for completions and write-backs */
             uint64_t now = rill_time_ns();
@@ -1138,6 +1156,18 @@ static int launch_pending(gm_t *m)
         }
         m->stuck_since = 0;
         launched++;
+        /* A body's enqueue can hold this thread long (on 4 x H100, dpotrf NB 2048: a dtrmm
+         * 0.3 ms, a dtrtri or a panel's dtrsm 0.6-0.8 ms, the libraries' calls): between two
+         * launches, arm the landings and enqueue the puts that came meanwhile (the put
+         * behind the body just launched among them), and after a long one see what
+         * completed, rather than after the whole batch (landings waited 0.1-0.5 ms for a turn
+         * that launched several) */
+        if (!m->serve_between)
+            continue;
+        if (rill_mpsc_nonempty(&m->remote))
+            remote_step(m);
+        if (rill_time_ns() - t0 > GM_LONG_LAUNCH_NS)
+            poll_fifos(m);
     }
     return launched;
 }
@@ -2151,6 +2181,7 @@ static void *manager_main(void *arg)
     cfg.npeers = npeers;
     m->max_inflight = (int)rill_param_get_int(param_inflight);
     m->urgent_by_prio = rill_param_get_bool(param_urgent_prio);
+    m->serve_between = rill_param_get_bool(param_between);
     m->put_sm_max = (size_t)rill_param_get_int(param_put_sm);
     cfg.nstatus = cfg.exec_streams * m->max_inflight;
     rill_status_t st =

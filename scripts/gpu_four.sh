@@ -11,7 +11,8 @@
 #   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
 #   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
 #   its best run), and a trace of one 4-process run; dpotrf N = 98304 and the traced run also
-#   with one landing and one put stream per GPU (device_cuda_remote_lanes 1; 4 by default),
+#   with one landing and one put stream per GPU (device_cuda_remote_lanes 1; 4 by default)
+#   and with the managers serving transfers once per turn (device_cuda_serve_between_launches 0),
 #   with what held the tiles from other ranks in each trace (rill_trace_timeline --landings)
 #   and each rank's comm thread (turns over 0.5 ms, late wake-ups). BENCH_CTEST=regex first
 #   runs the tests labelled gpu that match it (after the build).
@@ -99,6 +100,11 @@ log=$work/potrf_np4_98304_onelane.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
     --mca device_cuda_remote_lanes 1 >"$log" 2>&1
 rows+=("Rill dpotrf (GPU direct, 1 lane)|98304|2048|4 x 1|$(best "$log" 8)")
+# and with the managers serving transfers and completions once per turn of their loop only
+log=$work/potrf_np4_98304_oncePerTurn.log
+timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
+    --mca device_cuda_serve_between_launches 0 >"$log" 2>&1
+rows+=("Rill dpotrf (GPU direct, served once per turn)|98304|2048|4 x 1|$(best "$log" 8)")
 log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")
@@ -115,13 +121,18 @@ rows+=("Rill dgemm (GPU direct)|65536|4096|4 x 1|$(best "$log" 10)")
 # run (the first call of each cuBLAS / cuSOLVER kernel loads its module, tens of ms), with
 # one landing and put stream per GPU and with 4; what held the tiles from other ranks in
 # the timed run (from its first dpotrf, the 17th of the trace: 16 tile columns a run)
-for lanes in 1 4; do
-    timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 \
-        --mca device_cuda_remote_lanes $lanes --mca profile_trace "$work/trace_lanes$lanes" \
-        --mca profile_stats 1 >"$work/trace_run_lanes$lanes.log" 2>&1
+# (once1: one lane, served once per turn of the managers' loops)
+traced() { # name, options...
+    local name=$1
+    shift
+    timeout 120 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 32768 -t 2048 -P 2 -Q 2 -g 1 "$@" \
+        --mca profile_trace "$work/trace_$name" --mca profile_stats 1 >"$work/trace_run_$name.log" 2>&1
     python3 tools/rill_trace_timeline --landings --name dpotrf --nth 16 --before 1000 \
-        --after 1000000 "$work"/trace_lanes$lanes.*.json >"$work/landings_lanes$lanes.txt" 2>&1
-done
+        --after 1000000 "$work"/trace_$name.*.json >"$work/landings_$name.txt" 2>&1
+}
+traced lanes1 --mca device_cuda_remote_lanes 1
+traced lanes4 --mca device_cuda_remote_lanes 4
+traced once4 --mca device_cuda_serve_between_launches 0
 echo
 echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill $(git rev-parse --short HEAD 2>/dev/null)"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
@@ -130,16 +141,16 @@ for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
 echo
 echo "exec streams' busy fraction and bytes per channel (rank 0's GPUs, best run) of each Rill run:"
 for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log \
-    "$work"/trace_run_lanes*.log; do
+    "$work"/trace_run_*.log; do
     echo "== $(basename "$f")"
     c=8
     case $f in *gemm*) c=10 ;; esac
     busy "$f" $c
     grep -E "rror|abort" "$f" | head -3
 done
-for lanes in 1 4; do
-    echo "== tiles from other ranks, N = 32768 traced, $lanes lane(s) (rill_trace_timeline --landings):"
-    grep -E "^rank|more than" "$work/landings_lanes$lanes.txt"
-    grep -E "comm thread:" "$work/trace_run_lanes$lanes.log"
+for name in lanes1 lanes4 once4; do
+    echo "== tiles from other ranks, N = 32768 traced, $name (rill_trace_timeline --landings):"
+    grep -E "^rank|more than" "$work/landings_$name.txt"
+    grep -E "comm thread:" "$work/trace_run_$name.log"
 done
 exit 0
