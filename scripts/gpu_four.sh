@@ -134,7 +134,7 @@ traced lanes1 --mca device_cuda_remote_lanes 1
 traced lanes4 --mca device_cuda_remote_lanes 4
 traced once4 --mca device_cuda_serve_between_launches 0
 echo
-echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill $(git rev-parse --short HEAD 2>/dev/null)"
+echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
 echo "| --- | --- | --- | --- | --- |"
 for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
