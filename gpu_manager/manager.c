@@ -44,7 +44,16 @@
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
 static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes,
-    *param_between;
+    *param_between, *param_sems;
+
+/* Landing semaphores per GPU (device_cuda_landing_semaphores, at most GM_MAX_SEMS): each
+ * landing, reserved ahead or on request, holds one from its reservation to its bytes; a
+ * quarter is kept from reservations ahead for landings on request. */
+#define GM_MAX_SEMS 4096
+/* Stream waits armed at once on one landing stream: a stream full of waits that nothing
+ * satisfies yet blocks the enqueuing thread; a landing whose lane has this many waits
+ * armed waits on the host (its put is enqueued, so the waits ahead of it will end). */
+#define GM_MAX_ARMED 64
 
 /* The most landing (and put) streams per GPU (device_cuda_remote_lanes). */
 #define GM_NLANES 8
@@ -87,6 +96,16 @@ rill_status_t rill_gpu_register_params(void)
         "whose put was not done (4 processes x 1 H100, dpotrf: 31-55 ms of tile time per "
         "rank in a 100 ms run; 0.6 ms on one rank with 4)",
         RILL_PARAM_LEVEL_TUNER, 4, 1, GM_NLANES, &param_lanes);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_param_register_int(
+        "device_cuda_landing_semaphores",
+        "Semaphores per GPU for tiles landing from other ranks' GPUs: each landing holds one "
+        "from its reservation to its bytes, and landings are reserved ahead (announced to "
+        "the sender, no request round trip) only while more than a quarter are free (64: "
+        "48 landings ahead per GPU and run, of 276 on each of 4 processes x 1 H100, dpotrf "
+        "N = 98304 NB 2048); at most 64 are waited for at once on a landing stream",
+        RILL_PARAM_LEVEL_TUNER, 64, 16, GM_MAX_SEMS, &param_sems);
     if (s == RILL_SUCCESS)
         s = r;
     r = rill_param_register_bool(
@@ -138,10 +157,6 @@ typedef struct gm_entry {
 } gm_entry_t;
 
 enum { OP_TASK, OP_XFER, OP_HOME, OP_WB, OP_LAND, OP_PUT };
-
-/* Landing semaphores per GPU: also the bound on the stream waits outstanding on its landing
- * stream (a stream full of waits that nothing satisfies yet blocks the enqueuing thread). */
-#define GM_NSEMS 64
 
 /* Time references of the spans kept (gm_t.refs): an operation in flight longer than GM_NREFS
  * periods (3.2 s) gets no span. */
@@ -237,9 +252,9 @@ typedef struct gm {
      * streams (device_cuda_remote_lanes) */
     int nlanes;
     cudaStream_t land_stream[GM_NLANES], put_stream[GM_NLANES];
-    uint64_t *sems;             /* GM_NSEMS landing semaphores in the zone (device words) */
-    uint64_t sem_seq[GM_NSEMS]; /* the last target of each: they only grow */
-    int free_sems[GM_NSEMS], nfree_sems;
+    uint64_t *sems;                /* nsems landing semaphores in the zone (device words) */
+    uint64_t sem_seq[GM_MAX_SEMS]; /* the last target of each: they only grow */
+    int free_sems[GM_MAX_SEMS], nfree_sems, nsems;
     int max_inflight;
     bool urgent_by_prio;   /* device_cuda_urgent_by_priority */
     bool serve_between;    /* device_cuda_serve_between_launches */
@@ -516,6 +531,12 @@ static inline int lane_of(const gm_t *m, int rank)
     return rank >= 0 && m->nlanes > 0 ? rank % m->nlanes : 0;
 }
 /* Trace tracks (tr_copy) of a lane's landings and puts. */
+/* Whether rank's lane has GM_MAX_ARMED landings armed (waits on its landing stream). */
+static inline bool lane_full(const gm_t *m, int rank)
+{
+    return m->fifo[fifo_land(m, lane_of(m, rank))].count >= GM_MAX_ARMED;
+}
+
 static inline int track_land(const gm_t *m, int rank)
 {
     return 3 + lane_of(m, rank);
@@ -1409,7 +1430,9 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
         lru_touch(m, e);
     }
     bool after = e->xfers > 0; /* an older transfer into the block still in flight */
-    if (!copy_quiesce(c))      /* another GPU started reading it meanwhile */
+    if (x->put_coming && lane_full(m, x->peer))
+        return false;
+    if (!copy_quiesce(c)) /* another GPU started reading it meanwhile */
         return false;
     land_hold(m, e, x);
     copy_unquiesce(c);
@@ -1610,7 +1633,7 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
 {
     rill_data_t *d = x->data;
     gm_entry_t *e = NULL;
-    bool ok = m->nfree_sems > GM_NSEMS / 4 && m->early_bytes + d->size <= m->capacity / 4 &&
+    bool ok = m->nfree_sems > m->nsems / 4 && m->early_bytes + d->size <= m->capacity / 4 &&
               (e = entry_of(m, d)) && !e->writeback && e->xfers == 0 &&
               atomic_load_explicit(&e->copy->readers, memory_order_acquire) == 0;
     if (ok && !e->block) {
@@ -1641,6 +1664,8 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
  * landing stream may wait for it now. */
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
 {
+    if (lane_full(m, r->peer))
+        return false; /* (later, in order: its lane's landings behind it wait too) */
     char err[200];
     r->flow = x->flow;
     rill_status_t rs = land_arm(m, r, r->after, err, sizeof(err));
@@ -2121,6 +2146,7 @@ static rill_status_t remote_open(gm_t *m)
 {
     uintptr_t addr = 0;
     int lanes = (int)rill_param_get_int(param_lanes);
+    int nsems = (int)rill_param_get_int(param_sems);
     cudaError_t e = cudaSuccess;
     for (int l = 0; l < lanes && e == cudaSuccess; l++) {
         e = cudaStreamCreateWithFlags(&m->land_stream[l], cudaStreamNonBlocking);
@@ -2128,10 +2154,10 @@ static rill_status_t remote_open(gm_t *m)
             e = cudaStreamCreateWithFlags(&m->put_stream[l], cudaStreamNonBlocking);
     }
     if (e == cudaSuccess &&
-        rill_zone_alloc(m->res->zone, GM_NSEMS * sizeof(uint64_t), &addr) != RILL_SUCCESS)
+        rill_zone_alloc(m->res->zone, (size_t)nsems * sizeof(uint64_t), &addr) != RILL_SUCCESS)
         e = cudaErrorMemoryAllocation;
     if (e == cudaSuccess)
-        e = cudaMemsetAsync((void *)addr, 0, GM_NSEMS * sizeof(uint64_t), m->land_stream[0]);
+        e = cudaMemsetAsync((void *)addr, 0, (size_t)nsems * sizeof(uint64_t), m->land_stream[0]);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(m->land_stream[0]);
     if (e != cudaSuccess) {
@@ -2142,8 +2168,9 @@ static rill_status_t remote_open(gm_t *m)
     }
     m->nlanes = lanes;
     m->sems = (uint64_t *)addr;
-    for (int k = 0; k < GM_NSEMS; k++)
-        m->free_sems[m->nfree_sems++] = GM_NSEMS - 1 - k;
+    m->nsems = nsems;
+    for (int k = 0; k < nsems; k++)
+        m->free_sems[m->nfree_sems++] = nsems - 1 - k;
     return RILL_SUCCESS;
 }
 

@@ -208,6 +208,14 @@ if(RILL_HAVE_CUDA)
                 TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
                 PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
         endforeach()
+        # 1024 landing semaphores: most of the few hundred landings of each rank reserved
+        # ahead, more than 64 at once armed on a landing stream (the rest wait their turn)
+        add_test(NAME dla_dpotrf_gpu_sems_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+            ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 $<TARGET_FILE:testing_dpotrf>
+            -N 8000 -t 250 -P 2 -Q 1 -g 1 -c 1 -x --mca device_cuda_landing_semaphores 1024)
+        set_tests_properties(dla_dpotrf_gpu_sems_np2 PROPERTIES LABELS "apps;gpu;mpi"
+            TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
+            PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
         # one rank's GPU cannot start (a zone larger than the GPU): every rank stops at
         # rill_init with a message naming it, none hangs in the collectives that follow
         add_test(NAME dla_err_gpu_init_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
