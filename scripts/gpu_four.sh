@@ -135,6 +135,8 @@ traced() { # name, options...
         --mca profile_trace "$work/trace_$name" --mca profile_stats 1 >"$work/trace_run_$name.log" 2>&1
     python3 tools/rill_trace_timeline --landings --name dpotrf --nth 16 --before 1000 \
         --after 1000000 "$work"/trace_$name.*.json >"$work/landings_$name.txt" 2>&1
+    python3 tools/rill_trace_timeline --launches --name dpotrf --nth 16 --before 1000 \
+        --after 1000000 "$work"/trace_$name.*.json >"$work/launches_$name.txt" 2>&1
 }
 traced lanes1 --mca device_cuda_remote_lanes 1
 traced lanes4 --mca device_cuda_remote_lanes 4
@@ -159,4 +161,6 @@ for name in lanes1 lanes4 once4; do
     grep -E "^rank|more than" "$work/landings_$name.txt"
     grep -E "comm thread:" "$work/trace_run_$name.log"
 done
+echo "== the GPU managers' launches, N = 32768 traced, lanes4 (rill_trace_timeline --launches):"
+grep -E "^rank" "$work/launches_lanes4.txt"
 exit 0

@@ -60,6 +60,10 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         --landings)
     add_test(NAME trace_tools_timeline_landings_gap COMMAND ${rill_expect_fail}
         "error: give --landings alone" ${rill_timeline} --landings --gap recv send)
+    add_test(NAME trace_tools_timeline_launches_none COMMAND ${rill_expect_fail}
+        "error: no GPU manager's launch starts in the window" ${rill_timeline} --launches)
+    add_test(NAME trace_tools_timeline_launches_landings COMMAND ${rill_expect_fail}
+        "error: give --launches alone" ${rill_timeline} --launches --landings)
     add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
         "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
         ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
@@ -71,6 +75,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         trace_tools_timeline_buckets_alone trace_tools_timeline_buckets_zero
         trace_tools_timeline_gap_no_name trace_tools_timeline_gap_stats
         trace_tools_timeline_landings_none trace_tools_timeline_landings_gap
+        trace_tools_timeline_launches_none trace_tools_timeline_launches_landings
         PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or

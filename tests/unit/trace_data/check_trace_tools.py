@@ -199,6 +199,15 @@ def main():
         check(lines[3].strip().startswith("356.0 us late (behind an earlier landing): landing "
                                           "403.000 -> 406.000, put 20.000 -> 50.000"),
               "landings: the latest first, with its times")
+        # --launches: rank 0's manager launched two dtrmm (300 and 100 us, bodies 290 and
+        # 95) and one dgemm (20 us) in the files' 942 us
+        lines = run(timeline, "--launches", *gd).splitlines()
+        check(lines == ["rank 0, GPU 0 manager and exec streams (test): 3 launches, 0.420 ms "
+                        "of host time (44.6% of the window's 0.942 ms)",
+                        "  dtrmm: 2, median 200.0 us, max 300.0 us, 0.400 ms, body median "
+                        "192.5 us",
+                        "  dgemm: 1, median 20.0 us, max 20.0 us, 0.020 ms, body median 15.0 us"],
+              f"launches: per manager and class, longest sum first: {lines!r}")
         windowed = run(timeline, "--landings", "--start", "750", *gd).splitlines()
         check(windowed[0].startswith("rank 1: 2 landings"),
               "landings: those starting in the window (C and D: from 750 us after the first event)")
