@@ -530,13 +530,12 @@ static inline int lane_of(const gm_t *m, int rank)
 {
     return rank >= 0 && m->nlanes > 0 ? rank % m->nlanes : 0;
 }
-/* Trace tracks (tr_copy) of a lane's landings and puts. */
 /* Whether rank's lane has GM_MAX_ARMED landings armed (waits on its landing stream). */
 static inline bool lane_full(const gm_t *m, int rank)
 {
     return m->fifo[fifo_land(m, lane_of(m, rank))].count >= GM_MAX_ARMED;
 }
-
+/* Trace tracks (tr_copy) of a lane's landings and puts. */
 static inline int track_land(const gm_t *m, int rank)
 {
     return 3 + lane_of(m, rank);
@@ -1127,6 +1126,7 @@ static rill_heap_t *pending_of(gm_t *m, const rill_task_t *task)
 
 static int remote_step(gm_t *m);
 static int poll_fifos(gm_t *m);
+static inline void gm_doing(gm_t *m, const char *what);
 
 /* A launch longer than this is followed by a poll of the streams' completions */
 #define GM_LONG_LAUNCH_NS 50000
@@ -1137,7 +1137,10 @@ static int poll_fifos(gm_t *m);
 static int launch_pending(gm_t *m)
 {
     int launched = 0;
-    while (m->nfree_slots > 0) {
+    /* at most as many tries as slots were free: completions seen between launches free
+     * more, and release tasks into the heap, but the loop's other steps (intake, the
+     * proxy, the watchdog's turn count) must come round */
+    for (int tries = m->nfree_slots; tries > 0 && m->nfree_slots > 0; tries--) {
         rill_task_t *a = heap_top(&m->pending), *b = heap_top(&m->pending_urgent);
         if (!a && !b)
             break;
@@ -1185,10 +1188,17 @@ static int launch_pending(gm_t *m)
          * that launched several) */
         if (!m->serve_between)
             continue;
-        if (rill_mpsc_nonempty(&m->remote))
+        int done = 0;
+        if (rill_time_ns() - t0 > GM_LONG_LAUNCH_NS) {
+            gm_doing(m, "polling its streams' completions (between launches)");
+            done = poll_fifos(m);
+        }
+        /* new requests, or those waiting for room or a lane once something completed */
+        if (rill_mpsc_nonempty(&m->remote) || (done > 0 && m->remote_later)) {
+            gm_doing(m, "serving transfers from and to other ranks' GPUs (between launches)");
             remote_step(m);
-        if (rill_time_ns() - t0 > GM_LONG_LAUNCH_NS)
-            poll_fifos(m);
+        }
+        gm_doing(m, "launching tasks");
     }
     return launched;
 }
@@ -1416,6 +1426,8 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
      * completed; a transfer out of the block (home, to a peer GPU) may still run */
     if (e->writeback || atomic_load_explicit(&c->readers, memory_order_acquire) != 0)
         return false;
+    if (x->put_coming && lane_full(m, x->peer)) /* (armed below: not before a wait ends) */
+        return false;
     if (!e->block) {
         uintptr_t addr;
         if (zone_get(m, d->size, &addr) != RILL_SUCCESS) {
@@ -1430,9 +1442,7 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
         lru_touch(m, e);
     }
     bool after = e->xfers > 0; /* an older transfer into the block still in flight */
-    if (x->put_coming && lane_full(m, x->peer))
-        return false;
-    if (!copy_quiesce(c)) /* another GPU started reading it meanwhile */
+    if (!copy_quiesce(c))      /* another GPU started reading it meanwhile */
         return false;
     land_hold(m, e, x);
     copy_unquiesce(c);

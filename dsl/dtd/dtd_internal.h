@@ -140,7 +140,9 @@ typedef struct dtd_activate_msg {
 /* with DTD_ACT_GPU | DTD_ACT_PUT: the answer to a GPU request (the put into the landing it
  * named is enqueued); handle is the request's recv. On the activations' tag, so that a
  * sender's "put enqueued" words reach the receiver in the order of its puts, whichever path
- * each landing took (the comm engine keeps each tag's order, not the order across tags) */
+ * each landing took (the comm engine keeps each tag's order, not the order across tags);
+ * they are armed in that order when each receive is ready as its word comes (one that still
+ * waits for a local predecessor is armed later, from the thread that releases it) */
 #define DTD_ACT_ANSWER 8u
 
 /** Wire format of an early announcement (receiver to sender, at the receive's insertion):
