@@ -13,7 +13,9 @@
 #   its best run), and a trace of one 4-process run; dpotrf N = 98304 and the traced run also
 #   with one landing and one put stream per GPU (device_cuda_remote_lanes 1; 4 by default)
 #   and with the managers serving transfers once per turn (device_cuda_serve_between_launches 0),
-#   and with 1024 landing semaphores (device_cuda_landing_semaphores; 64 by default),
+#   and with 1024 landing semaphores (device_cuda_landing_semaphores; 64 by default), and with
+#   the inverse panel's GPU kernels in fewer library calls (--gpu-trmm-block 0
+#   --gpu-trinv-leaf 1024),
 #   with what held the tiles from other ranks in each trace (rill_trace_timeline --landings)
 #   and each rank's comm thread (turns over 0.5 ms, late wake-ups). BENCH_CTEST=regex first
 #   runs the tests labelled gpu that match it (after the build).
@@ -111,6 +113,11 @@ log=$work/potrf_np4_98304_sems1024.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
     --mca device_cuda_landing_semaphores 1024 >"$log" 2>&1
 rows+=("Rill dpotrf (GPU direct, 1024 landing semaphores)|98304|2048|4 x 1|$(best "$log" 8)")
+# and with the inverse panel's GPU kernels in fewer library calls (less of the managers' time)
+log=$work/potrf_np4_98304_blocks.log
+timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
+    --gpu-trmm-block 0 --gpu-trinv-leaf 1024 >"$log" 2>&1
+rows+=("Rill dpotrf (GPU direct, dtrmm one gemm, dtrtri leaves 1024)|98304|2048|4 x 1|$(best "$log" 8)")
 log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")

@@ -443,6 +443,8 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
     if (!dla)
         return RILL_ERR_NO_MEMORY;
     dla->ctx = ctx;
+    dla->trmm_block = DLA_GPU_TRMM_BLOCK;
+    dla->trinv_leaf = DLA_GPU_TRINV_LEAF;
     atomic_init(&dla->info, 0);
     rill_status_t s = RILL_SUCCESS;
     int c = 0;
@@ -508,6 +510,21 @@ rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel)
         return RILL_ERR_INVALID_ARG;
     }
     dla->panel = panel;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_dla_set_gpu_panel_blocks(rill_dla_t *dla, int trmm_block, int trinv_leaf)
+{
+    if (!dla || (trmm_block != 0 && trmm_block < 64) || trinv_leaf < 64) {
+        fprintf(stderr,
+                "[rill dla] error: rill_dla_set_gpu_panel_blocks: trmm_block %d, trinv_leaf %d: "
+                "the dtrmm's blocks must be 0 (the whole tile) or at least 64 columns, the "
+                "dtrtri's leaves at least 64\n",
+                trmm_block, trinv_leaf);
+        return RILL_ERR_INVALID_ARG;
+    }
+    dla->trmm_block = trmm_block;
+    dla->trinv_leaf = trinv_leaf;
     return RILL_SUCCESS;
 }
 

@@ -123,12 +123,13 @@ static rill_status_t cuda_trsm(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
-/* Measured on one H200 (dpotrf N = 32768, NB 2048, 2026-11-23): blocks of 256 columns in
- * dtrmm gave 47.8-48.0 TFLOP/s, 384-768 47.1-47.6, the whole tile (one gemm of twice the
- * flops) 45.8-46.2; leaves of 512 in dtrtri 45.8-46.2, of 256 45.5-45.6, no recursion
- * (one solve with the identity) 44.9-45.2. */
-#define DLA_TRMM_BLOCK 256
-#define DLA_TRINV_LEAF 512
+/* The defaults of dla->trmm_block and dla->trinv_leaf (DLA_GPU_TRMM_BLOCK 256,
+ * DLA_GPU_TRINV_LEAF 512), measured on one H200 (dpotrf N = 32768, NB 2048, 2026-11-23):
+ * blocks of 256 columns in dtrmm gave 47.8-48.0 TFLOP/s, 384-768 47.1-47.6, the whole tile
+ * (one gemm of twice the flops) 45.8-46.2; leaves of 512 in dtrtri 45.8-46.2, of 256
+ * 45.5-45.6, no recursion (one solve with the identity) 44.9-45.2. Those figures are the
+ * GPU's; each block or leaf is a few more library calls on the GPU manager's thread
+ * (rill_dla_set_gpu_panel_blocks). */
 
 /* W = L^-1 for the n x n lower triangular L, recursively: with L = [L11 0; L21 L22],
  * W = [W11 0; -W22 L21 W11  W22]; the two halves' inverses, then two gemms through the
@@ -174,11 +175,12 @@ static rill_status_t cuda_trtri(rill_task_t *task)
     rill_dtd_unpack_args(task, &a, &L, &W);
     size_t ws_bytes;
     double *T = rill_cuda_workspace(task, &ws_bytes);
-    return trinv(task, a.n, L, a.lda, W, a.ldw, T, ws_bytes / sizeof(double), DLA_TRINV_LEAF);
+    int leaf = a.dla ? a.dla->trinv_leaf : DLA_GPU_TRINV_LEAF;
+    return trinv(task, a.n, L, a.lda, W, a.ldw, T, ws_bytes / sizeof(double), leaf);
 }
 
 /* B = B W^T (m x n) with W lower triangular and zero above its diagonal, as gemms: column
- * block J of the result is B(:, 0:J) W(J, 0:J)^T, so blocks of DLA_TRMM_BLOCK columns (fewer
+ * block J of the result is B(:, 0:J) W(J, 0:J)^T, so blocks of dla->trmm_block columns (fewer
  * when the stream's workspace holds less) are done right to left, each one's own columns
  * copied to the workspace first (a gemm may not write what it reads), and the zeros above
  * W's diagonal are multiplied only inside the diagonal blocks. cuBLAS's dtrsm runs a 2048
@@ -194,8 +196,9 @@ static rill_status_t cuda_trmm(rill_task_t *task)
     size_t ws_bytes;
     double *T = rill_cuda_workspace(task, &ws_bytes);
     int bs = a.m > 0 ? (int)(ws_bytes / sizeof(double) / (size_t)a.m) : a.n;
-    if (bs > DLA_TRMM_BLOCK)
-        bs = DLA_TRMM_BLOCK;
+    int block = a.dla ? a.dla->trmm_block : DLA_GPU_TRMM_BLOCK;
+    if (block > 0 && bs > block)
+        bs = block;
     if (bs > a.n)
         bs = a.n;
     if (bs < 64 && bs < a.n) { /* a workspace too small for blocks worth a gemm: in place */

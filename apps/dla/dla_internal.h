@@ -41,13 +41,20 @@ typedef struct dla_scratch {
     struct dla_scratch *next;
 } dla_scratch_t;
 
+/* The GPU bodies' defaults (rill_dla_set_gpu_panel_blocks; dla_cuda.c says how chosen) */
+#define DLA_GPU_TRMM_BLOCK RILL_DLA_GPU_TRMM_BLOCK
+#define DLA_GPU_TRINV_LEAF RILL_DLA_GPU_TRINV_LEAF
+
 struct rill_dla {
     rill_context_t *ctx;
     rill_dtd_class_t *cls[DLA_NB_CLASSES];
     rill_collection_t *helper; /* one datum of DLA_REDUCE_MAX doubles per rank, key = rank */
     _Atomic int info;          /* first leading minor a POTRF of this rank found, 0: none */
     rill_dla_panel_t panel;    /* how dpotrf solves its panels (rill_dla_set_panel) */
-    bool gpus_anywhere;        /* some rank has a GPU (the same on every rank) */
+    /* rill_dla_set_gpu_panel_blocks (read by the CUDA bodies; set before the tasks that
+     * read them are inserted, so the insertion orders the write before their reads) */
+    int trmm_block, trinv_leaf;
+    bool gpus_anywhere; /* some rank has a GPU (the same on every rank) */
     dla_scratch_t *scratch;
 };
 

@@ -66,6 +66,21 @@ rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel);
  * (auto resolved, the same on every rank). Any thread. */
 rill_dla_panel_t rill_dla_panel(const rill_dla_t *dla);
 
+/** The defaults of rill_dla_set_gpu_panel_blocks. */
+#define RILL_DLA_GPU_TRMM_BLOCK 256
+#define RILL_DLA_GPU_TRINV_LEAF 512
+
+/** On GPUs, how the inverse panel's kernels cut their work: a dtrmm (B = B W^T) is done as
+ * gemms over blocks of trmm_block columns (0: the whole tile in one gemm of twice the
+ * flops), and a dtrtri recurses down to leaves of trinv_leaf columns, each solved by one
+ * dtrsm. The defaults, 256 and 512, were the fastest on one H200's streams (dpotrf N =
+ * 32768, NB 2048); fewer, larger pieces mean fewer library calls, so less of the GPU
+ * manager's host time per task (a dtrmm of 2048 took 0.3 ms of it with 256, a dtrtri 0.8
+ * ms with 512, on an H100). For tasks that start later; ranks may differ (the graph does
+ * not change). RILL_ERR_INVALID_ARG when trmm_block is neither 0 nor at least 64, or
+ * trinv_leaf is under 64. Main thread. */
+rill_status_t rill_dla_set_gpu_panel_blocks(rill_dla_t *dla, int trmm_block, int trinv_leaf);
+
 /* ------------------------------------------------------------ insertion (asynchronous)
  * The *_insert calls add tasks to an open DTD taskpool and return at once; the matrices
  * are borrowed and must stay alive until rill_taskpool_wait(tp) returns. Every rank must

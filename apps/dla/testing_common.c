@@ -40,11 +40,20 @@ static void usage(const dla_testing_t *t, FILE *f)
         fprintf(f, "  --dsl dtd|ptg the front end: DTD (default) or PTG (apps/dla/*.rill, "
                    "CPU and CUDA bodies)\n");
     if (t->features & DLA_TESTING_PANEL)
-        fprintf(f, "  --panel p     dpotrf's panel solves: trsm (a dtrsm per tile), inverse (one "
-                   "dtrtri per\n"
-                   "                panel, then a dtrmm per tile; on GPUs a gemm) or auto "
-                   "(default:\n"
-                   "                inverse with GPUs, trsm without)\n");
+        fprintf(f,
+                "  --panel p     dpotrf's panel solves: trsm (a dtrsm per tile), inverse (one "
+                "dtrtri per\n"
+                "                panel, then a dtrmm per tile; on GPUs a gemm) or auto "
+                "(default:\n"
+                "                inverse with GPUs, trsm without)\n"
+                "  --gpu-trmm-block b, --gpu-trinv-leaf l\n"
+                "                on GPUs, the inverse panel's dtrmm as gemms over blocks of "
+                "b columns (0:\n"
+                "                the whole tile; default %d, else at least 64) and its "
+                "dtrtri's\n"
+                "                recursion down to leaves of l columns (default %d, at "
+                "least 64)\n",
+                RILL_DLA_GPU_TRMM_BLOCK, RILL_DLA_GPU_TRINV_LEAF);
     if (t->features & DLA_TESTING_NRHS)
         fprintf(f, "  --nrhs r      number of right-hand sides, 1..%d (default 1)\n",
                 DLA_TESTING_MAX_SIZE);
@@ -181,6 +190,8 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         { "--nruns", 0, &t->nruns, 1, 1000000 },
         { "--warmup", 0, &t->warmup, 0, 100 },
         { "--nrhs", DLA_TESTING_NRHS, &t->nrhs, 1, DLA_TESTING_MAX_SIZE },
+        { "--gpu-trmm-block", DLA_TESTING_PANEL, &t->trmm_block, 0, DLA_TESTING_MAX_SIZE },
+        { "--gpu-trinv-leaf", DLA_TESTING_PANEL, &t->trinv_leaf, 64, DLA_TESTING_MAX_SIZE },
     };
     int i = 1;
     for (; i < argc; i++) {
@@ -312,6 +323,11 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
     }
     rargv[*rargc] = NULL;
 
+    if (t->trmm_block > 0 && t->trmm_block < 64)
+        return usage_error(t,
+                           "option --gpu-trmm-block must be 0 (the whole tile) or at least 64, "
+                           "got %d",
+                           t->trmm_block);
     if (t->M < 0) /* not given */
         t->M = t->N;
     if (t->K < 0)
@@ -330,6 +346,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     t->gpus = -1; /* every GPU of the process's share */
     t->P = t->Q = -1;
     t->nruns = 1;
+    t->trmm_block = RILL_DLA_GPU_TRMM_BLOCK;
+    t->trinv_leaf = RILL_DLA_GPU_TRINV_LEAF;
     t->warmup = -1; /* not given: decided once the GPUs are known */
     t->nrhs = 1;
     t->alpha = 1.0;
@@ -417,6 +435,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     s = rill_dla_create(t->ctx, &t->dla);
     if (s == RILL_SUCCESS)
         s = rill_dla_set_panel(t->dla, t->panel);
+    if (s == RILL_SUCCESS)
+        s = rill_dla_set_gpu_panel_blocks(t->dla, t->trmm_block, t->trinv_leaf);
     if (s != RILL_SUCCESS) {
         dla_testing_error(t, 1, "cannot create the DLA layer: %s", rill_status_string(s));
         rill_fini(&t->ctx);
@@ -456,6 +476,11 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
                    rill_dla_panel(t->dla) == RILL_DLA_PANEL_INVERSE ? "inverse (dtrtri + dtrmm)"
                                                                     : "trsm",
                    t->panel == RILL_DLA_PANEL_AUTO ? " (auto)" : "");
+        if ((features & DLA_TESTING_PANEL) && !t->ptg && t->gpus > 0 &&
+            rill_dla_panel(t->dla) == RILL_DLA_PANEL_INVERSE)
+            printf("# GPU panel kernels: dtrmm blocks of %s%d columns, dtrtri leaves of %d\n",
+                   t->trmm_block ? "" : "(the whole tile) ", t->trmm_block ? t->trmm_block : t->NB,
+                   t->trinv_leaf);
         if (t->ref)
             printf("# reference: one LAPACKE/CBLAS call on rank 0 with %d OpenBLAS threads\n",
                    t->cores);

@@ -21,10 +21,11 @@ typedef struct dla_testing {
     rill_gpu_counters_t gpu0[8]; /* this rank's GPU counters at the start of the timed run */
     int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs, no_mem_check;
     int transA, transB;
-    int warmup;              /* --warmup: untimed runs before the timed ones (set at init) */
-    int ptg;                 /* --dsl ptg: the PTG version (one rank, the CPUs) */
-    rill_matrix_dist_t dist; /* --dist */
-    rill_dla_panel_t panel;  /* --panel */
+    int warmup;                 /* --warmup: untimed runs before the timed ones (set at init) */
+    int ptg;                    /* --dsl ptg: the PTG version (one rank, the CPUs) */
+    rill_matrix_dist_t dist;    /* --dist */
+    rill_dla_panel_t panel;     /* --panel */
+    int trmm_block, trinv_leaf; /* --gpu-trmm-block, --gpu-trinv-leaf */
     double alpha, beta;
     uint64_t seed;
     rill_context_t *ctx;

@@ -156,6 +156,12 @@ dla_fail_test(dla_err_gpu "[-]g 1: this process runs on 0 GPU\\(s\\): device_cud
 dla_fail_test(dla_err_option "unknown option" COMMAND testing_dpotrf --bogus)
 dla_usage_test(dla_err_panel "option --panel needs auto, trsm or inverse, got 'lu'"
     COMMAND testing_dpotrf -N 100 --panel lu)
+dla_usage_test(dla_err_trmm_block
+    "option --gpu-trmm-block must be 0 \\(the whole tile\\) or at least 64, got 32"
+    COMMAND testing_dpotrf -N 100 --gpu-trmm-block 32)
+dla_usage_test(dla_err_trinv_leaf
+    "option --gpu-trinv-leaf must be an integer in \\[64, [0-9]+\\], got '16'"
+    COMMAND testing_dposv -N 100 --gpu-trinv-leaf 16)
 dla_fail_test(dla_err_nonspd "matrix is not positive definite \\(leading minor 151\\)"
     COMMAND testing_dpotrf -N 300 -t 64 --nonspd)
 dla_fail_test(dla_err_posv_nonspd "matrix is not positive definite \\(leading minor 101\\)"
@@ -192,6 +198,10 @@ if(RILL_HAVE_CUDA)
         --mca device_cuda_workspace 1M)
     dla_gpu_test(dla_dposv_gpu_inverse $<TARGET_FILE:testing_dposv> -N 2501 -t 400 -g 1 -x
         --nrhs 5)
+    # the inverse panel's kernels cut otherwise: dtrmm in one gemm over the whole tile,
+    # dtrtri leaves of 64 (the recursion's deepest)
+    dla_gpu_test(dla_dpotrf_gpu_blocks $<TARGET_FILE:testing_dpotrf> -N 4001 -t 768 -g 1 -x
+        --gpu-trmm-block 0 --gpu-trinv-leaf 64)
     if(RILL_HAVE_MPI)
         # 4 ranks (sharing the GPUs there are) with a landing and a put stream per peer rank
         # (the default 4 lanes: each GPU's landings on 3 lanes, completed in any order between
