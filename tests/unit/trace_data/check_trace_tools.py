@@ -192,11 +192,17 @@ def main():
         lines = run(timeline, "--landings", *gd).splitlines()
         check(lines[0] == "rank 1: 4 landings; landing end minus put end: median 130.5 us",
               f"landings: the count and median: {lines[0]!r}")
-        check("1 more than 50 us late, behind an earlier landing: 0.356 ms in all" in lines[1]
+        # from the producers' kernels (A 480, B 110, C 400, D 990) to the landings' ends: A,
+        # B and D were put behind their producers, C's put began 200 us after its kernel
+        check(lines[1] == "  from the producer's kernel end to the landing's end: median "
+              "224.0 us; 3 put(s) begun by then (median 52.0 us), 1 later (median 505.0 us, "
+              "the put begun a median 200.0 us after the kernel)",
+              f"landings: the whole hop, from the producer's kernel: {lines[1]!r}")
+        check("1 more than 50 us late, behind an earlier landing: 0.356 ms in all" in lines[2]
               and "1 more than 50 us late, armed after the bytes landed: 0.255 ms in all "
-              "(the comm thread held 0.120 ms of it)" in lines[2],
-              f"landings: B behind A, C armed late, the comm thread held: {lines[2]!r}")
-        check(lines[3].strip().startswith("356.0 us late (behind an earlier landing): landing "
+              "(the comm thread held 0.120 ms of it)" in lines[3],
+              f"landings: B behind A, C armed late, the comm thread held: {lines[3]!r}")
+        check(lines[4].strip().startswith("356.0 us late (behind an earlier landing): landing "
                                           "403.000 -> 406.000, put 20.000 -> 50.000"),
               "landings: the latest first, with its times")
         # --launches: rank 0's manager launched two dtrmm (300 and 100 us, bodies 290 and
