@@ -28,6 +28,7 @@ struct rill_param {
     int level;
     rill_param_source_t source;
     char *source_detail; /* "RILL_MCA_x", "/path:line", "--mca" or NULL; owned */
+    bool same_ranks;     /* rill_param_set_same_on_all_ranks */
     /*
      * The value. INT: int64_t bits, SIZE: uint64_t, BOOL: 0/1, ENUM: index in values.
      * STRING: str. Written by the main thread (registration, load, set), read by any
@@ -1304,6 +1305,15 @@ rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p)
     word_text(p, p->word, p->str, info->value, sizeof(info->value));
     allowed_short(p, info->allowed, sizeof(info->allowed));
     word_text(p, p->def_word, p->def_str, info->def, sizeof(info->def));
+    info->same_on_all_ranks = p->same_ranks;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_param_set_same_on_all_ranks(rill_param_t *param)
+{
+    if (!param)
+        return RILL_ERR_INVALID_ARG;
+    param->same_ranks = true;
     return RILL_SUCCESS;
 }
 

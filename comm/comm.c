@@ -69,6 +69,8 @@ rill_status_t rill_comm_register_params(void)
         "works both ways, checked at rill_init) or never (off: host-staged, through host "
         "memory and MPI, for every peer)",
         RILL_PARAM_LEVEL_TUNER, gpu_direct_values, "auto", &p_gpu_direct);
+    if (s == RILL_SUCCESS) /* both ends of a tile's move decide its path alone */
+        s = rill_param_set_same_on_all_ranks(p_gpu_direct);
     if (s != RILL_SUCCESS)
         status = s;
     s = rill_param_register_size(
@@ -77,6 +79,8 @@ rill_status_t rill_comm_register_params(void)
         "other's GPUs (comm_gpu_direct); smaller ones go through host memory as between "
         "ranks without GPUs (inside the activation up to comm_short_limit)",
         RILL_PARAM_LEVEL_TUNER, 1, 1, (size_t)1 << 40, &p_gpu_direct_min);
+    if (s == RILL_SUCCESS)
+        s = rill_param_set_same_on_all_ranks(p_gpu_direct_min);
     if (s != RILL_SUCCESS)
         status = s;
     return status;

@@ -71,57 +71,54 @@ rill_status_t rill_info_print_devices(FILE *out)
 
 static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_p);
 
-/* Parameters from which each rank decides alone how a tile moves between it and another
- * rank (GPU to GPU or through host memory, its landing announced ahead or asked for): two
- * ranks with different values would each wait for a message the other never sends. */
-static const char *const same_on_every_rank[] = { "runtime_device", "comm_gpu_direct",
-                                                  "comm_gpu_direct_min", "dtd_gpu_early" };
-#define N_SAME (sizeof(same_on_every_rank) / sizeof(same_on_every_rank[0]))
-
 /* Collective: RILL_ERR_INVALID_ARG on every rank, each naming its own value, when a
- * parameter of same_on_every_rank differs between ranks (the min and max of the values'
- * hashes, the same on all ranks, decide). */
+ * parameter marked same on all ranks (rill_param_set_same_on_all_ranks: those from which
+ * each rank decides alone how a tile moves between it and another rank) differs between
+ * ranks: two ranks with different values would each wait for a message the other never
+ * sends. The min and max of the values' hashes, the same on all ranks, decide; every rank
+ * registered the same parameters (the same build), so the lists line up. */
 static rill_status_t params_agree(rill_context_t *ctx)
 {
     if (ctx->nranks == 1)
         return RILL_SUCCESS;
-    uint64_t h[N_SAME], lo[N_SAME], hi[N_SAME];
-    rill_param_info_t info[N_SAME];
-    for (size_t k = 0; k < N_SAME; k++) {
-        info[k].name = NULL;
-        h[k] = 0;
+    size_t n = 0, np = rill_params_count();
+    rill_param_info_t *info = calloc(np ? np : 1, sizeof(*info));
+    uint64_t *h = calloc(3 * (np ? np : 1), sizeof(*h));
+    if (!info || !h) {
+        free(info);
+        free(h);
+        return RILL_ERR_NO_MEMORY; /* (every rank's allocation is small: none fails alone) */
     }
-    for (size_t i = 0, n = rill_params_count(); i < n; i++) {
-        rill_param_info_t pi;
-        if (rill_params_info(i, &pi) != RILL_SUCCESS)
+    for (size_t i = 0; i < np; i++) {
+        if (rill_params_info(i, &info[n]) != RILL_SUCCESS || !info[n].same_on_all_ranks)
             continue;
-        for (size_t k = 0; k < N_SAME; k++)
-            if (!strcmp(pi.name, same_on_every_rank[k])) {
-                info[k] = pi;
-                h[k] = 14695981039346656037ull; /* FNV-1a of the value as text */
-                for (const char *c = pi.value; *c; c++)
-                    h[k] = (h[k] ^ (unsigned char)*c) * 1099511628211ull;
-            }
+        h[n] = 14695981039346656037ull; /* FNV-1a of the value as text */
+        for (const char *c = info[n].value; *c; c++)
+            h[n] = (h[n] ^ (unsigned char)*c) * 1099511628211ull;
+        n++;
     }
-    rill_status_t s = rill_comm_allreduce_u64(ctx->comm, h, lo, N_SAME, RILL_COMM_MIN);
+    uint64_t *lo = h + np, *hi = h + 2 * np;
+    rill_status_t s =
+        n ? rill_comm_allreduce_u64(ctx->comm, h, lo, n, RILL_COMM_MIN) : RILL_SUCCESS;
+    if (s == RILL_SUCCESS && n)
+        s = rill_comm_allreduce_u64(ctx->comm, h, hi, n, RILL_COMM_MAX);
     if (s == RILL_SUCCESS)
-        s = rill_comm_allreduce_u64(ctx->comm, h, hi, N_SAME, RILL_COMM_MAX);
-    if (s != RILL_SUCCESS)
-        return s;
-    for (size_t k = 0; k < N_SAME; k++)
-        if (lo[k] != hi[k]) {
+        for (size_t k = 0; k < n; k++) {
+            if (lo[k] == hi[k])
+                continue;
             RILL_ERROR(RILL_LOG_RUNTIME,
                        "rill_init: parameter %s differs between ranks (rank %d: %s, from %s%s%s): "
                        "every rank must use the same value, as each decides alone how tiles "
                        "move between ranks; set it the same way for all of them (a RILL_MCA_ "
                        "variable exported to some ranks only, or --mca given to one program "
                        "of an MPMD launch, differs so)",
-                       same_on_every_rank[k], ctx->rank, info[k].name ? info[k].value : "?",
-                       info[k].name ? rill_param_source_string(info[k].source) : "?",
-                       info[k].name && info[k].source_detail ? " " : "",
-                       info[k].name && info[k].source_detail ? info[k].source_detail : "");
+                       info[k].name, ctx->rank, info[k].value,
+                       rill_param_source_string(info[k].source), info[k].source_detail ? " " : "",
+                       info[k].source_detail ? info[k].source_detail : "");
             s = RILL_ERR_INVALID_ARG;
         }
+    free(info);
+    free(h);
     return s;
 }
 

@@ -92,6 +92,8 @@ rill_status_t rill_core_register_params(void)
                                  "holds the data they write, else the least loaded device), cpu "
                                  "(CPU bodies only), gpu (GPU bodies whenever a class has one)",
                                  RILL_PARAM_LEVEL_USER, devs, "auto", &param_device);
+    if (s == RILL_SUCCESS) /* it decides which ranks' tiles move GPU to GPU */
+        s = rill_param_set_same_on_all_ranks(param_device);
     if (s != RILL_SUCCESS)
         status = s;
     rill_status_t st = rill_log_register_params();

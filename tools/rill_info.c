@@ -125,8 +125,9 @@ static void print_param(const rill_param_info_t *info, bool show_level)
     printf("\n");
     if (info->help && *info->help)
         print_wrapped(info->help, HELP_INDENT);
-    printf("%*sallowed: %s; default: %s%s%s\n", HELP_INDENT, "", info->allowed, quote ? "\"" : "",
-           info->def, quote ? "\"" : "");
+    printf("%*sallowed: %s; default: %s%s%s%s\n", HELP_INDENT, "", info->allowed, quote ? "\"" : "",
+           info->def, quote ? "\"" : "",
+           info->same_on_all_ranks ? "; the same on every rank (rill_init checks)" : "");
 }
 
 /* The parameters to show: USER only unless all_levels or patterns. Returns how many. */

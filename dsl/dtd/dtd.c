@@ -51,6 +51,8 @@ rill_status_t rill_dtd_register_params(void)
             "announce it to the sender, which then puts the version as soon as it is produced "
             "(no request round trip); off: the landing is reserved when the version is ready",
             RILL_PARAM_LEVEL_TUNER, true, &param_early);
+    if (s == RILL_SUCCESS) /* the sender waits for the receiver's announcement */
+        s = rill_param_set_same_on_all_ranks(param_early);
     if (s != RILL_SUCCESS)
         return s;
     return rill_param_register_int("dtd_window_size",

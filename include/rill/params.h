@@ -96,6 +96,16 @@ bool rill_param_get_bool(const rill_param_t *param);
 const char *rill_param_get_string(const rill_param_t *param);
 int rill_param_get_enum(const rill_param_t *param);
 
+/**
+ * Mark a registered parameter as one every rank must set alike: rill_init compares its
+ * value across the ranks and, when they differ, stops every rank with a message naming it
+ * and each rank's value and source. For parameters from which each rank decides alone
+ * something the others rely on (how a tile moves between two ranks: each would wait for a
+ * message the other never sends). rill_info shows the mark. RILL_ERR_INVALID_ARG for NULL.
+ * Main thread, before rill_init's check (at registration).
+ */
+rill_status_t rill_param_set_same_on_all_ranks(rill_param_t *param);
+
 /** Find a registered parameter by name. RILL_ERR_NOT_FOUND if none. */
 rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p);
 
@@ -128,6 +138,7 @@ typedef struct rill_param_info {
     char value[256];           /**< current value as text (sizes in bytes) */
     char allowed[256];         /**< what is allowed, as text ("0..64", "lfq|gpq", "bool") */
     char def[128];             /**< the default as text */
+    bool same_on_all_ranks;    /**< rill_param_set_same_on_all_ranks */
 } rill_param_info_t;
 
 /** Number of registered parameters, and the i-th in name order. */

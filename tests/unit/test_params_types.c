@@ -361,6 +361,15 @@ static void test_info(void)
               strcmp(info.def, "4") == 0 && info.source == RILL_PARAM_SOURCE_DEFAULT,
           "int info %s %s %s", info.value, info.allowed, info.def);
 
+    /* the mark that rill_init checks across ranks */
+    CHECK(!info.same_on_all_ranks, "not marked same on all ranks unless asked");
+    rill_param_t *marked = NULL;
+    CHECK(rill_param_lookup(info.name, &marked) == RILL_SUCCESS && marked, "lookup %s", info.name);
+    CHECK(rill_param_set_same_on_all_ranks(marked) == RILL_SUCCESS, "mark");
+    rill_params_info(4, &info);
+    CHECK(info.same_on_all_ranks, "marked same on all ranks");
+    CHECK(rill_param_set_same_on_all_ranks(NULL) == RILL_ERR_INVALID_ARG, "mark NULL");
+
     CHECK(strcmp(rill_param_source_string(RILL_PARAM_SOURCE_DEFAULT), "default") == 0 &&
               strcmp(rill_param_source_string(RILL_PARAM_SOURCE_FILE), "file") == 0 &&
               strcmp(rill_param_source_string(RILL_PARAM_SOURCE_ENV), "env") == 0 &&
