@@ -10,15 +10,15 @@
 #   next to cusolverMgPotrf on the same 4 GPUs and to one process driving the 4 GPUs; dgemm
 #   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
 #   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
-#   its best run), and a trace of one 4-process run; dpotrf N = 98304 and the traced run also
-#   with one landing and one put stream per GPU (device_cuda_remote_lanes 1; 4 by default)
-#   and with the managers serving transfers once per turn (device_cuda_serve_between_launches 0),
-#   and with 1024 landing semaphores (device_cuda_landing_semaphores; 64 by default), and with
-#   the inverse panel's GPU kernels in fewer library calls (--gpu-trmm-block 0
-#   --gpu-trinv-leaf 1024),
-#   with what held the tiles from other ranks in each trace (rill_trace_timeline --landings)
-#   and each rank's comm thread (turns over 0.5 ms, late wake-ups). BENCH_CTEST=regex first
-#   runs the tests labelled gpu that match it (after the build).
+#   its best run), and a trace of one 4-process run (N = 32768); dpotrf N = 98304 and the
+#   traced run also with 1024 landing semaphores (device_cuda_landing_semaphores; 64 by
+#   default), and N = 98304 with the inverse panel's GPU kernels in fewer library calls
+#   (--gpu-trmm-block 0 --gpu-trinv-leaf 1024); for each trace, what held the tiles from
+#   other ranks and the whole hop from the producer's kernel (rill_trace_timeline
+#   --landings), each manager's launch time (--launches) and each rank's comm thread (turns
+#   over 0.5 ms, late wake-ups). BENCH_CTEST=regex first runs the tests labelled gpu that
+#   match it (after the build). The day's earlier rows (1 lane; served once per turn) are in
+#   bench/README.md.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
 set -uo pipefail
@@ -98,16 +98,6 @@ for n in 65536 98304; do
     timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
     rows+=("Rill dpotrf (GPU direct)|$n|2048|4 x 1|$(best "$log" 8)")
 done
-# the same with one landing and one put stream per GPU (device_cuda_remote_lanes; 4 by default)
-log=$work/potrf_np4_98304_onelane.log
-timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
-    --mca device_cuda_remote_lanes 1 >"$log" 2>&1
-rows+=("Rill dpotrf (GPU direct, 1 lane)|98304|2048|4 x 1|$(best "$log" 8)")
-# and with the managers serving transfers and completions once per turn of their loop only
-log=$work/potrf_np4_98304_oncePerTurn.log
-timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
-    --mca device_cuda_serve_between_launches 0 >"$log" 2>&1
-rows+=("Rill dpotrf (GPU direct, served once per turn)|98304|2048|4 x 1|$(best "$log" 8)")
 # and with 1024 landing semaphores per GPU (64 by default: 48 landings reserved ahead per run)
 log=$work/potrf_np4_98304_sems1024.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
@@ -134,7 +124,6 @@ rows+=("Rill dgemm (GPU direct)|65536|4096|4 x 1|$(best "$log" 10)")
 # run (the first call of each cuBLAS / cuSOLVER kernel loads its module, tens of ms), with
 # one landing and put stream per GPU and with 4; what held the tiles from other ranks in
 # the timed run (from its first dpotrf, the 17th of the trace: 16 tile columns a run)
-# (once1: one lane, served once per turn of the managers' loops)
 traced() { # name, options...
     local name=$1
     shift
@@ -145,9 +134,8 @@ traced() { # name, options...
     python3 tools/rill_trace_timeline --launches --name dpotrf --nth 16 --before 1000 \
         --after 1000000 "$work"/trace_$name.*.json >"$work/launches_$name.txt" 2>&1
 }
-traced lanes1 --mca device_cuda_remote_lanes 1
 traced lanes4 --mca device_cuda_remote_lanes 4
-traced once4 --mca device_cuda_serve_between_launches 0
+traced sems1024 --mca device_cuda_landing_semaphores 1024
 echo
 echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
@@ -163,11 +151,13 @@ for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log 
     busy "$f" $c
     grep -E "rror|abort" "$f" | head -3
 done
-for name in lanes1 lanes4 once4; do
+for name in lanes4 sems1024; do
     echo "== tiles from other ranks, N = 32768 traced, $name (rill_trace_timeline --landings):"
     grep -E "^rank|more than" "$work/landings_$name.txt"
     grep -E "comm thread:" "$work/trace_run_$name.log"
 done
-echo "== the GPU managers' launches, N = 32768 traced, lanes4 (rill_trace_timeline --launches):"
-grep -E "^rank" "$work/launches_lanes4.txt"
+for name in lanes4 sems1024; do
+    echo "== the GPU managers' launches, N = 32768 traced, $name (rill_trace_timeline --launches):"
+    grep -E "^rank" "$work/launches_$name.txt"
+done
 exit 0
