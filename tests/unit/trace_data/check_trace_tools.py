@@ -194,15 +194,19 @@ def main():
               f"landings: the count and median: {lines[0]!r}")
         # from the producers' kernels (A 480, B 110, C 400, D 990) to the landings' ends: A,
         # B and D were put behind their producers, C's put began 200 us after its kernel
-        check(lines[1] == "  from the producer's kernel end to the landing's end: median "
-              "224.0 us; 3 put(s) begun by then (median 52.0 us), 1 later (median 505.0 us, "
-              "the put begun a median 200.0 us after the kernel)",
-              f"landings: the whole hop, from the producer's kernel: {lines[1]!r}")
-        check("1 more than 50 us late, behind an earlier landing: 0.356 ms in all" in lines[2]
+        # (rank 0's put stream was idle when C's put began: handed over late)
+        check(lines[1:4] == ["  from the producer's kernel end to the landing's end: median "
+                             "224.0 us",
+                             "    3 put(s) begun by then (behind the kernel on the GPU): "
+                             "median 52.0 us",
+                             "    1 begun later on an idle stream (handed over late): median "
+                             "505.0 us, the put begun a median 200.0 us after the kernel"],
+              f"landings: the whole hop, from the producer's kernel: {lines[1:4]!r}")
+        check("1 more than 50 us late, behind an earlier landing: 0.356 ms in all" in lines[4]
               and "1 more than 50 us late, armed after the bytes landed: 0.255 ms in all "
-              "(the comm thread held 0.120 ms of it)" in lines[3],
-              f"landings: B behind A, C armed late, the comm thread held: {lines[3]!r}")
-        check(lines[4].strip().startswith("356.0 us late (behind an earlier landing): landing "
+              "(the comm thread held 0.120 ms of it)" in lines[5],
+              f"landings: B behind A, C armed late, the comm thread held: {lines[5]!r}")
+        check(lines[6].strip().startswith("356.0 us late (behind an earlier landing): landing "
                                           "403.000 -> 406.000, put 20.000 -> 50.000"),
               "landings: the latest first, with its times")
         # --launches: rank 0's manager launched two dtrmm (300 and 100 us, bodies 290 and
@@ -214,6 +218,18 @@ def main():
                         "192.5 us",
                         "  dgemm: 1, median 20.0 us, max 20.0 us, 0.020 ms, body median 15.0 us"],
               f"launches: per manager and class, longest sum first: {lines!r}")
+        # the same with another put copying on rank 0's stream until just before C's began
+        with open(gd[0]) as f:
+            g0 = json.load(f)
+        g0["traceEvents"].append({"ph": "X", "pid": 0, "tid": 3044, "ts": 560, "dur": 38,
+                                  "name": "to a rank's GPU", "cat": "gpu"})
+        gq = os.path.join(out, "gd_queued.0.json")
+        with open(gq, "w") as f:
+            json.dump(g0, f)
+        lines = run(timeline, "--landings", gq, gd[1], gd[2]).splitlines()
+        check(lines[3] == "    1 queued behind another put on their stream: median 505.0 us, "
+              "the put begun a median 200.0 us after the kernel",
+              f"landings: a put queued behind another on its stream: {lines[3]!r}")
         windowed = run(timeline, "--landings", "--start", "750", *gd).splitlines()
         check(windowed[0].startswith("rank 1: 2 landings"),
               "landings: those starting in the window (C and D: from 750 us after the first event)")
