@@ -897,8 +897,16 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Traces: phase i of the turn ends now. */
+static inline void turn_mark(uint64_t *ph, int i, bool tracing)
+{
+    if (tracing)
+        ph[i] = rill_time_ns();
+}
+
 /* ph: the turn's phase boundaries (drain, deferred, receives, requests, transfers, flush and
- * stop); cpu0: the thread's CPU time at its start when tracing. Comm thread. */
+ * stop; the inner ones only when tracing); cpu0: the thread's CPU time at its start when
+ * tracing. Comm thread. */
 static void comm_slow_turn(rill_comm_t *c, const uint64_t *ph, uint64_t cpu0)
 {
     stat_add(&c->stats.slow_turns, 1);
@@ -962,21 +970,23 @@ static void *comm_thread_main(void *arg)
     uint64_t sleep_us = min_sleep_us;
     uint64_t last_progress = rill_time_ns(), turn_end = last_progress;
     while (!c->exit_loop) {
-        /* a turn's phases, for turns that hold incoming messages back (comm_slow_turn) */
-        uint64_t ph[COMM_TURN_PHASES + 1], cpu0 = rill_trace_on() ? thread_cpu_ns() : 0;
+        /* a turn's phases, for turns that hold incoming messages back (comm_slow_turn): the
+         * steps' own boundaries only when tracing, the turn's two ends always */
+        bool tr = rill_trace_on();
+        uint64_t ph[COMM_TURN_PHASES + 1] = { 0 }, cpu0 = tr ? thread_cpu_ns() : 0;
         ph[0] = rill_time_ns();
         if (ph[0] - turn_end > COMM_SLOW_TURN_NS) /* its sched_yield gave the core away */
             comm_late_wake(c, turn_end, ph[0]);
         int progress = comm_drain(c);
-        ph[1] = rill_time_ns();
+        turn_mark(ph, 1, tr);
         progress += comm_run_deferred(c);
-        ph[2] = rill_time_ns();
+        turn_mark(ph, 2, tr);
         progress += comm_poll_recvs(c);
-        ph[3] = rill_time_ns();
+        turn_mark(ph, 3, tr);
         progress += comm_poll_reqs(c);
-        ph[4] = rill_time_ns();
+        turn_mark(ph, 4, tr);
         progress += comm_start_transfers(c);
-        ph[5] = rill_time_ns();
+        turn_mark(ph, 5, tr);
         progress += comm_flush_peers(c);
         progress += comm_poll_stop(c);
         ph[6] = turn_end = rill_time_ns();
@@ -985,11 +995,11 @@ static void *comm_thread_main(void *arg)
             turn_end = rill_time_ns(); /* (its trace write is not a late wake-up) */
         }
         if (progress) {
-            last_progress = rill_time_ns();
+            last_progress = turn_end;
             sleep_us = min_sleep_us;
             continue;
         }
-        if (rill_time_ns() - last_progress <
+        if (turn_end - last_progress <
             atomic_load_explicit(&c->spin_us, memory_order_relaxed) * 1000) {
             sched_yield(); /* a worker may share this core: let it run */
             continue;

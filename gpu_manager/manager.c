@@ -535,14 +535,18 @@ static inline bool lane_full(const gm_t *m, int rank)
 {
     return m->fifo[fifo_land(m, lane_of(m, rank))].count >= GM_MAX_ARMED;
 }
-/* Trace tracks (tr_copy) of a lane's landings and puts. */
+/* Trace tracks (tr_copy): lane l's landings (k 0) and puts (k 1); those of a rank's lane. */
+static inline int track_lane(int k, int l)
+{
+    return 3 + k * GM_NLANES + l;
+}
 static inline int track_land(const gm_t *m, int rank)
 {
-    return 3 + lane_of(m, rank);
+    return track_lane(0, lane_of(m, rank));
 }
 static inline int track_put(const gm_t *m, int rank)
 {
-    return 3 + GM_NLANES + lane_of(m, rank);
+    return track_lane(1, lane_of(m, rank));
 }
 
 static void lru_unlink(gm_t *m, gm_entry_t *e)
@@ -2286,8 +2290,7 @@ static void *manager_main(void *arg)
                 snprintf(name, sizeof(name), "GPU %d copies: %s%s", m->res->info.ordinal,
                          copy_names[3 + k], lane);
                 int id = l == 0 ? 43 + k : (k == 0 ? 48 : 56) + l;
-                m->tr_copy[k == 0 ? 3 + l : 3 + GM_NLANES + l] =
-                    rill_trace_track(3000 + 64 * m->gpu + id, name);
+                m->tr_copy[track_lane(k, l)] = rill_trace_track(3000 + 64 * m->gpu + id, name);
             }
     }
     if (st == RILL_SUCCESS && m->timing) {

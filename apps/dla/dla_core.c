@@ -443,8 +443,8 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
     if (!dla)
         return RILL_ERR_NO_MEMORY;
     dla->ctx = ctx;
-    dla->trmm_block = DLA_GPU_TRMM_BLOCK;
-    dla->trinv_leaf = DLA_GPU_TRINV_LEAF;
+    dla->trmm_block = RILL_DLA_GPU_TRMM_BLOCK; /* (dla_cuda.c says how they were chosen) */
+    dla->trinv_leaf = RILL_DLA_GPU_TRINV_LEAF;
     atomic_init(&dla->info, 0);
     rill_status_t s = RILL_SUCCESS;
     int c = 0;

@@ -123,8 +123,8 @@ static rill_status_t cuda_trsm(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
-/* The defaults of dla->trmm_block and dla->trinv_leaf (DLA_GPU_TRMM_BLOCK 256,
- * DLA_GPU_TRINV_LEAF 512), measured on one H200 (dpotrf N = 32768, NB 2048, 2026-11-23):
+/* The defaults of dla->trmm_block and dla->trinv_leaf (RILL_DLA_GPU_TRMM_BLOCK 256,
+ * RILL_DLA_GPU_TRINV_LEAF 512), measured on one H200 (dpotrf N = 32768, NB 2048, 2026-11-23):
  * blocks of 256 columns in dtrmm gave 47.8-48.0 TFLOP/s, 384-768 47.1-47.6, the whole tile
  * (one gemm of twice the flops) 45.8-46.2; leaves of 512 in dtrtri 45.8-46.2, of 256
  * 45.5-45.6, no recursion (one solve with the identity) 44.9-45.2. Those figures are the
@@ -175,8 +175,7 @@ static rill_status_t cuda_trtri(rill_task_t *task)
     rill_dtd_unpack_args(task, &a, &L, &W);
     size_t ws_bytes;
     double *T = rill_cuda_workspace(task, &ws_bytes);
-    int leaf = a.dla ? a.dla->trinv_leaf : DLA_GPU_TRINV_LEAF;
-    return trinv(task, a.n, L, a.lda, W, a.ldw, T, ws_bytes / sizeof(double), leaf);
+    return trinv(task, a.n, L, a.lda, W, a.ldw, T, ws_bytes / sizeof(double), a.dla->trinv_leaf);
 }
 
 /* B = B W^T (m x n) with W lower triangular and zero above its diagonal, as gemms: column
@@ -196,9 +195,8 @@ static rill_status_t cuda_trmm(rill_task_t *task)
     size_t ws_bytes;
     double *T = rill_cuda_workspace(task, &ws_bytes);
     int bs = a.m > 0 ? (int)(ws_bytes / sizeof(double) / (size_t)a.m) : a.n;
-    int block = a.dla ? a.dla->trmm_block : DLA_GPU_TRMM_BLOCK;
-    if (block > 0 && bs > block)
-        bs = block;
+    if (a.dla->trmm_block > 0 && bs > a.dla->trmm_block)
+        bs = a.dla->trmm_block;
     if (bs > a.n)
         bs = a.n;
     if (bs < 64 && bs < a.n) { /* a workspace too small for blocks worth a gemm: in place */

@@ -41,10 +41,6 @@ typedef struct dla_scratch {
     struct dla_scratch *next;
 } dla_scratch_t;
 
-/* The GPU bodies' defaults (rill_dla_set_gpu_panel_blocks; dla_cuda.c says how chosen) */
-#define DLA_GPU_TRMM_BLOCK RILL_DLA_GPU_TRMM_BLOCK
-#define DLA_GPU_TRINV_LEAF RILL_DLA_GPU_TRINV_LEAF
-
 struct rill_dla {
     rill_context_t *ctx;
     rill_dtd_class_t *cls[DLA_NB_CLASSES];

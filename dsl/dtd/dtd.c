@@ -1277,14 +1277,13 @@ static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
         return recv_gpu_refuse(t, a, dev ? RILL_ERR_NO_MEMORY : RILL_ERR_DEVICE,
                                dev ? "this rank is out of host memory for its landing request"
                                    : "this rank has no GPU to receive it");
-    dtd_xfer_t *xf = t->args[1].ptr;
     x->kind = RILL_REMOTE_LAND;
     x->task = t;
     x->data = data;
     x->peer = a->src;
     x->cookie = a->handle;
     x->done = land_done;
-    x->early = xf->early; /* freed by land_done */
+    x->early = xe->early; /* freed by land_done */
     x->put_coming = a->flags & DTD_ACT_PUT;
     if (rill_trace_on()) /* the sender's put_submit names the same flow */
         x->flow = kernel_flow_id(t, t->super.tp->ctx->rank);
