@@ -1192,15 +1192,21 @@ static int launch_pending(gm_t *m)
          * that launched several) */
         if (!m->serve_between)
             continue;
-        int done = 0;
-        if (rill_time_ns() - t0 > GM_LONG_LAUNCH_NS) {
-            gm_doing(m, "polling its streams' completions (between launches)");
-            done = poll_fifos(m);
-        }
-        /* new requests, or those waiting for room or a lane once something completed */
-        if (rill_mpsc_nonempty(&m->remote) || (done > 0 && m->remote_later)) {
+        /* new requests first: a put handed over by the launched hook goes behind the body
+         * only while the host has not seen the body complete (launch_in_flight), which the
+         * poll below may see (a short kernel behind a launch that staged its inputs: none of
+         * test_gpu_direct_late's puts went behind its producer with the poll first) */
+        if (rill_mpsc_nonempty(&m->remote)) {
             gm_doing(m, "serving transfers from and to other ranks' GPUs (between launches)");
             remote_step(m);
+        }
+        if (rill_time_ns() - t0 > GM_LONG_LAUNCH_NS) {
+            gm_doing(m, "polling its streams' completions (between launches)");
+            /* those waiting for room or a lane, once something completed */
+            if (poll_fifos(m) > 0 && m->remote_later) {
+                gm_doing(m, "serving transfers from and to other ranks' GPUs (between launches)");
+                remote_step(m);
+            }
         }
         gm_doing(m, "launching tasks");
     }
@@ -1526,6 +1532,12 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
     const void *from = NULL;
     cudaEvent_t after = NULL;
     gm_op_t *producer = x->behind ? launch_in_flight(m, x->behind, c) : NULL;
+    RILL_VERBOSE(RILL_LOG_GPU, 3,
+                 "GPU %d: put of datum (key %llu) to rank %d: producer's launch %llu (of %llu), "
+                 "%s",
+                 m->res->info.ordinal, (unsigned long long)d->key, x->peer,
+                 (unsigned long long)x->behind, (unsigned long long)m->launches,
+                 producer ? "in flight: the put goes behind it" : "not in flight");
     if (producer && copy_reader_get(c)) {
         /* the producer's body is enqueued and not seen complete: the copy it writes is the
          * version sent (its own reader pins the copy, so ours cannot fail; ours keeps it

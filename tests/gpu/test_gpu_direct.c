@@ -12,7 +12,8 @@
  *             task; a chain of GPU tasks inserted after it, on another tile, completes while
  *             it waits (no stream is blocked by its inputs). The landing on rank 1 is
  *             announced long before rank 0's GPU task is launched: with early announcements
- *             its put must be enqueued behind that task's body on the GPU (remote_behind)
+ *             its put must be enqueued behind that task's body on the GPU (remote_behind),
+ *             which a stream callback holds 100 ms there
  *   small     pingpong with 2 KiB tiles, within comm_short_limit: GPU to GPU all the same
  *             (comm_gpu_direct_min), not inside the activation through host memory
  *   cpu       pingpong with CPU bodies only: versions that CPU tasks make for CPU tasks go
@@ -114,6 +115,23 @@ static rill_status_t slow_scal_cpu(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
+/* stream callback: holds the exec stream's later work (the scaling) for 100 ms */
+static void CUDART_CB hold_stream(void *arg)
+{
+    (void)arg;
+    usleep(100000);
+}
+
+/* y *= s on the GPU, the kernel held 100 ms behind a stream callback (args: VALUE s, INOUT
+ * y): the producer is still in flight when the put for its version is handed over, however
+ * slowly the send reaches the manager (a short kernel can complete first on a loaded host) */
+static rill_status_t slow_scal_gpu(rill_task_t *task)
+{
+    if (cudaLaunchHostFunc(rill_cuda_stream(task), hold_stream, NULL) != cudaSuccess)
+        return RILL_ERR_DEVICE;
+    return scal_gpu(task);
+}
+
 /* reads the chain's tile on the CPU: the chain has completed (args: INPUT y) */
 static rill_status_t probe_cpu(rill_task_t *task)
 {
@@ -126,16 +144,22 @@ static rill_status_t probe_cpu(rill_task_t *task)
  * waits for tile 3's slow scaling on the CPU; a chain of 200 GPU scalings of tile 5 inserted
  * after it, then a CPU probe of tile 5. */
 static void late(rill_context_t *ctx, rill_taskpool_t *tp, rill_dtd_class_t **slow,
-                 rill_dtd_class_t **probe)
+                 rill_dtd_class_t **probe, rill_dtd_class_t **held)
 {
     CHECK_OK(rill_dtd_class_create(ctx, "slow_scal", slow_scal_cpu, slow));
     CHECK_OK(rill_dtd_class_create(ctx, "probe", probe_cpu, probe));
-    double s = -1.0;
+    CHECK_OK(rill_dtd_class_create(ctx, "held_scal", NULL, held));
+    CHECK_OK(rill_dtd_class_add_body(*held, RILL_BODY_CUDA, slow_scal_gpu));
+    double s = -1.0, three = 3.0;
     CHECK_OK(rill_dtd_insert_task(tp, *slow, 0, RILL_DTD_VALUE, sizeof(s), &s, RILL_DTD_INOUT,
                                   rill_matrix_tile(A, 0, 0), RILL_DTD_ARG_END)); /* rank 0 */
     for (int k = 0; k < tile_len; k++)
         ref_tile(0)[k] *= s;
-    scal_task(tp, 3.0, 0); /* on rank 0's GPU, half a second after rank 1 announced */
+    /* on rank 0's GPU, half a second after rank 1 announced, in flight 100 ms */
+    CHECK_OK(rill_dtd_insert_task(tp, *held, 0, RILL_DTD_VALUE, sizeof(three), &three,
+                                  RILL_DTD_INOUT, rill_matrix_tile(A, 0, 0), RILL_DTD_ARG_END));
+    for (int k = 0; k < tile_len; k++)
+        ref_tile(0)[k] *= three;
     CHECK_OK(rill_dtd_insert_task(tp, *slow, 0, RILL_DTD_VALUE, sizeof(s), &s, RILL_DTD_INOUT,
                                   rill_matrix_tile(A, 0, 3), RILL_DTD_ARG_END));
     for (int k = 0; k < tile_len; k++)
@@ -295,7 +319,7 @@ int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "pingpong";
     int evict = !strcmp(what, "evict");
-    rill_dtd_class_t *slow = NULL, *probe = NULL;
+    rill_dtd_class_t *slow = NULL, *probe = NULL, *held = NULL;
     /* one GPU per rank, as the checks below read GPU 0's counters (on a machine with 4 GPUs
      * each of 2 ranks would take 2, and the tiles could land on the second) */
     CHECK_OK(rill_param_set("device_cuda_max_gpus", "1"));
@@ -368,7 +392,7 @@ int main(int argc, char **argv)
         /* start together: rank 1 must insert its receive (and announce its landing) well
          * within the half second rank 0's producer waits, whatever the ranks' start-up took */
         CHECK_OK(rill_comm_allreduce_u64(ctx->comm, mine, all, 1, RILL_COMM_MIN));
-        late(ctx, tp, &slow, &probe);
+        late(ctx, tp, &slow, &probe, &held);
         expect_in = rank == 1 ? 1 : 0;
     } else {
         fprintf(stderr, "unknown scenario '%s': pingpong, bcast, evict, late, small, cpu\n", what);
@@ -449,6 +473,7 @@ int main(int argc, char **argv)
     if (slow) {
         CHECK_OK(rill_dtd_class_destroy(&slow));
         CHECK_OK(rill_dtd_class_destroy(&probe));
+        CHECK_OK(rill_dtd_class_destroy(&held));
     }
     CHECK_OK(rill_dtd_class_destroy(&axpy));
     CHECK_OK(rill_dtd_class_destroy(&scal));
