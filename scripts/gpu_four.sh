@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the 4-GPU machine (nvidia-h200-x4). Each part fits one device call (10 minutes).
-#   scripts/gpu_four.sh [check|bench]          (default bench)
+#   scripts/gpu_four.sh [check|bench|ab]       (default bench)
 # check: the DLA testers with -x on ragged sizes on 4 processes x 1 GPU (a 2 x 2 grid; GPU
 #   direct, host-staged with comm_gpu_direct = off, and GPU direct with a landing and a put
 #   stream per GPU, device_cuda_remote_lanes 1) and on 1 process x 4 GPUs, then the
@@ -19,11 +19,16 @@
 #   over 0.5 ms, late wake-ups). BENCH_CTEST=regex first runs the tests labelled gpu that
 #   match it (after the build). The day's earlier rows (1 lane; served once per turn) are in
 #   bench/README.md.
+# ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
+#   AB_VARIANTS (lines "name|options"; default: the defaults, 1024 landing semaphores, the
+#   inverse panel in fewer library calls), AB_ROUNDS rounds (2) of 2 runs each, the
+#   variants interleaved;
+#   per variant the best and each round's best, and rank 0's GPU line of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
 set -uo pipefail
 what=${1:-bench}
-case $what in check | bench) ;; *) echo "usage: $0 [check|bench]" >&2; exit 2 ;; esac
+case $what in check | bench | ab) ;; *) echo "usage: $0 [check|bench|ab]" >&2; exit 2 ;; esac
 out=${OUT:-/tmp/rill-gpu}
 work=$(mktemp -d /tmp/rill-four.XXXXXX)
 mkdir -p "$out"
@@ -83,6 +88,37 @@ if [ -n "${BENCH_CTEST:-}" ]; then
     (cd build-gpu && timeout 300 ctest -L gpu -R "$BENCH_CTEST" --timeout 150 --output-on-failure \
         >"$work/ctest_gpu.log" 2>&1)
     grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$work/ctest_gpu.log" | tail -20
+fi
+if [ "$what" = ab ]; then
+    n=${AB_N:-98304}
+    variants=${AB_VARIANTS:-"defaults|
+1024 landing semaphores|--mca device_cuda_landing_semaphores 1024
+panel in fewer calls|--gpu-trmm-block 0 --gpu-trinv-leaf 1024"}
+    mapfile -t vs <<<"$variants"
+    for r in $(seq 1 "${AB_ROUNDS:-2}"); do
+        for i in "${!vs[@]}"; do
+            read -r -a opts <<<"${vs[$i]#*|}"
+            timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 \
+                --nruns 2 "${opts[@]}" >"$work/ab_${i}_$r.log" 2>&1
+        done
+    done
+    echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, dpotrf N = $n NB 2048, 4 x 1"
+    echo "| variant | options | best TFLOP/s | each round's best |"
+    echo "| --- | --- | --- | --- |"
+    for i in "${!vs[@]}"; do
+        each=$(for f in "$work"/ab_${i}_*.log; do
+            awk '$1 ~ /^[0-9]+$/ && $8+0 > b { b = $8 + 0 } END { printf "%.1f ", b / 1000 }' "$f"
+        done)
+        b=$(echo "$each" | tr ' ' '\n' | sort -g | tail -1)
+        echo "| ${vs[$i]%%|*} | ${vs[$i]#*|} | $b | $each|"
+    done
+    for i in "${!vs[@]}"; do
+        echo "== ${vs[$i]%%|*}"
+        cat "$work"/ab_${i}_*.log | awk '$1 ~ /^[0-9]+$/ { g = $8 + 0; keep = (g > b); if (keep) b = g }
+            $2 == "GPU" && keep { print "    " $0 }' | tail -1
+        grep -hE "rror|abort" "$work"/ab_${i}_*.log | head -3
+    done
+    exit 0
 fi
 best() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && $c+0 > b { b = $c + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
 busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GFLOP/s)
