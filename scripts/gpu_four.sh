@@ -20,9 +20,10 @@
 #   match it (after the build). The day's earlier rows (1 lane; served once per turn) are in
 #   bench/README.md.
 # ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
-#   AB_VARIANTS (lines "name|options"; default: the defaults, 1024 landing semaphores, the
-#   inverse panel in fewer library calls), AB_ROUNDS rounds (2) of 2 runs each, the
-#   variants interleaved;
+#   AB_VARIANTS (lines "name|options" or "name|options|1x4" for one process driving the 4
+#   GPUs; default: the defaults, 1024 landing semaphores, the inverse panel in fewer library
+#   calls, and the defaults and that panel on 1 x 4), AB_ROUNDS rounds (2) of 2 runs each,
+#   the variants interleaved;
 #   per variant the best and each round's best, and rank 0's GPU line of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
@@ -89,43 +90,48 @@ if [ -n "${BENCH_CTEST:-}" ]; then
         >"$work/ctest_gpu.log" 2>&1)
     grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$work/ctest_gpu.log" | tail -20
 fi
+best() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && $c+0 > b { b = $c + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
+busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GFLOP/s)
+    awk -v c="$2" '$1 ~ /^[0-9]+$/ { g = $c + 0; keep = (g > b); if (keep) { b = g; f = "" } }
+        $2 == "GPU" && $3 ~ /^[0-9]+:$/ && keep { f = f "    " $0 "\n" } END { printf "%s", f }' "$1"
+}
+vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 if [ "$what" = ab ]; then
     n=${AB_N:-98304}
     variants=${AB_VARIANTS:-"defaults|
 1024 landing semaphores|--mca device_cuda_landing_semaphores 1024
-panel in fewer calls|--gpu-trmm-block 0 --gpu-trinv-leaf 1024"}
+panel in fewer calls|--gpu-trmm-block 0 --gpu-trinv-leaf 1024
+defaults, one process|-g 4|1x4
+panel in fewer calls, one process|-g 4 --gpu-trmm-block 0 --gpu-trinv-leaf 1024|1x4"}
     mapfile -t vs <<<"$variants"
     for r in $(seq 1 "${AB_ROUNDS:-2}"); do
         for i in "${!vs[@]}"; do
-            read -r -a opts <<<"${vs[$i]#*|}"
-            timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 \
-                --nruns 2 "${opts[@]}" >"$work/ab_${i}_$r.log" 2>&1
+            IFS='|' read -r _ o procs <<<"${vs[$i]}"
+            read -r -a opts <<<"$o"
+            if [ "$procs" = 1x4 ]; then
+                timeout 200 $T/testing_dpotrf -N "$n" -t 2048 --nruns 2 "${opts[@]}"
+            else
+                timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 \
+                    --nruns 2 "${opts[@]}"
+            fi >"$work/ab_${i}_$r.log" 2>&1
         done
     done
-    echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, dpotrf N = $n NB 2048, 4 x 1"
+    echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, dpotrf N = $n NB 2048, 4 x 1 unless the options end in 1x4"
     echo "| variant | options | best TFLOP/s | each round's best |"
     echo "| --- | --- | --- | --- |"
     for i in "${!vs[@]}"; do
-        each=$(for f in "$work"/ab_${i}_*.log; do
-            awk '$1 ~ /^[0-9]+$/ && $8+0 > b { b = $8 + 0 } END { printf "%.1f ", b / 1000 }' "$f"
-        done)
+        IFS='|' read -r name o procs <<<"${vs[$i]}"
+        each=$(for f in "$work"/ab_${i}_*.log; do printf "%s " "$(best "$f" 8)"; done)
         b=$(echo "$each" | tr ' ' '\n' | sort -g | tail -1)
-        echo "| ${vs[$i]%%|*} | ${vs[$i]#*|} | $b | $each|"
+        echo "| $name | $o${procs:+ ($procs)} | $b | $each|"
     done
     for i in "${!vs[@]}"; do
         echo "== ${vs[$i]%%|*}"
-        cat "$work"/ab_${i}_*.log | awk '$1 ~ /^[0-9]+$/ { g = $8 + 0; keep = (g > b); if (keep) b = g }
-            $2 == "GPU" && keep { print "    " $0 }' | tail -1
+        cat "$work"/ab_${i}_*.log | busy /dev/stdin 8
         grep -hE "rror|abort" "$work"/ab_${i}_*.log | head -3
     done
     exit 0
 fi
-best() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && $c+0 > b { b = $c + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
-busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GFLOP/s)
-    awk -v c="$2" '$1 ~ /^[0-9]+$/ { g = $c + 0; keep = (g > b); if (keep) { b = g; f = "" } }
-        $2 == "GPU" && keep { f = f "    " $0 "\n" } END { printf "%s", f }' "$1"
-}
-vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 rows=()
 for n in 65536 98304; do
     timeout 200 "$V" mgpotrf "$n" 4 1024 3 >"$work/mgpotrf_$n.log" 2>&1
