@@ -44,7 +44,7 @@
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
 static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes,
-    *param_between, *param_sems;
+    *param_between, *param_sems, *param_waiters;
 
 /* Landing semaphores per GPU (device_cuda_landing_semaphores, at most GM_MAX_SEMS): each
  * landing, reserved ahead or on request, holds one from its reservation to its bytes; a
@@ -106,6 +106,18 @@ rill_status_t rill_gpu_register_params(void)
         "48 landings ahead per GPU and run, of 276 on each of 4 processes x 1 H100, dpotrf "
         "N = 98304 NB 2048); at most 64 are waited for at once on a landing stream",
         RILL_PARAM_LEVEL_TUNER, 64, 16, GM_MAX_SEMS, &param_sems);
+    if (s == RILL_SUCCESS)
+        s = r;
+    r = rill_param_register_int(
+        "device_cuda_landing_waiters",
+        "The most tasks a GPU manager keeps enqueued on its exec streams while a tile they "
+        "read is still landing from another rank (each takes an exec stream's slot, and "
+        "what is behind it on its stream waits with it); the others of that kind wait on "
+        "the host, in priority order, while tasks whose data are there go first. 0: no "
+        "bound. With landings reserved ahead (device_cuda_landing_semaphores 1024) a "
+        "consumer is released when its producer is launched on the other rank, which can "
+        "be milliseconds before the bytes come",
+        RILL_PARAM_LEVEL_TUNER, 0, 0, 1024, &param_waiters);
     if (s == RILL_SUCCESS)
         s = r;
     r = rill_param_register_bool(
@@ -258,6 +270,7 @@ typedef struct gm {
     int max_inflight;
     bool urgent_by_prio;   /* device_cuda_urgent_by_priority */
     bool serve_between;    /* device_cuda_serve_between_launches */
+    int landing_waiters;   /* device_cuda_landing_waiters (0: no bound) */
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
@@ -1135,12 +1148,48 @@ static inline void gm_doing(gm_t *m, const char *what);
 /* A launch longer than this is followed by a poll of the streams' completions */
 #define GM_LONG_LAUNCH_NS 50000
 
+/* Whether a copy on this GPU of one of task's data is still landing from another rank
+ * (its landing armed or reserved, not yet seen complete): the task, once enqueued, would
+ * wait for the bytes on its exec stream. */
+static bool task_waits_landing(const gm_t *m, rill_task_t *task)
+{
+    rill_task_flow_t flows[RILL_MAX_FLOWS];
+    int n = task->tc->flows ? task->tc->flows(task, flows, RILL_MAX_FLOWS) : 0;
+    for (int i = 0; i < n; i++) {
+        rill_data_copy_t *c = flows[i].data ? rill_data_copy(flows[i].data, m->index) : NULL;
+        const gm_entry_t *e = c ? c->dev_priv : NULL;
+        if (e && e->landings > 0)
+            return true;
+    }
+    return false;
+}
+
+/* Tasks enqueued on the exec streams that read a copy still landing from another rank. */
+static int landing_waiters(const gm_t *m)
+{
+    int n = 0;
+    for (int s = 0; s < m->res->nexec; s++)
+        for (const gm_op_t *op = m->fifo[s].head; op; op = op->next)
+            for (int i = 0; op->kind == OP_TASK && i < op->nent; i++)
+                if (op->ent[i]->landings > 0) {
+                    n++;
+                    break;
+                }
+    return n;
+}
+
+/* Tasks set aside by one launch_pending while device_cuda_landing_waiters are enqueued */
+#define GM_MAX_SET_ASIDE 32
+
 /* Launch pending tasks, highest priority first, while a stream has room; when the first
  * cannot be placed (its streams full), the first urgent task still may (the urgent
- * streams: an urgent task must not wait behind a task of the bulk that waits for room). */
+ * streams: an urgent task must not wait behind a task of the bulk that waits for room).
+ * With device_cuda_landing_waiters, a task whose tile is still landing waits on the host
+ * while that many such tasks are enqueued, and the next ones go first. */
 static int launch_pending(gm_t *m)
 {
-    int launched = 0;
+    int launched = 0, naside = 0;
+    rill_task_t *aside[GM_MAX_SET_ASIDE]; /* waiting for a landing, over the bound */
     /* at most as many tries as slots were free: completions seen between launches free
      * more, and release tasks into the heap, but the loop's other steps (intake, the
      * proxy, the watchdog's turn count) must come round */
@@ -1149,6 +1198,19 @@ static int launch_pending(gm_t *m)
         if (!a && !b)
             break;
         rill_task_t *task = !a || (b && rill_heap_before(&b->prio, &a->prio)) ? b : a;
+        /* a task whose tile is still landing, with the bound of such tasks enqueued
+         * reached: set aside until this call ends (it costs no try), so that the tasks
+         * whose data are there take the slots; the landing ends on the GPU alone (its
+         * put is enqueued on the sender), and the next turn sees it */
+        if (m->landing_waiters > 0 && task_waits_landing(m, task) &&
+            landing_waiters(m) >= m->landing_waiters) {
+            if (naside == GM_MAX_SET_ASIDE)
+                break;
+            rill_heap_pop(pending_of(m, task));
+            aside[naside++] = task;
+            tries++;
+            continue;
+        }
         int stream = pick_stream(m, task);
         if (stream < 0 && task == a && b)
             stream = pick_stream(m, task = b);
@@ -1210,6 +1272,12 @@ static int launch_pending(gm_t *m)
         }
         gm_doing(m, "launching tasks");
     }
+    /* back in the heaps, in priority order as before (their slots were taken from them) */
+    for (int i = 0; i < naside; i++)
+        if (rill_heap_push(pending_of(m, aside[i]), &aside[i]->prio) != RILL_SUCCESS)
+            task_fail_now(m, aside[i], RILL_ERR_NO_MEMORY,
+                          "out of host memory queueing task '%s' on GPU %d", aside[i]->tc->name,
+                          m->res->info.ordinal);
     return launched;
 }
 
@@ -2233,6 +2301,7 @@ static void *manager_main(void *arg)
     cfg.peers = peers;
     cfg.npeers = npeers;
     m->max_inflight = (int)rill_param_get_int(param_inflight);
+    m->landing_waiters = (int)rill_param_get_int(param_waiters);
     m->urgent_by_prio = rill_param_get_bool(param_urgent_prio);
     m->serve_between = rill_param_get_bool(param_between);
     m->put_sm_max = (size_t)rill_param_get_int(param_put_sm);

@@ -21,9 +21,10 @@
 #   bench/README.md.
 # ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
 #   AB_VARIANTS (lines "name|options" or "name|options|1x4" for one process driving the 4
-#   GPUs; default: the defaults, 1024 landing semaphores, the inverse panel in fewer library
-#   calls, and the defaults and that panel on 1 x 4), AB_ROUNDS rounds (2) of 2 runs each,
-#   the variants interleaved;
+#   GPUs; default: the defaults, 1024 landing semaphores with and without a bound of 4 on
+#   the tasks enqueued while their tile lands (device_cuda_landing_waiters), that bound
+#   alone, the inverse panel in fewer library calls, and the defaults on 1 x 4), AB_ROUNDS
+#   rounds (2) of 2 runs each, the variants interleaved;
 #   per variant the best and each round's best, and rank 0's GPU line of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
@@ -100,9 +101,10 @@ if [ "$what" = ab ]; then
     n=${AB_N:-98304}
     variants=${AB_VARIANTS:-"defaults|
 1024 landing semaphores|--mca device_cuda_landing_semaphores 1024
+1024, at most 4 landing waiters|--mca device_cuda_landing_semaphores 1024 --mca device_cuda_landing_waiters 4
+at most 4 landing waiters|--mca device_cuda_landing_waiters 4
 panel in fewer calls|--gpu-trmm-block 0 --gpu-trinv-leaf 1024
-defaults, one process|-g 4|1x4
-panel in fewer calls, one process|-g 4 --gpu-trmm-block 0 --gpu-trinv-leaf 1024|1x4"}
+defaults, one process|-g 4|1x4"}
     mapfile -t vs <<<"$variants"
     for r in $(seq 1 "${AB_ROUNDS:-2}"); do
         for i in "${!vs[@]}"; do

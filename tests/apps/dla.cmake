@@ -226,6 +226,15 @@ if(RILL_HAVE_CUDA)
         set_tests_properties(dla_dpotrf_gpu_sems_np2 PROPERTIES LABELS "apps;gpu;mpi"
             TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
             PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
+        # 1024 landing semaphores (most landings reserved ahead, their consumers released
+        # long before the bytes) and at most 2 such consumers enqueued per GPU at once
+        add_test(NAME dla_dpotrf_gpu_waiters_np4 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+            ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4 $<TARGET_FILE:testing_dpotrf>
+            -N 6001 -t 400 -P 2 -Q 2 -g 1 -c 1 -x --mca device_cuda_landing_waiters 2
+            --mca device_cuda_landing_semaphores 1024)
+        set_tests_properties(dla_dpotrf_gpu_waiters_np4 PROPERTIES LABELS "apps;gpu;mpi"
+            TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
+            PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
         # one rank's GPU cannot start (a zone larger than the GPU): every rank stops at
         # rill_init with a message naming it, none hangs in the collectives that follow
         add_test(NAME dla_err_gpu_init_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
