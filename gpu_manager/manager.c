@@ -268,9 +268,11 @@ typedef struct gm {
     uint64_t sem_seq[GM_MAX_SEMS]; /* the last target of each: they only grow */
     int free_sems[GM_MAX_SEMS], nfree_sems, nsems;
     int max_inflight;
-    bool urgent_by_prio;   /* device_cuda_urgent_by_priority */
-    bool serve_between;    /* device_cuda_serve_between_launches */
-    int landing_waiters;   /* device_cuda_landing_waiters (0: no bound) */
+    bool urgent_by_prio; /* device_cuda_urgent_by_priority */
+    bool serve_between;  /* device_cuda_serve_between_launches */
+    int landing_waiters; /* device_cuda_landing_waiters (0: no bound) */
+    rill_task_t **aside; /* launch_pending's tasks set aside (landing_bound) */
+    int naside_max;
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
@@ -1178,8 +1180,13 @@ static int landing_waiters(const gm_t *m)
     return n;
 }
 
-/* Tasks set aside by one launch_pending while device_cuda_landing_waiters are enqueued */
-#define GM_MAX_SET_ASIDE 32
+/* Whether task must wait on the host: it reads a copy still landing and
+ * device_cuda_landing_waiters such tasks are enqueued already. */
+static bool landing_bound(const gm_t *m, rill_task_t *task)
+{
+    return m->landing_waiters > 0 && landing_waiters(m) >= m->landing_waiters &&
+           task_waits_landing(m, task);
+}
 
 /* Launch pending tasks, highest priority first, while a stream has room; when the first
  * cannot be placed (its streams full), the first urgent task still may (the urgent
@@ -1188,8 +1195,7 @@ static int landing_waiters(const gm_t *m)
  * while that many such tasks are enqueued, and the next ones go first. */
 static int launch_pending(gm_t *m)
 {
-    int launched = 0, naside = 0;
-    rill_task_t *aside[GM_MAX_SET_ASIDE]; /* waiting for a landing, over the bound */
+    int launched = 0, naside = 0; /* m->aside: tasks set aside (landing_bound) */
     /* at most as many tries as slots were free: completions seen between launches free
      * more, and release tasks into the heap, but the loop's other steps (intake, the
      * proxy, the watchdog's turn count) must come round */
@@ -1202,17 +1208,22 @@ static int launch_pending(gm_t *m)
          * reached: set aside until this call ends (it costs no try), so that the tasks
          * whose data are there take the slots; the landing ends on the GPU alone (its
          * put is enqueued on the sender), and the next turn sees it */
-        if (m->landing_waiters > 0 && task_waits_landing(m, task) &&
-            landing_waiters(m) >= m->landing_waiters) {
-            if (naside == GM_MAX_SET_ASIDE)
-                break;
+        if (landing_bound(m, task)) {
+            if (naside == m->naside_max) {
+                int n = naside ? 2 * naside : 64;
+                rill_task_t **g = realloc(m->aside, (size_t)n * sizeof(*g));
+                if (!g)
+                    break; /* (the rest wait for the next call) */
+                m->aside = g;
+                m->naside_max = n;
+            }
             rill_heap_pop(pending_of(m, task));
-            aside[naside++] = task;
+            m->aside[naside++] = task;
             tries++;
             continue;
         }
         int stream = pick_stream(m, task);
-        if (stream < 0 && task == a && b)
+        if (stream < 0 && task == a && b && !landing_bound(m, b))
             stream = pick_stream(m, task = b);
         if (stream < 0)
             break;
@@ -1274,9 +1285,9 @@ static int launch_pending(gm_t *m)
     }
     /* back in the heaps, in priority order as before (their slots were taken from them) */
     for (int i = 0; i < naside; i++)
-        if (rill_heap_push(pending_of(m, aside[i]), &aside[i]->prio) != RILL_SUCCESS)
-            task_fail_now(m, aside[i], RILL_ERR_NO_MEMORY,
-                          "out of host memory queueing task '%s' on GPU %d", aside[i]->tc->name,
+        if (rill_heap_push(pending_of(m, m->aside[i]), &m->aside[i]->prio) != RILL_SUCCESS)
+            task_fail_now(m, m->aside[i], RILL_ERR_NO_MEMORY,
+                          "out of host memory queueing task '%s' on GPU %d", m->aside[i]->tc->name,
                           m->res->info.ordinal);
     return launched;
 }
@@ -2526,6 +2537,9 @@ static void managers_stop(rill_context_t *ctx)
         }
         rill_heap_fini(&m->pending);
         rill_heap_fini(&m->pending_urgent);
+        free(m->aside);
+        m->aside = NULL;
+        m->naside_max = 0;
         free(m->views);
         free(m->free_slots);
         free(m->sm_reach);
