@@ -273,6 +273,7 @@ typedef struct gm {
     int landing_waiters; /* device_cuda_landing_waiters (0: no bound) */
     rill_task_t **aside; /* launch_pending's tasks set aside (landing_bound) */
     int naside_max;
+    int tr_pending;        /* traces: the pending tasks last counted (-1: none yet) */
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
@@ -1078,7 +1079,10 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
         snprintf(args, sizeof(args), "us: inputs %.1f, event %.1f, body %.1f, events %.1f; %s",
                  (double)(tt[1] - tt[0]) / 1e3, (double)(tt[2] - tt[1]) / 1e3,
                  (double)(tt[3] - tt[2]) / 1e3, (double)(tt[4] - tt[3]) / 1e3, task->tc->name);
-        rill_trace_slice("gpu", "launch", tt[0], tt[4], task->prio.priority, 0, args);
+        /* the task's id, as on its kernel's slice (rill_trace_timeline --waits pairs them) */
+        char info[160];
+        uint64_t id = task->tc->trace_info ? task->tc->trace_info(task, info, sizeof(info)) : 0;
+        rill_trace_slice("gpu", "launch", tt[0], tt[4], task->prio.priority, id, args);
         rill_trace_instant("gpu", "launched", tt[4]);
     }
     /* the front end may now hand us puts of what the body writes, behind it (put_start) */
@@ -1282,6 +1286,19 @@ static int launch_pending(gm_t *m)
             }
         }
         gm_doing(m, "launching tasks");
+    }
+    /* traces: the tasks left waiting for a slot (or a landing) on this GPU, at each change
+     * (rill_trace_timeline --waits: whether a slot held by a task waiting for its tile
+     * could have run another) */
+    int pending = m->pending.count + m->pending_urgent.count + naside;
+    if (m->trace && pending != m->tr_pending) {
+        static const char *const names[] = { "GPU 0 tasks pending", "GPU 1 tasks pending",
+                                             "GPU 2 tasks pending", "GPU 3 tasks pending",
+                                             "GPU 4 tasks pending", "GPU 5 tasks pending",
+                                             "GPU 6 tasks pending", "GPU 7 tasks pending" };
+        if (m->res->info.ordinal >= 0 && m->res->info.ordinal < 8)
+            rill_trace_counter_every(names[m->res->info.ordinal], rill_time_ns(), pending);
+        m->tr_pending = pending;
     }
     /* back in the heaps, in priority order as before (their slots were taken from them) */
     for (int i = 0; i < naside; i++)
@@ -2568,6 +2585,7 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
         }
         m->ctx = ctx;
         m->gpu = i;
+        m->tr_pending = -1;
         rill_evcount_init(&m->wake);
         rill_mpsc_init(&m->intake);
         rill_mpsc_init(&m->dead);

@@ -13,10 +13,12 @@
 #   its best run), and a trace of one 4-process run (N = 32768); dpotrf N = 98304 and the
 #   traced run also with 1024 landing semaphores (device_cuda_landing_semaphores; 64 by
 #   default), and N = 98304 with the inverse panel's GPU kernels in fewer library calls
-#   (--gpu-trmm-block 0 --gpu-trinv-leaf 1024); for each trace, what held the tiles from
-#   other ranks and the whole hop from the producer's kernel (rill_trace_timeline
-#   --landings), each manager's launch time (--launches) and each rank's comm thread (turns
-#   over 0.5 ms, late wake-ups). BENCH_CTEST=regex first runs the tests labelled gpu that
+#   (--gpu-trmm-block 0 --gpu-trinv-leaf 1024); a third trace with 1024 semaphores and at
+#   most 4 tasks enqueued while their tile lands (device_cuda_landing_waiters); for each
+#   trace, what held the tiles from other ranks and the whole hop from the producer's
+#   kernel (rill_trace_timeline --landings), each manager's launch time (--launches), the
+#   exec streams idle for a landing (--waits) and each rank's comm thread (turns over 0.5
+#   ms, late wake-ups). BENCH_CTEST=regex first runs the tests labelled gpu that
 #   match it (after the build). The day's earlier rows (1 lane; served once per turn) are in
 #   bench/README.md.
 # ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
@@ -177,9 +179,12 @@ traced() { # name, options...
         --after 1000000 "$work"/trace_$name.*.json >"$work/landings_$name.txt" 2>&1
     python3 tools/rill_trace_timeline --launches --name dpotrf --nth 16 --before 1000 \
         --after 1000000 "$work"/trace_$name.*.json >"$work/launches_$name.txt" 2>&1
+    python3 tools/rill_trace_timeline --waits --name dpotrf --nth 16 --before 1000 \
+        --after 1000000 "$work"/trace_$name.*.json >"$work/waits_$name.txt" 2>&1
 }
 traced lanes4 --mca device_cuda_remote_lanes 4
 traced sems1024 --mca device_cuda_landing_semaphores 1024
+traced waiters4 --mca device_cuda_landing_semaphores 1024 --mca device_cuda_landing_waiters 4
 echo
 echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
@@ -195,13 +200,17 @@ for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log 
     busy "$f" $c
     grep -E "rror|abort" "$f" | head -3
 done
-for name in lanes4 sems1024; do
+for name in lanes4 sems1024 waiters4; do
     echo "== tiles from other ranks, N = 32768 traced, $name (rill_trace_timeline --landings):"
     grep -E "^rank|more than" "$work/landings_$name.txt"
     grep -E "comm thread:" "$work/trace_run_$name.log"
 done
-for name in lanes4 sems1024; do
+for name in lanes4 sems1024 waiters4; do
     echo "== the GPU managers' launches, N = 32768 traced, $name (rill_trace_timeline --launches):"
     grep -E "^rank" "$work/launches_$name.txt"
+done
+for name in lanes4 sems1024 waiters4; do
+    echo "== exec streams idle for a landing, N = 32768 traced, $name (rill_trace_timeline --waits):"
+    cat "$work/waits_$name.txt"
 done
 exit 0

@@ -64,6 +64,10 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         "error: no GPU manager's launch starts in the window" ${rill_timeline} --launches)
     add_test(NAME trace_tools_timeline_launches_landings COMMAND ${rill_expect_fail}
         "error: give --launches alone" ${rill_timeline} --launches --landings)
+    add_test(NAME trace_tools_timeline_waits_none COMMAND ${rill_expect_fail}
+        "error: no GPU task's launch pairs with its kernel" ${rill_timeline} --waits)
+    add_test(NAME trace_tools_timeline_waits_launches COMMAND ${rill_expect_fail}
+        "error: give --waits alone" ${rill_timeline} --waits --launches)
     add_test(NAME trace_tools_timeline_bad_json COMMAND ${rill_expect_fail}
         "error: .*truncated\\.json: invalid JSON" ${Python3_EXECUTABLE}
         ${rill_trace_tools}/rill_trace_timeline ${rill_trace_data}/truncated.json)
@@ -76,6 +80,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         trace_tools_timeline_gap_no_name trace_tools_timeline_gap_stats
         trace_tools_timeline_landings_none trace_tools_timeline_landings_gap
         trace_tools_timeline_launches_none trace_tools_timeline_launches_landings
+        trace_tools_timeline_waits_none trace_tools_timeline_waits_launches
         PROPERTIES LABELS unit TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or

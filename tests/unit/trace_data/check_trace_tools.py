@@ -233,6 +233,54 @@ def main():
         windowed = run(timeline, "--landings", "--start", "750", *gd).splitlines()
         check(windowed[0].startswith("rank 1: 2 landings"),
               "landings: those starting in the window (C and D: from 750 us after the first event)")
+        # --waits: one GPU, three tasks. A (launched 100-110, kernel 150-200 on stream 0);
+        # B (launched 120-130, its tile landing 125-400, kernel 405-450 on stream 0 behind
+        # A: the stream idle for the tile from A's end, 200, to 400, with other tasks pending
+        # 250-300); C (launched 500-510, its tile landed at 490: no wait, kernel 520-600 on
+        # stream 1); C's launch names no task, as in older traces (paired by class and
+        # priority)
+        def x(tid, ts, dur, name, **args):
+            return {"ph": "X", "pid": 0, "tid": tid, "ts": ts, "dur": dur, "name": name,
+                    "cat": "gpu", "args": args}
+
+        def flow(ph, tid, ts, fid):
+            return {"ph": ph, "pid": 0, "tid": tid, "ts": ts, "id": fid, "cat": "dep",
+                    "name": "remote dependency"}
+        tracks = {2000: "GPU 0 manager and exec streams (test)", 3000: "GPU 0 exec stream 0",
+                  3001: "GPU 0 exec stream 1", 3043: "GPU 0 copies: landings from other ranks",
+                  3049: "GPU 0 copies: landings from other ranks (lane 1)"}
+        launch = "us: inputs 1.0, event 1.0, body 5.0, events 1.0; dgemm"
+        ev = [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "rank 0"}}]
+        ev += [{"ph": "M", "pid": 0, "tid": t, "name": "thread_name", "args": {"name": n}}
+               for t, n in tracks.items()]
+        ev += [x(2000, 100, 10, "launch", priority=5, task=1, args=launch),
+               x(2000, 120, 10, "launch", priority=6, task=2, args=launch),
+               x(2000, 500, 10, "launch", priority=7, args=launch),
+               x(3000, 150, 50, "dgemm", priority=5, task=1, args="stream 0"),
+               x(3043, 125, 275, "landed from a rank", args="4096 bytes"),
+               flow("t", 3043, 400, "0xb"),
+               x(3000, 405, 45, "dgemm", priority=6, task=2, args="stream 0"),
+               flow("f", 3000, 405, "0xb"),
+               x(3049, 300, 190, "landed from a rank", args="4096 bytes"),
+               flow("t", 3049, 490, "0xc"),
+               x(3001, 520, 80, "dgemm", priority=7, task=3, args="stream 1"),
+               flow("f", 3001, 520, "0xc")]
+        ev += [{"ph": "C", "pid": 0, "ts": ts, "name": "GPU 0 tasks pending", "cat": "counter",
+                "args": {"value": v}} for ts, v in ((100, 0), (250, 2), (300, 0))]
+        with open(gd[0]) as f:
+            doc = json.load(f)
+        doc["traceEvents"] = ev
+        doc["otherData"]["rill_nranks"] = 1
+        gw = os.path.join(out, "waits.0.json")
+        with open(gw, "w") as f:
+            json.dump(doc, f)
+        lines = run(timeline, "--waits", gw).splitlines()
+        check(lines == ["rank 0, GPU 0: 3 tasks; enqueued before their kernel started: median "
+                        "40.0 us, 0.325 ms in all",
+                        "  1 at the head of their stream while a tile they read was landing: "
+                        "the stream idle 0.200 ms waiting for it (median 200.0 us, max 200.0 "
+                        "us); 0.050 ms of it while other tasks waited for a slot on this GPU"],
+              f"waits: queued, idle for a landing, with tasks pending: {lines!r}")
     else:
         sys.exit(f"unknown check {what!r}")
     print("PASS")
