@@ -1185,11 +1185,15 @@ static int landing_waiters(const gm_t *m)
 }
 
 /* Whether task must wait on the host: it reads a copy still landing and
- * device_cuda_landing_waiters such tasks are enqueued already. */
-static bool landing_bound(const gm_t *m, rill_task_t *task)
+ * device_cuda_landing_waiters such tasks are enqueued already. *nw: landing_waiters(m),
+ * counted on first need (-1: not yet; reset when a launch or a completion changes it). */
+static bool landing_bound(const gm_t *m, rill_task_t *task, int *nw)
 {
-    return m->landing_waiters > 0 && landing_waiters(m) >= m->landing_waiters &&
-           task_waits_landing(m, task);
+    if (m->landing_waiters == 0)
+        return false;
+    if (*nw < 0)
+        *nw = landing_waiters(m);
+    return *nw >= m->landing_waiters && task_waits_landing(m, task);
 }
 
 /* Launch pending tasks, highest priority first, while a stream has room; when the first
@@ -1200,6 +1204,7 @@ static bool landing_bound(const gm_t *m, rill_task_t *task)
 static int launch_pending(gm_t *m)
 {
     int launched = 0, naside = 0; /* m->aside: tasks set aside (landing_bound) */
+    int nw = -1;                  /* landing_bound's count */
     /* at most as many tries as slots were free: completions seen between launches free
      * more, and release tasks into the heap, but the loop's other steps (intake, the
      * proxy, the watchdog's turn count) must come round */
@@ -1212,7 +1217,7 @@ static int launch_pending(gm_t *m)
          * reached: set aside until this call ends (it costs no try), so that the tasks
          * whose data are there take the slots; the landing ends on the GPU alone (its
          * put is enqueued on the sender), and the next turn sees it */
-        if (landing_bound(m, task)) {
+        if (landing_bound(m, task, &nw)) {
             if (naside == m->naside_max) {
                 int n = naside ? 2 * naside : 64;
                 rill_task_t **g = realloc(m->aside, (size_t)n * sizeof(*g));
@@ -1227,7 +1232,7 @@ static int launch_pending(gm_t *m)
             continue;
         }
         int stream = pick_stream(m, task);
-        if (stream < 0 && task == a && b && !landing_bound(m, b))
+        if (stream < 0 && task == a && b && !landing_bound(m, b, &nw))
             stream = pick_stream(m, task = b);
         if (stream < 0)
             break;
@@ -1261,6 +1266,8 @@ static int launch_pending(gm_t *m)
         }
         m->stuck_since = 0;
         launched++;
+        nw = -1; /* (this task may read a copy still landing; the serving below arms and
+                  * completes landings) */
         /* A body's enqueue can hold this thread long (on 4 x H100, dpotrf NB 2048: a dtrmm
          * 0.3 ms, a dtrtri or a panel's dtrsm 0.6-0.8 ms, the libraries' calls): between two
          * launches, arm the landings and enqueue the puts that came meanwhile (the put
