@@ -238,7 +238,8 @@ def main():
         # A: the stream idle for the tile from A's end, 200, to 400, with other tasks pending
         # 250-300); C (launched 500-510, its tile landed at 490: no wait, kernel 520-600 on
         # stream 1); C's launch names no task, as in older traces (paired by class and
-        # priority)
+        # priority). The streams idle from 150 to 600: stream 0 200-405 and 450-600, stream
+        # 1 150-520; 50 us of each while tasks were pending
         def x(tid, ts, dur, name, **args):
             return {"ph": "X", "pid": 0, "tid": tid, "ts": ts, "dur": dur, "name": name,
                     "cat": "gpu", "args": args}
@@ -277,6 +278,8 @@ def main():
         lines = run(timeline, "--waits", gw).splitlines()
         check(lines == ["rank 0, GPU 0: 3 tasks; enqueued before their kernel started: median "
                         "40.0 us, 0.325 ms in all",
+                        "  exec streams idle 0.725 ms of 2 x 0.450 ms (first kernel to last), "
+                        "0.100 ms of it while tasks waited for a slot",
                         "  1 at the head of their stream while a tile they read was landing: "
                         "the stream idle 0.200 ms waiting for it (median 200.0 us, max 200.0 "
                         "us); 0.050 ms of it while other tasks waited for a slot on this GPU"],
