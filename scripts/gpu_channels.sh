@@ -7,8 +7,8 @@
 # bench/gpu_hop.sh's table (HOP_TABLE= skips it), the GPU tests (HOP_SUITE=seconds: the whole
 # suite instead, within that time); everything packed into $OUT/hop.tgz
 # dist: the GPU tests, the testers with -x and --dist diagonal on 2 x 1 GPU, dpotrf N = 65536
-# on 2 x 1 GPU (block-cyclic, diagonal, block-cyclic with 1024 landing semaphores) next to 1 x
-# 2 GPUs and cusolverMgPotrf, the hop table
+# on 2 x 1 GPU (block-cyclic, diagonal, block-cyclic with 64 landing semaphores and no
+# bound on landing waiters) next to 1 x 2 GPUs and cusolverMgPotrf, the hop table
 # direct: the GPU-direct tests, then the DLA testers on 2 processes x 1 GPU with checks
 # (GPU direct, and host-staged with comm_gpu_direct = off) and dpotrf / dgemm figures of
 # both next to one process driving both GPUs
@@ -152,10 +152,10 @@ if [ "$what" = dist ]; then
     n=${RILL_DIST_N:-65536}
     echo "== cusolverMgPotrf, 2 GPUs: N=$n tile 1024"
     timeout 150 build-gpu/bench/bench_gpu_vendor mgpotrf $n 2 1024 3 2>&1 | tail -1
-    # panels by the inverse (the default with GPUs), and by dtrsm for comparison; with 1024
-    # landing semaphores (64 by default: 48 landings reserved ahead per GPU and run)
+    # panels by the inverse (the default with GPUs), and by dtrsm for comparison; with the
+    # landing defaults before 1024 semaphores and a bound of 4 landing waiters
     for dist in cyclic diagonal "diagonal --panel trsm" \
-        "cyclic --mca device_cuda_landing_semaphores 1024"; do
+        "cyclic --mca device_cuda_landing_semaphores 64 --mca device_cuda_landing_waiters 0"; do
         echo "== np 2 x 1 GPU, --dist $dist: dpotrf N=$n NB=2048"
         timeout 150 "${np2[@]}" $T/testing_dpotrf -N $n -t 2048 --nruns 3 -g 1 --dist $dist 2>&1 |
             grep -E "^ *[0-9]|error|GPU 0:"

@@ -11,11 +11,9 @@
 #   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
 #   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
 #   its best run), and a trace of one 4-process run (N = 32768); dpotrf N = 98304 and the
-#   traced run also with 1024 landing semaphores (device_cuda_landing_semaphores; 64 by
-#   default), and N = 98304 with the inverse panel's GPU kernels in fewer library calls
-#   (--gpu-trmm-block 0 --gpu-trinv-leaf 1024); a third trace with 1024 semaphores and at
-#   most 4 tasks enqueued while their tile lands (device_cuda_landing_waiters); for each
-#   trace, what held the tiles from other ranks and the whole hop from the producer's
+#   traced run also with the landing defaults before 1024 semaphores
+#   (device_cuda_landing_semaphores 64) and a bound of 4 tasks enqueued while their tile
+#   lands (device_cuda_landing_waiters 0: none); for each trace, what held the tiles from other ranks and the whole hop from the producer's
 #   kernel (rill_trace_timeline --landings), each manager's launch time (--launches), the
 #   exec streams idle for a landing (--waits) and each rank's comm thread (turns over 0.5
 #   ms, late wake-ups). BENCH_CTEST=regex first runs the tests labelled gpu that
@@ -23,9 +21,9 @@
 #   bench/README.md.
 # ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
 #   AB_VARIANTS (lines "name|options" or "name|options|1x4" for one process driving the 4
-#   GPUs; default: the defaults, 1024 landing semaphores with and without a bound of 4 on
-#   the tasks enqueued while their tile lands (device_cuda_landing_waiters), that bound
-#   alone, the inverse panel in fewer library calls, and the defaults on 1 x 4), AB_ROUNDS
+#   GPUs; default: the defaults, the landing defaults before (64 semaphores, no bound on
+#   the tasks enqueued while their tile lands), 64 semaphores with the bound, bounds of 2
+#   and 8, and the defaults on 1 x 4), AB_ROUNDS
 #   rounds (2) of 2 runs each, the variants interleaved;
 #   per variant the best and each round's best, and rank 0's GPU line of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
@@ -102,10 +100,10 @@ vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 if [ "$what" = ab ]; then
     n=${AB_N:-98304}
     variants=${AB_VARIANTS:-"defaults|
-1024 landing semaphores|--mca device_cuda_landing_semaphores 1024
-1024, at most 4 landing waiters|--mca device_cuda_landing_semaphores 1024 --mca device_cuda_landing_waiters 4
-at most 4 landing waiters|--mca device_cuda_landing_waiters 4
-panel in fewer calls|--gpu-trmm-block 0 --gpu-trinv-leaf 1024
+64 landing semaphores, no bound|--mca device_cuda_landing_semaphores 64 --mca device_cuda_landing_waiters 0
+64 landing semaphores|--mca device_cuda_landing_semaphores 64
+at most 2 landing waiters|--mca device_cuda_landing_waiters 2
+at most 8 landing waiters|--mca device_cuda_landing_waiters 8
 defaults, one process|-g 4|1x4"}
     mapfile -t vs <<<"$variants"
     for r in $(seq 1 "${AB_ROUNDS:-2}"); do
@@ -144,16 +142,13 @@ for n in 65536 98304; do
     timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 --nruns 3 >"$log" 2>&1
     rows+=("Rill dpotrf (GPU direct)|$n|2048|4 x 1|$(best "$log" 8)")
 done
-# and with 1024 landing semaphores per GPU (64 by default: 48 landings reserved ahead per run)
-log=$work/potrf_np4_98304_sems1024.log
+# and with the landing defaults before: 64 semaphores per GPU (48 landings reserved ahead
+# per run, of 276), no bound on the tasks enqueued while their tile lands
+before=(--mca device_cuda_landing_semaphores 64 --mca device_cuda_landing_waiters 0)
+log=$work/potrf_np4_98304_before.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
-    --mca device_cuda_landing_semaphores 1024 >"$log" 2>&1
-rows+=("Rill dpotrf (GPU direct, 1024 landing semaphores)|98304|2048|4 x 1|$(best "$log" 8)")
-# and with the inverse panel's GPU kernels in fewer library calls (less of the managers' time)
-log=$work/potrf_np4_98304_blocks.log
-timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
-    --gpu-trmm-block 0 --gpu-trinv-leaf 1024 >"$log" 2>&1
-rows+=("Rill dpotrf (GPU direct, dtrmm one gemm, dtrtri leaves 1024)|98304|2048|4 x 1|$(best "$log" 8)")
+    "${before[@]}" >"$log" 2>&1
+rows+=("Rill dpotrf (GPU direct, 64 landing semaphores, no waiter bound)|98304|2048|4 x 1|$(best "$log" 8)")
 log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")
@@ -168,7 +163,7 @@ timeout 200 "${mpi[@]}" -np 4 $T/testing_dgemm -N 65536 -t 4096 -P 2 -Q 2 -g 1 -
 rows+=("Rill dgemm (GPU direct)|65536|4096|4 x 1|$(best "$log" 10)")
 # a trace of one smaller 4-process run (Perfetto JSON per rank), after the testers' warm-up
 # run (the first call of each cuBLAS / cuSOLVER kernel loads its module, tens of ms), with
-# one landing and put stream per GPU and with 4; what held the tiles from other ranks in
+# the defaults and with the landing defaults before; what held the tiles from other ranks in
 # the timed run (from its first dpotrf, the 17th of the trace: 16 tile columns a run)
 traced() { # name, options...
     local name=$1
@@ -182,9 +177,8 @@ traced() { # name, options...
     python3 tools/rill_trace_timeline --waits --name dpotrf --nth 16 --before 1000 \
         --after 1000000 "$work"/trace_$name.*.json >"$work/waits_$name.txt" 2>&1
 }
-traced lanes4 --mca device_cuda_remote_lanes 4
-traced sems1024 --mca device_cuda_landing_semaphores 1024
-traced waiters4 --mca device_cuda_landing_semaphores 1024 --mca device_cuda_landing_waiters 4
+traced defaults
+traced before "${before[@]}"
 echo
 echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 echo "| what | N | NB | processes x GPUs | TFLOP/s |"
@@ -200,16 +194,16 @@ for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log 
     busy "$f" $c
     grep -E "rror|abort" "$f" | head -3
 done
-for name in lanes4 sems1024 waiters4; do
+for name in defaults before; do
     echo "== tiles from other ranks, N = 32768 traced, $name (rill_trace_timeline --landings):"
     grep -E "^rank|more than" "$work/landings_$name.txt"
     grep -E "comm thread:" "$work/trace_run_$name.log"
 done
-for name in lanes4 sems1024 waiters4; do
+for name in defaults before; do
     echo "== the GPU managers' launches, N = 32768 traced, $name (rill_trace_timeline --launches):"
     grep -E "^rank" "$work/launches_$name.txt"
 done
-for name in lanes4 sems1024 waiters4; do
+for name in defaults before; do
     echo "== exec streams idle for a landing, N = 32768 traced, $name (rill_trace_timeline --waits):"
     cat "$work/waits_$name.txt"
 done

@@ -218,20 +218,21 @@ if(RILL_HAVE_CUDA)
                 TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
                 PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
         endforeach()
-        # 1024 landing semaphores: most of the few hundred landings of each rank reserved
-        # ahead, more than 64 at once armed on a landing stream (the rest wait their turn)
-        add_test(NAME dla_dpotrf_gpu_sems_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+        # 64 landing semaphores and no bound on the tasks enqueued while their tile lands
+        # (the defaults before 1024 and 4): most landings reserved on request, a quarter of
+        # the semaphores kept for those; 32 tile rows, more landings than semaphores
+        add_test(NAME dla_dpotrf_gpu_sems64_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
             ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 $<TARGET_FILE:testing_dpotrf>
-            -N 8000 -t 250 -P 2 -Q 1 -g 1 -c 1 -x --mca device_cuda_landing_semaphores 1024)
-        set_tests_properties(dla_dpotrf_gpu_sems_np2 PROPERTIES LABELS "apps;gpu;mpi"
+            -N 8000 -t 250 -P 2 -Q 1 -g 1 -c 1 -x --mca device_cuda_landing_semaphores 64
+            --mca device_cuda_landing_waiters 0)
+        set_tests_properties(dla_dpotrf_gpu_sems64_np2 PROPERTIES LABELS "apps;gpu;mpi"
             TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
             PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
-        # 1024 landing semaphores (most landings reserved ahead, their consumers released
-        # long before the bytes) and at most 2 such consumers enqueued per GPU at once
+        # landings reserved ahead (their consumers released long before the bytes) and at
+        # most 2 such consumers enqueued per GPU at once (4 by default)
         add_test(NAME dla_dpotrf_gpu_waiters_np4 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
             ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4 $<TARGET_FILE:testing_dpotrf>
-            -N 6001 -t 400 -P 2 -Q 2 -g 1 -c 1 -x --mca device_cuda_landing_waiters 2
-            --mca device_cuda_landing_semaphores 1024)
+            -N 6001 -t 400 -P 2 -Q 2 -g 1 -c 1 -x --mca device_cuda_landing_waiters 2)
         set_tests_properties(dla_dpotrf_gpu_waiters_np4 PROPERTIES LABELS "apps;gpu;mpi"
             TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
             PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
