@@ -273,8 +273,12 @@ typedef struct gm {
     bool urgent_by_prio; /* device_cuda_urgent_by_priority */
     bool serve_between;  /* device_cuda_serve_between_launches */
     int landing_waiters; /* device_cuda_landing_waiters (0: no bound) */
-    rill_task_t **aside; /* launch_pending's tasks set aside (landing_bound) */
-    int naside_max;
+    /* tasks set aside by launch_pending (landing_bound): out of the pending heaps until
+     * what decided it may have changed, an operation's completion or a landing given back
+     * (epoch moves on), not popped and pushed back at every turn of the loop */
+    rill_task_t **aside;
+    int naside, naside_max;
+    uint64_t epoch, aside_epoch;
     int tr_pending;        /* traces: the pending tasks last counted (-1: none yet) */
     gm_exec_view_t *views; /* one per status slot */
     int *free_slots, nfree_slots;
@@ -1198,6 +1202,17 @@ static bool landing_bound(const gm_t *m, rill_task_t *task, int *nw)
     return *nw >= m->landing_waiters && task_waits_landing(m, task);
 }
 
+/* The tasks set aside back in the pending heaps, in priority order as before. */
+static void aside_restore(gm_t *m)
+{
+    for (int i = 0; i < m->naside; i++)
+        if (rill_heap_push(pending_of(m, m->aside[i]), &m->aside[i]->prio) != RILL_SUCCESS)
+            task_fail_now(m, m->aside[i], RILL_ERR_NO_MEMORY,
+                          "out of host memory queueing task '%s' on GPU %d", m->aside[i]->tc->name,
+                          m->res->info.ordinal);
+    m->naside = 0;
+}
+
 /* Launch pending tasks, highest priority first, while a stream has room; when the first
  * cannot be placed (its streams full), the first urgent task still may (the urgent
  * streams: an urgent task must not wait behind a task of the bulk that waits for room).
@@ -1205,8 +1220,14 @@ static bool landing_bound(const gm_t *m, rill_task_t *task, int *nw)
  * while that many such tasks are enqueued, and the next ones go first. */
 static int launch_pending(gm_t *m)
 {
-    int launched = 0, naside = 0; /* m->aside: tasks set aside (landing_bound) */
-    int nw = -1;                  /* landing_bound's count */
+    int launched = 0;
+    int nw = -1; /* landing_bound's count */
+    /* the tasks set aside by an earlier call stay aside while nothing that decided it
+     * changed: no operation completed and no landing was given back since (landing_bound
+     * only turns false when a landing ends or an enqueued task leaves its stream) */
+    if (m->naside > 0 && m->aside_epoch != m->epoch)
+        aside_restore(m);
+    m->aside_epoch = m->epoch;
     /* at most as many tries as slots were free: completions seen between launches free
      * more, and release tasks into the heap, but the loop's other steps (intake, the
      * proxy, the watchdog's turn count) must come round */
@@ -1216,12 +1237,12 @@ static int launch_pending(gm_t *m)
             break;
         rill_task_t *task = !a || (b && rill_heap_before(&b->prio, &a->prio)) ? b : a;
         /* a task whose tile is still landing, with the bound of such tasks enqueued
-         * reached: set aside until this call ends (it costs no try), so that the tasks
-         * whose data are there take the slots; the landing ends on the GPU alone (its
-         * put is enqueued on the sender), and the next turn sees it */
+         * reached: set aside (it costs no try) until an operation completes, so that the
+         * tasks whose data are there take the slots; the landing ends on the GPU alone
+         * (its put is enqueued on the sender), and its completion brings the task back */
         if (landing_bound(m, task, &nw)) {
-            if (naside == m->naside_max) {
-                int n = naside ? 2 * naside : 64;
+            if (m->naside == m->naside_max) {
+                int n = m->naside ? 2 * m->naside : 64;
                 rill_task_t **g = realloc(m->aside, (size_t)n * sizeof(*g));
                 if (!g)
                     break; /* (the rest wait for the next call) */
@@ -1229,7 +1250,7 @@ static int launch_pending(gm_t *m)
                 m->naside_max = n;
             }
             rill_heap_pop(pending_of(m, task));
-            m->aside[naside++] = task;
+            m->aside[m->naside++] = task;
             tries++;
             continue;
         }
@@ -1299,7 +1320,7 @@ static int launch_pending(gm_t *m)
     /* traces: the tasks left waiting for a slot (or a landing) on this GPU, at each change
      * (rill_trace_timeline --waits: whether a slot held by a task waiting for its tile
      * could have run another) */
-    int pending = m->pending.count + m->pending_urgent.count + naside;
+    int pending = m->pending.count + m->pending_urgent.count + m->naside;
     if (m->trace && pending != m->tr_pending) {
         static const char *const names[] = { "GPU 0 tasks pending", "GPU 1 tasks pending",
                                              "GPU 2 tasks pending", "GPU 3 tasks pending",
@@ -1309,12 +1330,6 @@ static int launch_pending(gm_t *m)
             rill_trace_counter_every(names[m->res->info.ordinal], rill_time_ns(), pending);
         m->tr_pending = pending;
     }
-    /* back in the heaps, in priority order as before (their slots were taken from them) */
-    for (int i = 0; i < naside; i++)
-        if (rill_heap_push(pending_of(m, m->aside[i]), &m->aside[i]->prio) != RILL_SUCCESS)
-            task_fail_now(m, m->aside[i], RILL_ERR_NO_MEMORY,
-                          "out of host memory queueing task '%s' on GPU %d", m->aside[i]->tc->name,
-                          m->res->info.ordinal);
     return launched;
 }
 
@@ -1448,6 +1463,7 @@ static void land_unhold(gm_t *m, rill_remote_xfer_t *x)
     if (--e->landings == 0)
         atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
     m->free_sems[m->nfree_sems++] = x->sem;
+    m->epoch++;
 }
 
 /* Arm the landing x holds (land_hold): the landing stream waits for its semaphore (after
@@ -1905,6 +1921,7 @@ static void trace_flow_step(gm_t *m, gm_op_t *op, int track, char ph)
 
 static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
 {
+    m->epoch++; /* a landing ended or a task left its stream: the tasks set aside may go */
     switch (op->kind) {
     case OP_XFER: {
         gm_entry_t *e = op->ent[0];
@@ -2194,6 +2211,7 @@ static int reap_dead(gm_t *m)
             e->block = 0;
             e->ahead = false;
             e->xfers = e->landings = 0;
+            m->epoch++;
         }
         /* a transfer into or out of the block may still be landing (the task that needed it
          * completed on its exec stream's event): free the entry once it has */
@@ -2487,7 +2505,8 @@ static void *manager_main(void *arg)
                 continue;
             }
         }
-        if (m->pending.count > 0 || m->pending_urgent.count > 0 || m->remote_later) {
+        if (m->pending.count > 0 || m->pending_urgent.count > 0 || m->naside > 0 ||
+            m->remote_later) {
             /* waiting for room a read holds */
             sched_yield();
             continue;
@@ -2565,7 +2584,7 @@ static void managers_stop(rill_context_t *ctx)
         rill_heap_fini(&m->pending_urgent);
         free(m->aside);
         m->aside = NULL;
-        m->naside_max = 0;
+        m->naside = m->naside_max = 0;
         free(m->views);
         free(m->free_slots);
         free(m->sm_reach);
