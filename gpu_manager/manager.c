@@ -279,8 +279,9 @@ typedef struct gm {
     rill_task_t **aside;
     int naside, naside_max;
     uint64_t epoch, aside_epoch;
-    int tr_pending;        /* traces: the pending tasks last counted (-1: none yet) */
-    gm_exec_view_t *views; /* one per status slot */
+    int tr_pending, tr_aside; /* traces: the pending and set-aside tasks last counted
+                               * (-1: none yet) */
+    gm_exec_view_t *views;    /* one per status slot */
     int *free_slots, nfree_slots;
     gm_op_t *free_ops;
     gm_entry_t *lru_head, *lru_tail;
@@ -1317,18 +1318,28 @@ static int launch_pending(gm_t *m)
         }
         gm_doing(m, "launching tasks");
     }
-    /* traces: the tasks left waiting for a slot (or a landing) on this GPU, at each change
-     * (rill_trace_timeline --waits: whether a slot held by a task waiting for its tile
-     * could have run another) */
-    int pending = m->pending.count + m->pending_urgent.count + m->naside;
-    if (m->trace && pending != m->tr_pending) {
-        static const char *const names[] = { "GPU 0 tasks pending", "GPU 1 tasks pending",
-                                             "GPU 2 tasks pending", "GPU 3 tasks pending",
-                                             "GPU 4 tasks pending", "GPU 5 tasks pending",
-                                             "GPU 6 tasks pending", "GPU 7 tasks pending" };
-        if (m->res->info.ordinal >= 0 && m->res->info.ordinal < 8)
-            rill_trace_counter_every(names[m->res->info.ordinal], rill_time_ns(), pending);
+    /* traces, at each change: the tasks left waiting for a slot on this GPU, and those set
+     * aside until their tile lands (rill_trace_timeline --waits: whether a slot held by a
+     * task waiting for its tile could have run another) */
+    int pending = m->pending.count + m->pending_urgent.count;
+    if (m->trace && (pending != m->tr_pending || m->naside != m->tr_aside)) {
+        /* (counter names must outlive the trace: static, one per GPU ordinal up to 8) */
+        static const char *const names[2][8] = {
+            { "GPU 0 tasks pending", "GPU 1 tasks pending", "GPU 2 tasks pending",
+              "GPU 3 tasks pending", "GPU 4 tasks pending", "GPU 5 tasks pending",
+              "GPU 6 tasks pending", "GPU 7 tasks pending" },
+            { "GPU 0 tasks set aside", "GPU 1 tasks set aside", "GPU 2 tasks set aside",
+              "GPU 3 tasks set aside", "GPU 4 tasks set aside", "GPU 5 tasks set aside",
+              "GPU 6 tasks set aside", "GPU 7 tasks set aside" }
+        };
+        int o = m->res->info.ordinal;
+        uint64_t now = rill_time_ns();
+        if (o >= 0 && o < 8 && pending != m->tr_pending)
+            rill_trace_counter_every(names[0][o], now, pending);
+        if (o >= 0 && o < 8 && m->naside != m->tr_aside)
+            rill_trace_counter_every(names[1][o], now, m->naside);
         m->tr_pending = pending;
+        m->tr_aside = m->naside;
     }
     return launched;
 }
@@ -2613,7 +2624,7 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
         }
         m->ctx = ctx;
         m->gpu = i;
-        m->tr_pending = -1;
+        m->tr_pending = m->tr_aside = -1;
         rill_evcount_init(&m->wake);
         rill_mpsc_init(&m->intake);
         rill_mpsc_init(&m->dead);

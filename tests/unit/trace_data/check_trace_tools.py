@@ -284,6 +284,19 @@ def main():
                         "the stream idle 0.200 ms waiting for it (median 200.0 us, max 200.0 "
                         "us); 0.050 ms of it while other tasks waited for a slot on this GPU"],
               f"waits: queued, idle for a landing, with tasks pending: {lines!r}")
+        # the same with tasks set aside until their tile lands from 200 to 350: stream 0
+        # idle 200-350 of them, stream 1 200-350 too
+        doc["traceEvents"] = ev + [
+            {"ph": "C", "pid": 0, "ts": ts, "name": "GPU 0 tasks set aside", "cat": "counter",
+             "args": {"value": v}} for ts, v in ((100, 0), (200, 1), (350, 0))]
+        with open(gw, "w") as f:
+            json.dump(doc, f)
+        lines = run(timeline, "--waits", gw).splitlines()
+        check(len(lines) == 3 and lines[1] ==
+              "  exec streams idle 0.725 ms of 2 x 0.450 ms (first kernel to last), 0.100 ms of "
+              "it while tasks waited for a slot, 0.300 ms while tasks were set aside until "
+              "their tile lands",
+              f"waits: idle while tasks were set aside for their landing: {lines!r}")
     else:
         sys.exit(f"unknown check {what!r}")
     print("PASS")
