@@ -21,10 +21,10 @@
 #   bench/README.md.
 # ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
 #   AB_VARIANTS (lines "name|options" or "name|options|1x4" for one process driving the 4
-#   GPUs; default: the defaults, the landing defaults before (64 semaphores, no bound on
+#   GPUs; the logs in $OUT/ab.tgz; default: the defaults, the landing defaults before (64 semaphores, no bound on
 #   the tasks enqueued while their tile lands), 64 semaphores with the bound, bounds of 2
 #   and 8, and the defaults on 1 x 4), AB_ROUNDS
-#   rounds (2) of 2 runs each, the variants interleaved;
+#   rounds (2) of 2 runs each, the variants interleaved (scripts/gpu_ab.sh);
 #   per variant the best and each round's best, and rank 0's GPU line of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
@@ -98,41 +98,14 @@ busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GF
 }
 vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 if [ "$what" = ab ]; then
-    n=${AB_N:-98304}
-    variants=${AB_VARIANTS:-"defaults|
+    AB_VARIANTS=${AB_VARIANTS:-"defaults|
 64 landing semaphores, no bound|--mca device_cuda_landing_semaphores 64 --mca device_cuda_landing_waiters 0
 64 landing semaphores|--mca device_cuda_landing_semaphores 64
 at most 2 landing waiters|--mca device_cuda_landing_waiters 2
 at most 8 landing waiters|--mca device_cuda_landing_waiters 8
-defaults, one process|-g 4|1x4"}
-    mapfile -t vs <<<"$variants"
-    for r in $(seq 1 "${AB_ROUNDS:-2}"); do
-        for i in "${!vs[@]}"; do
-            IFS='|' read -r _ o procs <<<"${vs[$i]}"
-            read -r -a opts <<<"$o"
-            if [ "$procs" = 1x4 ]; then
-                timeout 200 $T/testing_dpotrf -N "$n" -t 2048 --nruns 2 "${opts[@]}"
-            else
-                timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N "$n" -t 2048 -P 2 -Q 2 -g 1 \
-                    --nruns 2 "${opts[@]}"
-            fi >"$work/ab_${i}_$r.log" 2>&1
-        done
-    done
-    echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, dpotrf N = $n NB 2048, 4 x 1 unless the options end in 1x4"
-    echo "| variant | options | best TFLOP/s | each round's best |"
-    echo "| --- | --- | --- | --- |"
-    for i in "${!vs[@]}"; do
-        IFS='|' read -r name o procs <<<"${vs[$i]}"
-        each=$(for f in "$work"/ab_${i}_*.log; do printf "%s " "$(best "$f" 8)"; done)
-        b=$(echo "$each" | tr ' ' '\n' | sort -g | tail -1)
-        echo "| $name | $o${procs:+ ($procs)} | $b | $each|"
-    done
-    for i in "${!vs[@]}"; do
-        echo "== ${vs[$i]%%|*}"
-        cat "$work"/ab_${i}_*.log | busy /dev/stdin 8
-        grep -hE "rror|abort" "$work"/ab_${i}_*.log | head -3
-    done
-    exit 0
+defaults, one process||1x4"} AB_N=${AB_N:-98304} AB_PROCS=4x1 AB_BUILD=0 \
+        OUT=$out scripts/gpu_ab.sh
+    exit $?
 fi
 rows=()
 for n in 65536 98304; do
