@@ -274,8 +274,9 @@ typedef struct gm {
     bool serve_between;  /* device_cuda_serve_between_launches */
     int landing_waiters; /* device_cuda_landing_waiters (0: no bound) */
     /* tasks set aside by launch_pending (landing_bound): out of the pending heaps until
-     * what decided it may have changed, an operation's completion or a landing given back
-     * (epoch moves on), not popped and pushed back at every turn of the loop */
+     * what decided it may have changed (epoch moves on: a landing ended or was given
+     * back, or a task that read a landing copy left its stream), not popped and pushed
+     * back at every turn of the loop */
     rill_task_t **aside;
     int naside, naside_max;
     uint64_t epoch, aside_epoch;
@@ -299,6 +300,7 @@ typedef struct gm {
     atomic_ullong wd_turns;              /* turns of the loop */
     _Atomic(const char *) wd_doing;      /* the step it is in (static text) */
     atomic_int wd_exec, wd_land, wd_put; /* operations in flight on those streams */
+    atomic_int wd_aside;                 /* tasks set aside until their tile lands */
     atomic_ullong wd_land_t, wd_put_t;   /* when the oldest of those entered its fifo */
     atomic_int wd_land_rank, wd_land_sem, wd_put_rank;
     atomic_ullong wd_land_target;
@@ -1224,8 +1226,8 @@ static int launch_pending(gm_t *m)
     int launched = 0;
     int nw = -1; /* landing_bound's count */
     /* the tasks set aside by an earlier call stay aside while nothing that decided it
-     * changed: no operation completed and no landing was given back since (landing_bound
-     * only turns false when a landing ends or an enqueued task leaves its stream) */
+     * changed: landing_bound only turns false when a landing ends (or is given back) or a
+     * task enqueued while its tile landed leaves its stream, and each moves the epoch */
     if (m->naside > 0 && m->aside_epoch != m->epoch)
         aside_restore(m);
     m->aside_epoch = m->epoch;
@@ -1238,7 +1240,7 @@ static int launch_pending(gm_t *m)
             break;
         rill_task_t *task = !a || (b && rill_heap_before(&b->prio, &a->prio)) ? b : a;
         /* a task whose tile is still landing, with the bound of such tasks enqueued
-         * reached: set aside (it costs no try) until an operation completes, so that the
+         * reached: set aside (it costs no try) until the epoch moves, so that the
          * tasks whose data are there take the slots; the landing ends on the GPU alone
          * (its put is enqueued on the sender), and its completion brings the task back */
         if (landing_bound(m, task, &nw)) {
@@ -1323,7 +1325,7 @@ static int launch_pending(gm_t *m)
      * task waiting for its tile could have run another) */
     int pending = m->pending.count + m->pending_urgent.count;
     if (m->trace && (pending != m->tr_pending || m->naside != m->tr_aside)) {
-        /* (counter names must outlive the trace: static, one per GPU ordinal up to 8) */
+        /* (one counter per GPU ordinal up to 8; set aside only with the bound on) */
         static const char *const names[2][8] = {
             { "GPU 0 tasks pending", "GPU 1 tasks pending", "GPU 2 tasks pending",
               "GPU 3 tasks pending", "GPU 4 tasks pending", "GPU 5 tasks pending",
@@ -1336,11 +1338,12 @@ static int launch_pending(gm_t *m)
         uint64_t now = rill_time_ns();
         if (o >= 0 && o < 8 && pending != m->tr_pending)
             rill_trace_counter_every(names[0][o], now, pending);
-        if (o >= 0 && o < 8 && m->naside != m->tr_aside)
+        if (o >= 0 && o < 8 && m->naside != m->tr_aside && m->landing_waiters > 0)
             rill_trace_counter_every(names[1][o], now, m->naside);
         m->tr_pending = pending;
         m->tr_aside = m->naside;
     }
+    atomic_store_explicit(&m->wd_aside, m->naside, memory_order_relaxed); /* (describe) */
     return launched;
 }
 
@@ -1932,7 +1935,6 @@ static void trace_flow_step(gm_t *m, gm_op_t *op, int track, char ph)
 
 static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
 {
-    m->epoch++; /* a landing ended or a task left its stream: the tasks set aside may go */
     switch (op->kind) {
     case OP_XFER: {
         gm_entry_t *e = op->ent[0];
@@ -1955,6 +1957,7 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         break;
     }
     case OP_LAND: { /* the sender's signal came: the bytes are in the block */
+        m->epoch++; /* its readers set aside may go (landing_bound) */
         gm_entry_t *e = op->ent[0];
         e->xfers--;
         m->free_sems[m->nfree_sems++] = op->sem;
@@ -2029,6 +2032,13 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
     case OP_TASK: {
         rill_task_t *task = op->task;
         int slot = op->slot;
+        /* one of the landing waiters leaves its stream: the tasks set aside may go (one
+         * whose tiles all landed left the count when the last landing ended) */
+        for (int i = 0; i < op->nent; i++)
+            if (op->ent[i]->landings > 0) {
+                m->epoch++;
+                break;
+            }
         rill_hook_status_t st = op->body_failed ? RILL_HOOK_ERROR : RILL_HOOK_DONE;
         if (err != cudaSuccess) {
             fail_cuda(m, task, "the task's work on its stream", err);
@@ -2740,6 +2750,12 @@ static void describe(rill_device_t *dev, FILE *out)
                 atomic_load_explicit(&m->wd_put_rank, memory_order_relaxed),
                 (double)(now - t) / 1e9);
     m->wd_turns_seen = turns;
+    int aside = atomic_load_explicit(&m->wd_aside, memory_order_relaxed);
+    if (aside > 0)
+        fprintf(out,
+                "  GPU %d: %d tasks wait on the host for a tile still landing from another rank "
+                "(device_cuda_landing_waiters such tasks are enqueued on its exec streams)\n",
+                ord, aside);
     int later = atomic_load_explicit(&m->n_remote_later, memory_order_relaxed);
     if (later > 0)
         fprintf(out,
