@@ -1325,21 +1325,18 @@ static int launch_pending(gm_t *m)
      * task waiting for its tile could have run another) */
     int pending = m->pending.count + m->pending_urgent.count;
     if (m->trace && (pending != m->tr_pending || m->naside != m->tr_aside)) {
-        /* (one counter per GPU ordinal up to 8; set aside only with the bound on) */
-        static const char *const names[2][8] = {
-            { "GPU 0 tasks pending", "GPU 1 tasks pending", "GPU 2 tasks pending",
-              "GPU 3 tasks pending", "GPU 4 tasks pending", "GPU 5 tasks pending",
-              "GPU 6 tasks pending", "GPU 7 tasks pending" },
-            { "GPU 0 tasks set aside", "GPU 1 tasks set aside", "GPU 2 tasks set aside",
-              "GPU 3 tasks set aside", "GPU 4 tasks set aside", "GPU 5 tasks set aside",
-              "GPU 6 tasks set aside", "GPU 7 tasks set aside" }
-        };
+        /* (the trace copies a counter's name; set aside only with the bound on) */
+        char name[40];
         int o = m->res->info.ordinal;
         uint64_t now = rill_time_ns();
-        if (o >= 0 && o < 8 && pending != m->tr_pending)
-            rill_trace_counter_every(names[0][o], now, pending);
-        if (o >= 0 && o < 8 && m->naside != m->tr_aside && m->landing_waiters > 0)
-            rill_trace_counter_every(names[1][o], now, m->naside);
+        if (pending != m->tr_pending) {
+            snprintf(name, sizeof(name), "GPU %d tasks pending", o);
+            rill_trace_counter_every(name, now, pending);
+        }
+        if (m->naside != m->tr_aside && m->landing_waiters > 0) {
+            snprintf(name, sizeof(name), "GPU %d tasks set aside", o);
+            rill_trace_counter_every(name, now, m->naside);
+        }
         m->tr_pending = pending;
         m->tr_aside = m->naside;
     }
