@@ -56,11 +56,7 @@ for r in $(seq 1 "${AB_ROUNDS:-2}"); do
         esac >"$out/ab_${i}_$r.log" 2>&1
     done
 done
-best() { awk '$1 ~ /^[0-9]+$/ && $8+0 > b { b = $8 + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
-busy() { # rank 0's GPU lines of the best run of a tester log
-    awk '$1 ~ /^[0-9]+$/ { g = $8 + 0; keep = (g > b); if (keep) { b = g; f = "" } }
-        $2 == "GPU" && $3 ~ /^[0-9]+:$/ && keep { f = f "    " $0 "\n" } END { printf "%s", f }' "$1"
-}
+. "$(dirname "$0")/gpu_logs.sh" # best, busy
 echo "# $(date -u +%F) on $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), Rill ${RILL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, dpotrf N = $n NB $nb"
 echo "| variant | options | processes x GPUs | best TFLOP/s | each round's best |"
 echo "| --- | --- | --- | --- | --- |"

@@ -91,12 +91,7 @@ if [ -n "${BENCH_CTEST:-}" ]; then
         >"$work/ctest_gpu.log" 2>&1)
     grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$work/ctest_gpu.log" | tail -20
 fi
-best() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && $c+0 > b { b = $c + 0 } END { printf "%.1f", b / 1000 }' "$1"; }
-busy() { # rank 0's GPU lines of the best run of a tester log (column $2: its GFLOP/s)
-    awk -v c="$2" '$1 ~ /^[0-9]+$/ { g = $c + 0; keep = (g > b); if (keep) { b = g; f = "" } }
-        $2 == "GPU" && $3 ~ /^[0-9]+:$/ && keep { f = f "    " $0 "\n" } END { printf "%s", f }' "$1"
-}
-vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
+. "$(dirname "$0")/gpu_logs.sh" # best, busy, vend
 if [ "$what" = ab ]; then
     AB_VARIANTS=${AB_VARIANTS:-"defaults|
 64 landing semaphores, no bound|--mca device_cuda_landing_semaphores 64 --mca device_cuda_landing_waiters 0

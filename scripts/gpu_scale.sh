@@ -23,13 +23,9 @@ mpi=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
 # the exec streams' busy time in the testers' report (timing events)
 export RILL_MCA_device_cuda_timing=1
-vend() { sed -n 's/.*median_tflops=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
+. "$(dirname "$0")/gpu_logs.sh" # best, busy, vend
 # the best run's TFLOP/s and rank 0's first GPU line's busy fraction, of a tester log
-rill() {
-    awk '$1 ~ /^[0-9]+$/ { g = $8 + 0; k = (g > b); if (k) { b = g; f = "" } }
-        $2 == "GPU" && $3 ~ /^[0-9]+:$/ && k && f == "" { f = $7 }
-        END { printf "%.1f|%s", b / 1000, f }' "$1"
-}
+rill() { echo "$(best "$1")|$(busy "$1" | awk 'NR == 1 { print $7 }')"; }
 rows=()
 for n in ${SCALE_N:-32768 49152 65536}; do
     timeout 300 "$V" potrf "$n" 3 >"$out/vendor_potrf_$n.log" 2>&1
