@@ -488,10 +488,17 @@ struct rill_matrix {
     rill_data_t **local_data; /* mt x nt: their data, likewise */
 };
 
+/* The grid row of tile (i, j) of a matrix of distribution dist over P grid rows (j: the
+ * tile column; also the GPU of a rank's tile, from its local coordinates, below). */
+static int dist_row(rill_matrix_dist_t dist, int i, int j, int P)
+{
+    int64_t shift = dist == RILL_MATRIX_DIAGONAL ? j : dist == RILL_MATRIX_SKEWED ? (j + 1) / 2 : 0;
+    return (int)((i + shift) % P);
+}
+
 static int matrix_rank(const rill_matrix_t *A, int i, int j)
 {
-    int p = A->dist == RILL_MATRIX_DIAGONAL ? (int)(((int64_t)i + j) % A->P) : i % A->P;
-    return p * A->Q + (j % A->Q);
+    return dist_row(A->dist, i, j, A->P) * A->Q + (j % A->Q);
 }
 
 static int matrix_rank_of(uint64_t key, void *arg)
@@ -516,10 +523,10 @@ rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb,
                    m, n, mb, nb, P, Q);
         return RILL_ERR_INVALID_ARG;
     }
-    if (dist != RILL_MATRIX_CYCLIC && dist != RILL_MATRIX_DIAGONAL) {
+    if (dist != RILL_MATRIX_CYCLIC && dist != RILL_MATRIX_DIAGONAL && dist != RILL_MATRIX_SKEWED) {
         RILL_ERROR(RILL_LOG_DATA,
                    "rill_matrix_create_dist: distribution %d: allowed are RILL_MATRIX_CYCLIC "
-                   "(0) and RILL_MATRIX_DIAGONAL (1)",
+                   "(0), RILL_MATRIX_DIAGONAL (1) and RILL_MATRIX_SKEWED (2)",
                    (int)dist);
         return RILL_ERR_INVALID_ARG;
     }
@@ -583,7 +590,11 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
                 return RILL_ERR_NO_MEMORY;
-            d->advised = 1 + (i / A->P + j / A->Q) % ngpus;
+            /* over the GPUs as the ranks' tiles over the grid rows, diagonally for a
+             * cyclic matrix (its own GPU for each tile row of a rank, as for its rows,
+             * would give one GPU the longer rows of the triangle) */
+            rill_matrix_dist_t by = A->dist == RILL_MATRIX_CYCLIC ? RILL_MATRIX_DIAGONAL : A->dist;
+            d->advised = 1 + dist_row(by, i / A->P, j / A->Q, ngpus);
         }
     return RILL_SUCCESS;
 }

@@ -60,8 +60,9 @@ static void usage(const dla_testing_t *t, FILE *f)
     fprintf(f,
             "  -t nb         tile size NB, 1..%d (default 256)\n"
             "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
-            "  --dist d      tiles over the grid: cyclic (2D block-cyclic, default) or diagonal\n"
-            "                (grid row (i + j) %% P: panels and the triangle's rows spread)\n"
+            "  --dist d      tiles over the grid: cyclic (2D block-cyclic, default), diagonal\n"
+            "                (grid row (i + j) %% P: panels and the triangle's rows spread) or\n"
+            "                skewed (grid row (i + (j + 1) / 2) %% P: the diagonal tiles too)\n"
             "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
             "given)\n"
             "  -g gpus       GPUs per process, 0..8 (default: all of the process's share of "
@@ -220,10 +221,15 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
             continue;
         }
         if (!strcmp(o, "--dist")) {
-            if (i + 1 >= argc || (strcmp(argv[i + 1], "cyclic") && strcmp(argv[i + 1], "diagonal")))
-                return usage_error(t, "option --dist needs cyclic or diagonal, got '%s'",
+            static const char *const dists[] = { "cyclic", "diagonal", "skewed" };
+            int k = 0;
+            while (i + 1 < argc && k < 3 && strcmp(argv[i + 1], dists[k]))
+                k++;
+            if (i + 1 >= argc || k == 3)
+                return usage_error(t, "option --dist needs cyclic, diagonal or skewed, got '%s'",
                                    i + 1 < argc ? argv[i + 1] : "");
-            t->dist = !strcmp(argv[++i], "diagonal") ? RILL_MATRIX_DIAGONAL : RILL_MATRIX_CYCLIC;
+            t->dist = (rill_matrix_dist_t)k; /* the names in the enum's order */
+            i++;
             continue;
         }
         if (!strcmp(o, "--panel") && (features & DLA_TESTING_PANEL)) {
@@ -462,7 +468,10 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         printf("# command: %s\n", t->cmdline);
         printf("# date: %s\n", date);
         printf("# ranks %d, grid %d x %d (%s), cores per rank %d, GPUs per rank %d, seed %llu\n",
-               t->nranks, t->P, t->Q, t->dist == RILL_MATRIX_DIAGONAL ? "diagonal" : "cyclic",
+               t->nranks, t->P, t->Q,
+               t->dist == RILL_MATRIX_DIAGONAL ? "diagonal"
+               : t->dist == RILL_MATRIX_SKEWED ? "skewed"
+                                               : "cyclic",
                t->cores, t->gpus, (unsigned long long)t->seed);
         for (int g = 0; g < t->gpus; g++)
             printf("# GPU %d of rank 0: %s\n", g, rill_context_gpu_name(t->ctx, g));

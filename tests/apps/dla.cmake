@@ -100,7 +100,7 @@ dla_usage_test(dla_err_mca_dangling "option --mca needs a name and a value"
 
 # ---------------------------------------------------------------- error paths
 dla_fail_test(dla_err_grid "does not match the 1 ranks" COMMAND testing_dpotrf -N 100 -P 2 -Q 2)
-dla_fail_test(dla_err_dist "option --dist needs cyclic or diagonal, got 'skew'"
+dla_fail_test(dla_err_dist "option --dist needs cyclic, diagonal or skewed, got 'skew'"
     COMMAND testing_dpotrf -N 100 --dist skew)
 # 641 x 6700417 = 2^32 + 1: 1 in 32-bit arithmetic
 dla_fail_test(dla_err_grid_overflow "641 x 6700417 = 4294967297 does not match the 1 ranks"
@@ -274,6 +274,10 @@ if(RILL_HAVE_MPI)
         --dist diagonal -x)
     dla_test(dla_dposv_np4_2x2_diag NP 4 COMMAND testing_dposv -N 251 -t 48 -P 2 -Q 2 -c 1
         --dist diagonal --nrhs 3 -x)
+    # the skewed distribution (grid row (i + (j + 1) / 2) % P), ragged sizes
+    dla_test(dla_dpotrf_np2_skewed NP 2 COMMAND testing_dpotrf -N 301 -t 32 -c 1 --dist skewed -x)
+    dla_test(dla_dposv_np4_skewed NP 4 COMMAND testing_dposv -N 251 -t 32 -P 4 -Q 1 -c 1
+        --dist skewed --nrhs 2 -x)
     dla_test(dla_dpotrf_np3_inverse NP 3 COMMAND testing_dpotrf -N 301 -t 48 -c 1 --nruns 2
         --dist diagonal --panel inverse -x)
     dla_test(dla_dposv_np2_1x2_inverse NP 2 COMMAND testing_dposv -N 251 -t 48 -P 1 -Q 2 -c 1

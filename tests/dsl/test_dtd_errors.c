@@ -161,6 +161,9 @@ int main(int argc, char **argv)
               RILL_SUCCESS &&
           rill_matrix_dist(A) == RILL_MATRIX_DIAGONAL && rill_matrix_tile_rank(A, 1, 1) == 0);
     CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
+    CHECK(rill_matrix_create_dist(ctx, 8, 8, 4, 4, 1, 1, RILL_MATRIX_SKEWED, &A) == RILL_SUCCESS &&
+          rill_matrix_dist(A) == RILL_MATRIX_SKEWED && rill_matrix_tile_rank(A, 1, 1) == 0);
+    CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
 
     /* a scratch collection: set before its first datum, refused after */
     rill_collection_t *dc;
