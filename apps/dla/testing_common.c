@@ -60,9 +60,10 @@ static void usage(const dla_testing_t *t, FILE *f)
     fprintf(f,
             "  -t nb         tile size NB, 1..%d (default 256)\n"
             "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
-            "  --dist d      tiles over the grid: cyclic (2D block-cyclic, default), diagonal\n"
-            "                (grid row (i + j) %% P: panels and the triangle's rows spread) or\n"
-            "                skewed (grid row (i + (j + 1) / 2) %% P: the diagonal tiles too)\n"
+            "  --dist d      tiles over the grid: cyclic (2D block-cyclic), diagonal (grid row\n"
+            "                (i + j) %% P: panels and the triangle's rows spread) or skewed\n"
+            "                (grid row (i + j + j / P) %% P: the diagonal tiles too); default\n"
+            "                %s\n"
             "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
             "given)\n"
             "  -g gpus       GPUs per process, 0..8 (default: all of the process's share of "
@@ -80,7 +81,11 @@ static void usage(const dla_testing_t *t, FILE *f)
             "  --mca name value  a runtime parameter (anywhere on the line)\n"
             "  runtime options after --: name value pairs (or --mca name value), e.g.\n"
             "      -- sched gpq runtime_watchdog_s 10\n",
-            DLA_TESTING_MAX_SIZE, DLA_TESTING_MAX_SIZE, RILL_DLA_CHECK_THRESHOLD);
+            DLA_TESTING_MAX_SIZE, DLA_TESTING_MAX_SIZE,
+            t->features & DLA_TESTING_GEMM ? "cyclic"
+                                           : "skewed on a P x 1 grid (one rank's GPUs likewise), "
+                                             "else cyclic",
+            RILL_DLA_CHECK_THRESHOLD);
 }
 
 static int usage_error(const dla_testing_t *t, const char *fmt, ...)
@@ -351,6 +356,7 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     t->NB = 256;
     t->gpus = -1; /* every GPU of the process's share */
     t->P = t->Q = -1;
+    t->dist = (rill_matrix_dist_t)-1; /* not given: chosen once the grid is known */
     t->nruns = 1;
     t->trmm_block = RILL_DLA_GPU_TRMM_BLOCK;
     t->trinv_leaf = RILL_DLA_GPU_TRINV_LEAF;
@@ -416,6 +422,13 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     } else if (t->Q < 0) {
         t->Q = t->P <= t->nranks && t->nranks % t->P == 0 ? t->nranks / t->P : 1;
     }
+    /* A factorization on a P x 1 grid (one rank included: its GPUs get the tiles likewise)
+     * takes the skewed distribution: block-cyclic rows give one rank the longer rows of the
+     * triangle (dpotrf N = 65536 on 2 ranks x 1 H200: 93.2 TFLOP/s cyclic, 95.9 skewed, 95.5
+     * on one rank driving both GPUs; bench/README.md). gemm's work is even either way. */
+    if ((int)t->dist < 0)
+        t->dist =
+            !(features & DLA_TESTING_GEMM) && t->Q == 1 ? RILL_MATRIX_SKEWED : RILL_MATRIX_CYCLIC;
     /* in 64 bits: 641 x 6700417 is 2^32 + 1, which is 1 in 32-bit arithmetic */
     if (!t->ref && (int64_t)t->P * t->Q != t->nranks) {
         dla_testing_error(t, 1,

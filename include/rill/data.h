@@ -92,10 +92,11 @@ typedef enum rill_matrix_dist {
      * the lower triangle's work (a factorization's panel is not held by one rank, and no
      * rank holds the longer half of the rows) */
     RILL_MATRIX_DIAGONAL = 1,
-    /** skewed: the grid row shifted by half the tile column, rank ((i + (j + 1) / 2) % P) * Q
-     * + (j % Q). Rows, columns and the triangle's work spread as with RILL_MATRIX_DIAGONAL,
-     * and so do the diagonal tiles, which that one puts on the even grid rows only when P is
-     * even (all of a Cholesky's POTRF on one rank of a 2 x 1 grid) */
+    /** skewed: the grid row shifted by the tile column and by one more every P tile
+     * columns, rank ((i + j + j / P) % P) * Q + (j % Q). Rows, columns and the triangle's
+     * work spread as with RILL_MATRIX_DIAGONAL, and so do the diagonal tiles, which that one
+     * puts on the even grid rows only when P is even (all of a Cholesky's POTRF on one rank
+     * of a 2 x 1 grid) */
     RILL_MATRIX_SKEWED = 2,
 } rill_matrix_dist_t;
 /** rill_matrix_create with the distribution dist (RILL_ERR_INVALID_ARG for another value). */

@@ -1,5 +1,6 @@
 # Distributed DTD under mpirun (label mpi): chains below and above comm_short_limit,
-# broadcast, a tiled Cholesky on several grids, diverging insertion.
+# broadcast, a tiled Cholesky on several grids (and where each distribution puts the tiles),
+# diverging insertion.
 macro(_dist)
     rill_add_test(NAME test_dtd_dist SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_dist.c
         LIBS rill_dsl m LABELS "mpi;dsl" ${ARGN})

@@ -260,6 +260,25 @@ static int test_potrf(rill_context_t *ctx, int P, int Q, int n, int nb)
 {
     int nt = n / nb;
     rill_matrix_t *A;
+    /* where the distributions put the tiles: every rank computes the same map; the skewed
+     * one spreads the diagonal tiles over every grid row once there are 2 P of them */
+    for (int dist = RILL_MATRIX_CYCLIC; dist <= RILL_MATRIX_SKEWED; dist++) {
+        CHECK(rill_matrix_create_dist(ctx, n, n, nb, nb, P, Q, (rill_matrix_dist_t)dist, &A) == 0);
+        unsigned rows_on_diag = 0;
+        for (int i = 0; i < nt; i++)
+            for (int j = 0; j < nt; j++) {
+                int shift = dist == RILL_MATRIX_CYCLIC     ? 0
+                            : dist == RILL_MATRIX_DIAGONAL ? j
+                                                           : j + j / P;
+                int p = (i + shift) % P;
+                CHECK(rill_matrix_tile_rank(A, i, j) == p * Q + j % Q);
+                if (i == j)
+                    rows_on_diag |= 1u << (p % 32);
+            }
+        if (dist == RILL_MATRIX_SKEWED && nt >= 2 * P && P <= 32)
+            CHECK(rows_on_diag == (P == 32 ? ~0u : (1u << P) - 1));
+        CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
+    }
     CHECK(rill_matrix_create(ctx, n, n, nb, nb, P, Q, &A) == 0);
     for (int ti = 0; ti < nt; ti++)
         for (int tj = 0; tj < nt; tj++) {
