@@ -4,7 +4,8 @@
 # second GPU adds). One GPU: cusolverDnDpotrf and Rill's dpotrf (NB 2048) at each N of
 # SCALE_N (default 32768 49152 65536). With two GPUs or more, also at N = SCALE_MG_N
 # (65536): cusolverMgPotrf on 2 GPUs (tile 1024), Rill on one process x 2 GPUs and on 2
-# processes x 1 GPU. Each Rill row with rank 0's exec streams' busy fraction. Logs under
+# processes x 1 GPU (the skewed distribution, the testers' default there, and block-cyclic
+# rows). Each Rill row with rank 0's exec streams' busy fraction. Logs under
 # $OUT (default /tmp/rill-gpu); a table last.
 #   scripts/gpu_scale.sh
 set -uo pipefail
@@ -41,13 +42,15 @@ if [ "$ngpu" -ge 2 ]; then
     timeout 300 "$V" mgpotrf "$n" 2 1024 3 >"$out/vendor_mgpotrf_$n.log" 2>&1
     v=$(vend "$out/vendor_mgpotrf_$n.log")
     rows+=("cusolverMgPotrf, 2 GPUs|$n|2|$v|$(awk -v v="$v" 'BEGIN { printf "%.1f", v / 2 }')|-")
-    for how in 1x2 2x1; do
-        log=$out/rill_potrf_${n}_$how.log
-        if [ $how = 1x2 ]; then
+    # the 2 x 1 grid with the testers' default distribution (skewed) and block-cyclic
+    for how in 1x2 2x1 "2x1 block-cyclic"; do
+        log=$out/rill_potrf_${n}_${how// /_}.log
+        dist=(); [ "$how" = "2x1 block-cyclic" ] && dist=(--dist cyclic)
+        if [ "$how" = 1x2 ]; then
             timeout 300 "$T/testing_dpotrf" -N "$n" -t 2048 -g 2 --nruns 3 >"$log" 2>&1
         else
             timeout 300 "${mpi[@]}" -np 2 "$T/testing_dpotrf" -N "$n" -t 2048 -g 1 --nruns 3 \
-                >"$log" 2>&1
+                "${dist[@]}" >"$log" 2>&1
         fi
         IFS='|' read -r t busy <<<"$(rill "$log")"
         rows+=("Rill dpotrf, $how|$n|2|$t|$(awk -v v="$t" 'BEGIN { printf "%.1f", v / 2 }')|$busy")
