@@ -22,10 +22,12 @@
 # ab: dpotrf on 4 processes x 1 GPU (N = AB_N, 98304 by default) with each variant of
 #   AB_VARIANTS (lines "name|options" or "name|options|1x4" for one process driving the 4
 #   GPUs; the logs in $OUT/ab.tgz; default: the distributions, as the 2-GPU runs of
-#   2026-11-27 found the 2 x 1 grid's block-cyclic rows unbalanced: the 2 x 2 grid
-#   block-cyclic, a 4 x 1 grid skewed, block-cyclic and diagonal, and one process with its
-#   tiles over the GPUs skewed and diagonally; scripts/gpu_ab.sh gives 4 processes -P 2 -Q 2,
-#   which a variant's -P 4 -Q 1 overrides), AB_ROUNDS
+#   2026-11-27 found the 2 x 1 grid's block-cyclic rows unbalanced (and on a 2 x 2 grid,
+#   N = 98304, block-cyclic gives one rank 3% more than the average of the triangle's work,
+#   the diagonal tiles to 2 of the 4 ranks): the 2 x 2 grid block-cyclic and skewed, a
+#   4 x 1 grid skewed and block-cyclic, and one process with its tiles over the GPUs skewed
+#   and diagonally; scripts/gpu_ab.sh gives 4 processes -P 2 -Q 2, which a variant's
+#   -P 4 -Q 1 overrides), AB_ROUNDS
 #   rounds (2) of 2 runs each, the variants interleaved (scripts/gpu_ab.sh);
 #   per variant the best and each round's best, and rank 0's GPU line of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
@@ -96,9 +98,9 @@ fi
 . "$(dirname "$0")/gpu_logs.sh" # best, busy, vend
 if [ "$what" = ab ]; then
     AB_VARIANTS=${AB_VARIANTS:-"2 x 2 grid, block-cyclic (defaults)|
+2 x 2 grid, skewed|--dist skewed
 4 x 1 grid, skewed (its default)|-P 4 -Q 1
 4 x 1 grid, block-cyclic|-P 4 -Q 1 --dist cyclic
-4 x 1 grid, diagonal|-P 4 -Q 1 --dist diagonal
 one process, skewed (defaults)||1x4
 one process, diagonal|--dist diagonal|1x4"} AB_N=${AB_N:-98304} AB_PROCS=4x1 AB_BUILD=0 \
         OUT=$out scripts/gpu_ab.sh
