@@ -492,7 +492,9 @@ struct rill_matrix {
  * tile column; also the GPU of a rank's tile, from its local coordinates, below). */
 static int dist_row(rill_matrix_dist_t dist, int i, int j, int P)
 {
-    int64_t shift = dist == RILL_MATRIX_DIAGONAL ? j : dist == RILL_MATRIX_SKEWED ? j + j / P : 0;
+    int64_t shift = dist == RILL_MATRIX_DIAGONAL ? j
+                    : dist == RILL_MATRIX_SKEWED ? (int64_t)j + j / P
+                                                 : 0; /* in 64 bits: j < 2^30 tiles */
     return (int)((i + shift) % P);
 }
 
