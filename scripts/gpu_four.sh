@@ -10,7 +10,8 @@
 #   next to cusolverMgPotrf on the same 4 GPUs and to one process driving the 4 GPUs; dgemm
 #   on 4 processes x 1 GPU at N = 65536 next to one cublasDgemm per GPU (4 at once); the exec
 #   streams' busy fraction and the bytes per channel of each Rill run (rank 0's GPU lines of
-#   its best run), and a trace of one 4-process run (N = 32768); dpotrf N = 98304 and the
+#   its best run), and a trace of one 4-process run (N = 32768); dpotrf N = 98304 also on
+#   the 2 x 2 grid with the skewed distribution (--dist skewed); dpotrf N = 98304 and the
 #   traced run also with the landing defaults before 1024 semaphores
 #   (device_cuda_landing_semaphores 64) and a bound of 4 tasks enqueued while their tile
 #   lands (device_cuda_landing_waiters 0: none); for each trace, what held the tiles from other ranks and the whole hop from the producer's
@@ -121,6 +122,12 @@ log=$work/potrf_np4_98304_before.log
 timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
     "${before[@]}" >"$log" 2>&1
 rows+=("Rill dpotrf (GPU direct, 64 landing semaphores, no waiter bound)|98304|2048|4 x 1|$(best "$log" 8)")
+# the 2 x 2 grid with the skewed distribution (block-cyclic gives one rank 3% more than the
+# average of the triangle's work at this size, and the diagonal tiles to 2 ranks of 4)
+log=$work/potrf_np4_98304_skewed.log
+timeout 200 "${mpi[@]}" -np 4 $T/testing_dpotrf -N 98304 -t 2048 -P 2 -Q 2 -g 1 --nruns 3 \
+    --dist skewed >"$log" 2>&1
+rows+=("Rill dpotrf (GPU direct, skewed distribution)|98304|2048|4 x 1|$(best "$log" 8)")
 log=$work/potrf_1x4_98304.log
 timeout 200 $T/testing_dpotrf -N 98304 -t 2048 -g 4 --nruns 3 >"$log" 2>&1
 rows+=("Rill dpotrf (one process)|98304|2048|1 x 4|$(best "$log" 8)")
