@@ -585,6 +585,10 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
     int ngpus = rill_device_count() - 1;
     if (ngpus < 2)
         return RILL_SUCCESS;
+    /* over the GPUs as the ranks' tiles over the grid rows, diagonally for a cyclic matrix
+     * (its own GPU for each tile row of a rank, as for its rows, would give one GPU the
+     * longer rows of the triangle) */
+    rill_matrix_dist_t by = A->dist == RILL_MATRIX_CYCLIC ? RILL_MATRIX_DIAGONAL : A->dist;
     for (int i = 0; i < A->mt; i++)
         for (int j = 0; j < A->nt; j++) {
             if (rill_matrix_tile_rank(A, i, j) != A->dc.ctx->rank)
@@ -592,10 +596,6 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
                 return RILL_ERR_NO_MEMORY;
-            /* over the GPUs as the ranks' tiles over the grid rows, diagonally for a
-             * cyclic matrix (its own GPU for each tile row of a rank, as for its rows,
-             * would give one GPU the longer rows of the triangle) */
-            rill_matrix_dist_t by = A->dist == RILL_MATRIX_CYCLIC ? RILL_MATRIX_DIAGONAL : A->dist;
             d->advised = 1 + dist_row(by, i / A->P, j / A->Q, ngpus);
         }
     return RILL_SUCCESS;

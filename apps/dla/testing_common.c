@@ -88,6 +88,18 @@ static void usage(const dla_testing_t *t, FILE *f)
             RILL_DLA_CHECK_THRESHOLD);
 }
 
+/* The distributions' names, in rill_matrix_dist_t's order (--dist, the header). */
+static const char *const dist_names[] = { "cyclic", "diagonal", "skewed" };
+
+/* The index of arg among the n names, -1 for none (or no arg). */
+static int name_index(const char *arg, const char *const *names, int n)
+{
+    for (int k = 0; arg && k < n; k++)
+        if (!strcmp(arg, names[k]))
+            return k;
+    return -1;
+}
+
 static int usage_error(const dla_testing_t *t, const char *fmt, ...)
 {
     if (launcher_rank0()) {
@@ -226,23 +238,17 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
             continue;
         }
         if (!strcmp(o, "--dist")) {
-            static const char *const dists[] = { "cyclic", "diagonal", "skewed" };
-            int k = 0;
-            while (i + 1 < argc && k < 3 && strcmp(argv[i + 1], dists[k]))
-                k++;
-            if (i + 1 >= argc || k == 3)
+            int v = name_index(i + 1 < argc ? argv[i + 1] : NULL, dist_names, 3);
+            if (v < 0)
                 return usage_error(t, "option --dist needs cyclic, diagonal or skewed, got '%s'",
                                    i + 1 < argc ? argv[i + 1] : "");
-            t->dist = (rill_matrix_dist_t)k; /* the names in the enum's order */
+            t->dist = (rill_matrix_dist_t)v;
             i++;
             continue;
         }
         if (!strcmp(o, "--panel") && (features & DLA_TESTING_PANEL)) {
             static const char *const names[] = { "auto", "trsm", "inverse" };
-            int v = -1;
-            for (int k = 0; k < 3 && i + 1 < argc; k++)
-                if (!strcmp(argv[i + 1], names[k]))
-                    v = k;
+            int v = name_index(i + 1 < argc ? argv[i + 1] : NULL, names, 3);
             if (v < 0)
                 return usage_error(t, "option --panel needs auto, trsm or inverse, got '%s'",
                                    i + 1 < argc ? argv[i + 1] : "");
@@ -481,11 +487,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         printf("# command: %s\n", t->cmdline);
         printf("# date: %s\n", date);
         printf("# ranks %d, grid %d x %d (%s), cores per rank %d, GPUs per rank %d, seed %llu\n",
-               t->nranks, t->P, t->Q,
-               t->dist == RILL_MATRIX_DIAGONAL ? "diagonal"
-               : t->dist == RILL_MATRIX_SKEWED ? "skewed"
-                                               : "cyclic",
-               t->cores, t->gpus, (unsigned long long)t->seed);
+               t->nranks, t->P, t->Q, dist_names[t->dist], t->cores, t->gpus,
+               (unsigned long long)t->seed);
         for (int g = 0; g < t->gpus; g++)
             printf("# GPU %d of rank 0: %s\n", g, rill_context_gpu_name(t->ctx, g));
         if (features & DLA_TESTING_GEMM)

@@ -136,11 +136,13 @@ double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j);
  * host memory (a taskpool that writes it was not waited for; the log says which).
  * Main thread, no taskpool using the tile running. */
 double *rill_matrix_tile_write(rill_matrix_t *A, int i, int j);
-/** Spread this rank's tiles over the GPUs of this process: tile (i, j) goes to GPU
- * (i / P + j / Q) % ngpus, i.e. tasks that write it run there whenever their class has a
- * CUDA body (on 2 H200s this gave dpotrf 91 TFLOP/s where spreading by tile rows gave 87). A no-op
- * with fewer than 2 GPUs (one GPU or the CPUs decide by load). Main thread, before the tiles are
- * used. */
+/** Spread this rank's tiles over the GPUs of this process: tile (i, j) goes to the GPU that
+ * its local coordinates (i / P, j / Q) give over ngpus grid rows by the matrix's
+ * distribution, diagonally for a block-cyclic one ((i / P + j / Q) % ngpus; skewed: (i / P +
+ * j / Q + j / Q / ngpus) % ngpus), i.e. tasks that write it run there whenever their class
+ * has a CUDA body (on 2 H200s diagonally gave dpotrf 91 TFLOP/s where spreading by tile rows
+ * gave 87). A no-op with fewer than 2 GPUs (one GPU or the CPUs decide by load). Main
+ * thread, before the tiles are used. */
 rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A);
 
 /** The collection behind the matrix (key = i * nt + j). */
