@@ -2030,8 +2030,9 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
         rill_task_t *task = op->task;
         int slot = op->slot;
         /* one of the landing waiters leaves its stream: the tasks set aside may go (one
-         * whose tiles all landed left the count when the last landing ended) */
-        for (int i = 0; i < op->nent; i++)
+         * whose tiles all landed left the count when the last landing ended); with none
+         * set aside, launch_pending reads the count afresh and nothing needs the epoch */
+        for (int i = 0; m->naside > 0 && i < op->nent; i++)
             if (op->ent[i]->landings > 0) {
                 m->epoch++;
                 break;

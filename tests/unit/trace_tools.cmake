@@ -46,7 +46,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
     add_test(NAME trace_tools_timeline_critical_no_tiles COMMAND ${rill_expect_fail}
         "error: no slice names its tiles" ${rill_timeline} --critical)
     add_test(NAME trace_tools_timeline_critical_stats COMMAND ${rill_expect_fail}
-        "error: give --stats or --critical, not both" ${rill_timeline} --critical --stats)
+        "error: give --critical alone, not with --stats" ${rill_timeline} --critical --stats)
     add_test(NAME trace_tools_timeline_buckets_alone COMMAND ${rill_expect_fail}
         "error: --buckets goes with --stats" ${rill_timeline} --buckets 100)
     add_test(NAME trace_tools_timeline_buckets_zero COMMAND ${rill_expect_fail}
