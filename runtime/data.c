@@ -488,19 +488,34 @@ struct rill_matrix {
     rill_data_t **local_data; /* mt x nt: their data, likewise */
 };
 
-/* The grid row of tile (i, j) of a matrix of distribution dist over P grid rows (j: the
- * tile column; also the GPU of a rank's tile, from its local coordinates, below). */
-static int dist_row(rill_matrix_dist_t dist, int i, int j, int P)
+/* The grid row of tile (i, j) of a matrix of distribution dist over a P x Q grid (also the
+ * GPU of a rank's tile, from its local coordinates, over an ngpus x 1 grid: below). Skewed
+ * on a grid of several columns keeps each tile row on one grid row, as block-cyclic does
+ * (a tile goes to no more ranks than there), and shifts it by one every lcm(P, Q) tile
+ * rows: the first lcm rows give the diagonal tiles the ranks (i % P, i % Q), the next
+ * shift takes them to the others, and the longer rows of the triangle take turns. */
+static int dist_row(rill_matrix_dist_t dist, int i, int j, int P, int Q)
 {
-    int64_t shift = dist == RILL_MATRIX_DIAGONAL ? j
-                    : dist == RILL_MATRIX_SKEWED ? (int64_t)j + j / P
-                                                 : 0; /* in 64 bits: j < 2^30 tiles */
+    int64_t shift = 0; /* in 64 bits: i, j < 2^30 tiles */
+    if (dist == RILL_MATRIX_DIAGONAL) {
+        shift = j;
+    } else if (dist == RILL_MATRIX_SKEWED && Q == 1) {
+        shift = (int64_t)j + j / P;
+    } else if (dist == RILL_MATRIX_SKEWED) {
+        int a = P, b = Q; /* gcd(P, Q) */
+        while (b) {
+            int r = a % b;
+            a = b;
+            b = r;
+        }
+        shift = i / ((int64_t)P / a * Q);
+    }
     return (int)((i + shift) % P);
 }
 
 static int matrix_rank(const rill_matrix_t *A, int i, int j)
 {
-    return dist_row(A->dist, i, j, A->P) * A->Q + (j % A->Q);
+    return dist_row(A->dist, i, j, A->P, A->Q) * A->Q + (j % A->Q);
 }
 
 static int matrix_rank_of(uint64_t key, void *arg)
@@ -596,7 +611,7 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
                 return RILL_ERR_NO_MEMORY;
-            d->advised = 1 + dist_row(by, i / A->P, j / A->Q, ngpus);
+            d->advised = 1 + dist_row(by, i / A->P, j / A->Q, ngpus, 1);
         }
     return RILL_SUCCESS;
 }

@@ -62,7 +62,8 @@ static void usage(const dla_testing_t *t, FILE *f)
             "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
             "  --dist d      tiles over the grid: cyclic (2D block-cyclic), diagonal (grid row\n"
             "                (i + j) %% P: panels and the triangle's rows spread) or skewed\n"
-            "                (grid row (i + j + j / P) %% P: the diagonal tiles too); default\n"
+            "                (the diagonal tiles too: grid row (i + j + j / P) %% P with Q = 1,\n"
+            "                else (i + i / lcm(P, Q)) %% P); default\n"
             "                %s\n"
             "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
             "given)\n"
@@ -84,7 +85,7 @@ static void usage(const dla_testing_t *t, FILE *f)
             DLA_TESTING_MAX_SIZE, DLA_TESTING_MAX_SIZE,
             t->features & DLA_TESTING_GEMM ? "cyclic"
                                            : "skewed on a P x 1 grid (one rank's GPUs likewise), "
-                                             "else cyclic",
+                                             "else\n                cyclic",
             RILL_DLA_CHECK_THRESHOLD);
 }
 
@@ -431,7 +432,10 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     /* A factorization on a P x 1 grid (one rank included: its GPUs get the tiles likewise)
      * takes the skewed distribution: block-cyclic rows give one rank the longer rows of the
      * triangle (dpotrf N = 65536 on 2 ranks x 1 H200: 93.2 TFLOP/s cyclic, 95.9 skewed, 95.5
-     * on one rank driving both GPUs; bench/README.md). gemm's work is even either way. */
+     * on one rank driving both GPUs; 4 x 1 H100, N = 98304: 191.8 skewed; bench/README.md).
+     * gemm's work is even either way. A grid with Q > 1 stays block-cyclic until skewed's
+     * row shift is measured there (the column shift it replaced gave 192.1 against 187.0 on
+     * 2 x 2 H100s, with 3 times the bytes between ranks). */
     if ((int)t->dist < 0)
         t->dist =
             !(features & DLA_TESTING_GEMM) && t->Q == 1 ? RILL_MATRIX_SKEWED : RILL_MATRIX_CYCLIC;

@@ -261,22 +261,28 @@ static int test_potrf(rill_context_t *ctx, int P, int Q, int n, int nb)
     int nt = n / nb;
     rill_matrix_t *A;
     /* where the distributions put the tiles: every rank computes the same map; the skewed
-     * one spreads the diagonal tiles over every grid row once there are 2 P of them */
+     * one puts the diagonal tiles on every grid row once there are 2 P of them (Q = 1), on
+     * every rank once there are P Q of them (Q > 1: each tile row on one grid row, shifted
+     * every lcm(P, Q) rows) */
+    int lcm = P;
+    while (lcm % Q)
+        lcm += P;
     for (int dist = RILL_MATRIX_CYCLIC; dist <= RILL_MATRIX_SKEWED; dist++) {
         CHECK(rill_matrix_create_dist(ctx, n, n, nb, nb, P, Q, (rill_matrix_dist_t)dist, &A) == 0);
-        unsigned rows_on_diag = 0;
+        unsigned on_diag = 0; /* grid rows (Q = 1) or ranks (Q > 1) */
         for (int i = 0; i < nt; i++)
             for (int j = 0; j < nt; j++) {
                 int shift = dist == RILL_MATRIX_CYCLIC     ? 0
                             : dist == RILL_MATRIX_DIAGONAL ? j
-                                                           : j + j / P;
+                            : Q == 1                       ? j + j / P
+                                                           : i / lcm;
                 int p = (i + shift) % P;
                 CHECK(rill_matrix_tile_rank(A, i, j) == p * Q + j % Q);
                 if (i == j)
-                    rows_on_diag |= 1u << (p % 32);
+                    on_diag |= 1u << ((p * Q + j % Q) % 32);
             }
-        if (dist == RILL_MATRIX_SKEWED && nt >= 2 * P && P <= 32)
-            CHECK(rows_on_diag == (P == 32 ? ~0u : (1u << P) - 1));
+        if (dist == RILL_MATRIX_SKEWED && nt >= (Q == 1 ? 2 * P : P * Q) && P * Q <= 32)
+            CHECK(on_diag == (P * Q == 32 ? ~0u : (1u << (P * Q)) - 1));
         CHECK(rill_matrix_destroy(&A) == RILL_SUCCESS);
     }
     CHECK(rill_matrix_create(ctx, n, n, nb, nb, P, Q, &A) == 0);
