@@ -4,6 +4,7 @@
  *
  *   bench_ptg [N [NB [RUNS [TASKS]]]]     defaults 8000 256 3 100000
  */
+#include <errno.h>
 #include <lapacke.h>
 #include <sched.h>
 #include <stdio.h>
@@ -65,16 +66,64 @@ static rill_status_t empty_body(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
+#define MAX_N     32768 /* the dense copy and the reference: 2 x 8 GiB at most */
+#define MAX_RUNS  1000
+#define MAX_TASKS 10000000
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_ptg [N [NB [RUNS [TASKS]]]] [--mca name value]...\n"
+            "  N      matrix order of dpotrf, 1..%d (default 8000)\n"
+            "  NB     tile size, 1..N (default 256, or N when smaller)\n"
+            "  RUNS   runs of each dpotrf, the best printed, 1..%d (default 3)\n"
+            "  TASKS  tasks of the per-task cost graphs, 1..%d (default 100000)\n"
+            "  exit: 0 done, 1 a runtime or LAPACK error, 2 a bad argument\n",
+            MAX_N, MAX_RUNS, MAX_TASKS);
+}
+
+/* Positional argument i (1-based) as an integer in [min, max] (the whole string), else
+ * def when absent; -1 after a message naming it. */
+static long arg_int(int argc, char **argv, int i, const char *name, long min, long max, long def)
+{
+    if (i >= argc)
+        return def;
+    char *end;
+    errno = 0;
+    long v = strtol(argv[i], &end, 10);
+    if (!errno && end != argv[i] && !*end && v >= min && v <= max)
+        return v;
+    fprintf(stderr,
+            "bench_ptg: error: %s must be an integer in [%ld, %ld], got '%s' (see --help)\n", name,
+            min, max, argv[i]);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
     rill_context_t *ctx;
-    OK(rill_init(&argc, &argv, &ctx));
-    int n = argc > 1 ? atoi(argv[1]) : 8000, nb = argc > 2 ? atoi(argv[2]) : 256;
-    int runs = argc > 3 ? atoi(argv[3]) : 3, ntasks = argc > 4 ? atoi(argv[4]) : 100000;
-    if (n < 1 || nb < 1 || runs < 1 || ntasks < 1) {
-        fprintf(stderr, "usage: bench_ptg [N [NB [RUNS [TASKS]]]] (positive)\n");
+    OK(rill_init(&argc, &argv, &ctx)); /* takes the --mca pairs out of argv */
+    long a[4] = { arg_int(argc, argv, 1, "N", 1, MAX_N, 8000) };
+    if (a[0] > 0)
+        a[1] = arg_int(argc, argv, 2, "NB", 1, a[0], a[0] < 256 ? a[0] : 256);
+    if (a[0] > 0 && a[1] > 0)
+        a[2] = arg_int(argc, argv, 3, "RUNS", 1, MAX_RUNS, 3);
+    if (a[0] > 0 && a[1] > 0 && a[2] > 0)
+        a[3] = arg_int(argc, argv, 4, "TASKS", 1, MAX_TASKS, 100000);
+    if (a[3] > 0 && argc > 5) {
+        fprintf(stderr, "bench_ptg: error: unexpected argument '%s' (see --help)\n", argv[5]);
+        a[3] = -1;
+    }
+    if (a[3] <= 0) {
+        rill_fini(&ctx);
         return 2;
     }
+    int n = (int)a[0], nb = (int)a[1], runs = (int)a[2], ntasks = (int)a[3];
     int workers = rill_context_nworkers(ctx);
     double flops = (double)n * n * n / 3.0;
     printf("# bench_ptg: Rill %s, 1 rank x %d workers, dpotrf N=%d NB=%d, best of %d\n",

@@ -75,3 +75,12 @@ if(TARGET bench_comm AND RILL_HAVE_MPI)
     bench_usage_test(bench_comm_err_csv_unwritable 2 "cannot write '/proc/x/y.csv'" NP 2
         COMMAND bench_comm --csv /proc/x/y.csv)
 endif()
+if(TARGET bench_ptg)
+    bench_usage_test(bench_ptg_err_n_text 2 "N must be an integer in \\[1, 32768\\], got '12abc'"
+        COMMAND bench_ptg 12abc)
+    bench_usage_test(bench_ptg_err_nb_big 2 "NB must be an integer in \\[1, 100\\], got '200'"
+        COMMAND bench_ptg 100 200)
+    bench_usage_test(bench_ptg_err_extra 2 "unexpected argument '5'"
+        COMMAND bench_ptg 100 10 1 10 5)
+    bench_usage_test(bench_ptg_help 0 "usage: bench_ptg" COMMAND bench_ptg --help)
+endif()
