@@ -66,7 +66,8 @@ static rill_status_t empty_body(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
-#define MAX_N     32768 /* the dense copy and the reference: 2 x 8 GiB at most */
+#define MAX_N     32768 /* the dense copy and the tiles of A: 2 x 8 GiB at most */
+#define MAX_NT    256   /* tile rows: 2.8 million DTD tasks a dpotrf */
 #define MAX_RUNS  1000
 #define MAX_TASKS 10000000
 
@@ -75,11 +76,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_ptg [N [NB [RUNS [TASKS]]]] [--mca name value]...\n"
             "  N      matrix order of dpotrf, 1..%d (default 8000)\n"
-            "  NB     tile size, 1..N (default 256, or N when smaller)\n"
+            "  NB     tile size, N/%d (rounded up)..N (default 256, or N when smaller)\n"
             "  RUNS   runs of each dpotrf, the best printed, 1..%d (default 3)\n"
             "  TASKS  tasks of the per-task cost graphs, 1..%d (default 100000)\n"
             "  exit: 0 done, 1 a runtime or LAPACK error, 2 a bad argument\n",
-            MAX_N, MAX_RUNS, MAX_TASKS);
+            MAX_N, MAX_NT, MAX_RUNS, MAX_TASKS);
 }
 
 /* Positional argument i (1-based) as an integer in [min, max] (the whole string), else
@@ -110,7 +111,8 @@ int main(int argc, char **argv)
     OK(rill_init(&argc, &argv, &ctx)); /* takes the --mca pairs out of argv */
     long a[4] = { arg_int(argc, argv, 1, "N", 1, MAX_N, 8000) };
     if (a[0] > 0)
-        a[1] = arg_int(argc, argv, 2, "NB", 1, a[0], a[0] < 256 ? a[0] : 256);
+        a[1] = arg_int(argc, argv, 2, "NB", (a[0] + MAX_NT - 1) / MAX_NT, a[0],
+                       a[0] < 256 ? a[0] : 256); /* (256 >= N / MAX_NT) */
     if (a[0] > 0 && a[1] > 0)
         a[2] = arg_int(argc, argv, 3, "RUNS", 1, MAX_RUNS, 3);
     if (a[0] > 0 && a[1] > 0 && a[2] > 0)
@@ -130,8 +132,12 @@ int main(int argc, char **argv)
            rill_version_string(), workers, n, nb, runs);
     printf("%-28s %10s %10s\n", "what", "time_s", "GFLOP/s");
     double *dense = malloc(sizeof(double) * (size_t)n * n);
-    if (!dense)
+    if (!dense) {
+        fprintf(stderr, "bench_ptg: error: out of host memory for the %d x %d matrix (%.1f GiB)\n",
+                n, n, (double)n * n * sizeof(double) / (1 << 30));
+        rill_fini(&ctx);
         return 1;
+    }
     /* LAPACKE with every core of the process (the workers idle meanwhile) */
     double best = 1e30;
     for (int r = 0; r < runs; r++) {

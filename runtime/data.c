@@ -488,13 +488,13 @@ struct rill_matrix {
     rill_data_t **local_data; /* mt x nt: their data, likewise */
 };
 
-/* The grid row of tile (i, j) of a matrix of distribution dist over a P x Q grid (also the
- * GPU of a rank's tile, from its local coordinates, over an ngpus x 1 grid: below). Skewed
- * on a grid of several columns keeps each tile row on one grid row, as block-cyclic does
- * (a tile goes to no more ranks than there), and shifts it by one every lcm(P, Q) tile
- * rows: the first lcm rows give the diagonal tiles the ranks (i % P, i % Q), the next
- * shift takes them to the others, and the longer rows of the triangle take turns. */
-static int dist_row(rill_matrix_dist_t dist, int i, int j, int P, int Q)
+/* (data_internal.h) Skewed on a grid of several columns keeps each tile row on one grid
+ * row, as block-cyclic does (a tile goes to no more ranks than there), and shifts it by one
+ * every L = lcm(P, Q) tile rows: the first L rows give the diagonal tiles the ranks
+ * (i % P, i % Q), those whose grid row and column agree modulo g = gcd(P, Q); each of the
+ * next g - 1 shifts takes them to another such class, so that the first P Q diagonal tiles
+ * go on every rank; and the longer rows of the triangle take turns. */
+int rill_matrix_grid_row(rill_matrix_dist_t dist, int i, int j, int P, int Q)
 {
     int64_t shift = 0; /* in 64 bits: i, j < 2^30 tiles */
     if (dist == RILL_MATRIX_DIAGONAL) {
@@ -515,7 +515,7 @@ static int dist_row(rill_matrix_dist_t dist, int i, int j, int P, int Q)
 
 static int matrix_rank(const rill_matrix_t *A, int i, int j)
 {
-    return dist_row(A->dist, i, j, A->P, A->Q) * A->Q + (j % A->Q);
+    return rill_matrix_grid_row(A->dist, i, j, A->P, A->Q) * A->Q + (j % A->Q);
 }
 
 static int matrix_rank_of(uint64_t key, void *arg)
@@ -611,7 +611,7 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
                 return RILL_ERR_NO_MEMORY;
-            d->advised = 1 + dist_row(by, i / A->P, j / A->Q, ngpus, 1);
+            d->advised = 1 + rill_matrix_grid_row(by, i / A->P, j / A->Q, ngpus, 1);
         }
     return RILL_SUCCESS;
 }

@@ -148,4 +148,9 @@ void rill_host_tile_cache_drain(void);
  * managers set it; NULL: nothing to free). */
 extern void (*rill_data_copy_release_hook)(rill_data_copy_t *c);
 
+/* The grid row of tile (i, j) of a matrix of distribution dist over a P x Q grid (its rank:
+ * that row times Q plus j % Q); also the GPU of a rank's tile, from its local coordinates,
+ * over an ngpus x 1 grid (rill_matrix_advise_gpus). The maps are in rill/data.h. */
+int rill_matrix_grid_row(rill_matrix_dist_t dist, int i, int j, int P, int Q);
+
 #endif

@@ -4,7 +4,7 @@
 For each grid and distribution (the maps of runtime/data.c: cyclic, diagonal, skewed), the
 work of each rank as the owner of the tiles its tasks write (POTRF 1/3, TRSM 1, SYRK 1,
 GEMM 2, in units of NB^3 flops) and the tiles of the panel each rank receives (a tile
-L(i, k) goes once to each other rank whose task reads it). Printed: the busiest rank's
+L(i, k), the diagonal one included, goes once to each other rank whose task reads it). Printed: the busiest rank's
 work over the average, the tiles received (average and most) and the number of ranks
 holding diagonal tiles. A count, not a measurement: the benchmarks say what it is worth.
 
@@ -30,6 +30,9 @@ def count(dist, nt, P, Q):
     recv = [set() for _ in range(P * Q)]
     for k in range(nt):
         work[rank(k, k)] += 1 / 3
+        for i in range(k + 1, nt):  # L(k, k) to the panel's TRSMs
+            if rank(i, k) != rank(k, k):
+                recv[rank(i, k)].add((k, k))
         for i in range(k + 1, nt):
             src = rank(i, k)
             work[src] += 1  # TRSM writes L(i, k)

@@ -8,7 +8,8 @@
 #   tests labelled gpu but test_alloc_sweep_gpu (CHECK_EXCLUDE; 216 s alone on an H100), within
 #   CHECK_S seconds (300): on this machine those that need 2 GPUs run too. They took 405 s
 #   on 4 x H100 (2026-11-27): within the 10 minutes of a call the tester runs and the build
-#   leave them less, so CHECK_S=0 skips them, for a call of their own.
+#   leave them less, so CHECK_S=0 skips them, for a call of their own. Exit 1 when a tester
+#   run failed.
 # bench: one run: dpotrf on 4 processes x 1 GPU (tiles GPU to GPU; the testers' default
 #   grid, 4 x 1 skewed) at N = 65536 and 98304 next to cusolverMgPotrf on the same 4 GPUs
 #   and to one process driving the 4 GPUs, and at N = 98304 on the 2 x 2 grid block-cyclic
@@ -89,14 +90,15 @@ if [ "$what" = check ]; then
     tester gemm_1x4 120 $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -g 4 -x
     echo "== $fails tester run(s) failed"
     check_s=${CHECK_S:-300}
-    [ "$check_s" -gt 0 ] || exit 0
+    case $check_s in '' | *[!0-9]*) echo "CHECK_S must be a number of seconds, got '$check_s'" >&2; exit 2 ;; esac
+    [ "$check_s" -gt 0 ] || exit $((fails > 0))
     (cd build-gpu && RILL_MCA_device_cuda_memory_use=3 RILL_MCA_runtime_num_cores=2 \
         timeout "$check_s" ctest -L gpu -E "${CHECK_EXCLUDE:-^test_alloc_sweep_gpu$}" --timeout 150 --output-on-failure \
         >"$work/ctest_gpu.log" 2>&1)
     [ $? = 124 ] && echo "== the GPU tests cut off at CHECK_S = $check_s s, after" \
         "$(grep -cE '^ *[0-9]+/[0-9]+ Test' "$work/ctest_gpu.log") of them"
     grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$work/ctest_gpu.log" | tail -20
-    exit 0
+    exit $((fails > 0))
 fi
 
 if [ -n "${BENCH_CTEST:-}" ]; then

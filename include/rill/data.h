@@ -92,13 +92,14 @@ typedef enum rill_matrix_dist {
      * the lower triangle's work (a factorization's panel is not held by one rank, and no
      * rank holds the longer half of the rows) */
     RILL_MATRIX_DIAGONAL = 1,
-    /** skewed: the diagonal tiles over every rank and the triangle's work even on any
-     * grid. On a P x 1 grid the grid row is shifted by the tile column and by one more every
-     * P tile columns, rank (i + j + j / P) % P: rows, columns and the triangle's work spread
-     * as with RILL_MATRIX_DIAGONAL, and so do the diagonal tiles, which that one puts on the
-     * even grid rows only when P is even (all of a Cholesky's POTRF on one rank of a 2 x 1
-     * grid). With Q > 1 each tile row stays on one grid row, so that a tile goes to no
-     * more ranks than with RILL_MATRIX_CYCLIC, shifted by one every L = lcm(P, Q) tile rows:
+    /** skewed: the diagonal tiles over every rank (the first 2 P of them on a P x 1 grid,
+     * the first P Q otherwise) and the triangle's work even on any grid. On a P x 1 grid
+     * the grid row is shifted by the tile column and by one more every P tile columns, rank
+     * (i + j + j / P) % P: rows, columns and the triangle's work spread as with
+     * RILL_MATRIX_DIAGONAL, and so do the diagonal tiles, which that one puts on the even
+     * grid rows only when P is even (all of a Cholesky's POTRF on one rank of a 2 x 1
+     * grid). With Q > 1 each tile row stays on one grid row, so that a tile goes to no more
+     * ranks than with RILL_MATRIX_CYCLIC, shifted by one every L = lcm(P, Q) tile rows:
      * rank ((i + i / L) % P) * Q + (j % Q) */
     RILL_MATRIX_SKEWED = 2,
 } rill_matrix_dist_t;

@@ -80,6 +80,8 @@ if(TARGET bench_ptg)
         COMMAND bench_ptg 12abc)
     bench_usage_test(bench_ptg_err_nb_big 2 "NB must be an integer in \\[1, 100\\], got '200'"
         COMMAND bench_ptg 100 200)
+    bench_usage_test(bench_ptg_err_nb_small 2 "NB must be an integer in \\[4, 1000\\], got '1'"
+        COMMAND bench_ptg 1000 1)
     bench_usage_test(bench_ptg_err_extra 2 "unexpected argument '5'"
         COMMAND bench_ptg 100 10 1 10 5)
     bench_usage_test(bench_ptg_help 0 "usage: bench_ptg" COMMAND bench_ptg --help)
