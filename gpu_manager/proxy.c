@@ -871,13 +871,6 @@ rill_status_t rill_channel_counters(const rill_context_t *ctx, int gpu, rill_cha
     return RILL_SUCCESS;
 }
 
-rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out)
-{
-    if (!ctx)
-        return RILL_ERR_INVALID_ARG;
-    return rill_comm_allgather(ctx->comm, in, size, out);
-}
-
 /* ------------------------------------------------------------ connection at init */
 
 /* What each rank publishes: its node, and per GPU a mailbox (registered memory in the

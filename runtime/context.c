@@ -506,6 +506,13 @@ int rill_context_nranks(const rill_context_t *ctx)
     return ctx->nranks;
 }
 
+rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out)
+{
+    if (!ctx)
+        return RILL_ERR_INVALID_ARG;
+    return rill_comm_allgather(ctx->comm, in, size, out);
+}
+
 int rill_context_local_nranks(const rill_context_t *ctx)
 {
     return rill_comm_local_size(ctx->comm);

@@ -6,7 +6,7 @@
 # none; a 2 x 2 grid for 4, 2 x 1 for 2) of G GPUs each (-g G); PxG defaults to AB_PROCS
 # (1x1). AB_N (32768) and AB_NB (2048): the matrix and its tiles; AB_ROUNDS (2) rounds of
 # AB_RUNS (2) timed runs each. Prints per variant the best TFLOP/s and each round's best,
-# then rank 0's GPU lines of its best run (exec streams busy, bytes per channel). The logs
+# then every rank's GPU lines of its best run (exec streams busy, bytes per channel). The logs
 # are packed into $OUT/ab.tgz ($OUT: /tmp/rill-gpu by default); exit 0, 1 when the build
 # fails, 2 on a bad variant, 77 when the machine has fewer GPUs than a variant needs.
 # Example, one GPU: the defaults against the inverse panel in fewer library calls:

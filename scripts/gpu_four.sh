@@ -15,7 +15,7 @@
 #   and to one process driving the 4 GPUs, and at N = 98304 on the 2 x 2 grid block-cyclic
 #   and skewed; dgemm on 4 processes x 1 GPU (2 x 2, block-cyclic) at N = 65536 next to one
 #   cublasDgemm per GPU (4 at once); the exec streams' busy fraction and the bytes per
-#   channel of each Rill run (rank 0's GPU lines of its best run), and a trace of one
+#   channel of each Rill run (every rank's GPU lines of its best run), and a trace of one
 #   4-process run (N = 32768): what held the tiles from other ranks and the whole hop from
 #   the producer's kernel (rill_trace_timeline --landings), each manager's launch time
 #   (--launches), the exec streams idle for a landing (--waits) and each rank's comm thread
@@ -31,7 +31,7 @@
 #   scripts/gpu_ab.sh gives 4 processes -P 2 -Q 2, which a variant's -P 4 -Q 1
 #   overrides), AB_ROUNDS
 #   rounds (2) of 2 runs each, the variants interleaved (scripts/gpu_ab.sh);
-#   per variant the best and each round's best, and rank 0's GPU line of its best run.
+#   per variant the best and each round's best, and every rank's GPU lines of its best run.
 # The table goes to standard output; every log (and the trace) is packed into $OUT/four.tgz
 # ($OUT defaults to /tmp/rill-gpu).
 set -uo pipefail
@@ -166,7 +166,7 @@ echo "| what | N | NB | processes x GPUs | TFLOP/s |"
 echo "| --- | --- | --- | --- | --- |"
 for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
 echo
-echo "exec streams' busy fraction and bytes per channel (rank 0's GPUs, best run) of each Rill run:"
+echo "exec streams' busy fraction and bytes per channel (every rank's GPUs, best run) of each Rill run:"
 for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log \
     "$work"/trace_run_*.log; do
     echo "== $(basename "$f")"

@@ -26,7 +26,9 @@ mpi=(mpirun --oversubscribe --bind-to none)
 export RILL_MCA_device_cuda_timing=1
 . "$(dirname "$0")/gpu_logs.sh" # best, busy, vend
 # the best run's TFLOP/s and rank 0's first GPU line's busy fraction, of a tester log
-rill() { echo "$(best "$1")|$(busy "$1" | awk 'NR == 1 { print $7 }')"; }
+rill() {
+    echo "$(best "$1")|$(busy "$1" | awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "busy") print $(i + 1) }')"
+}
 rows=()
 for n in ${SCALE_N:-32768 49152 65536}; do
     timeout 300 "$V" potrf "$n" 3 >"$out/vendor_potrf_$n.log" 2>&1

@@ -183,8 +183,9 @@ void dla_testing_barrier(dla_testing_t *t)
     if (t->nranks > 1)
         rill_dla_allreduce_max(t->dla, NULL, 0);
     /* a timed run starts: what the GPUs did during it is printed with its row */
-    for (int g = 0; g < t->gpus && g < 8; g++)
-        rill_context_gpu_counters(t->ctx, g, &t->gpu0[g]);
+    t->gpus_run.n = t->gpus < 8 ? t->gpus : 8;
+    for (int g = 0; g < t->gpus_run.n; g++)
+        rill_context_gpu_counters(t->ctx, g, &t->gpus_run.start[g]);
 }
 
 /* The options before `--` (and the pairs after it): fills t, and rargv/rargc with the
@@ -471,15 +472,25 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         rill_fini(&t->ctx);
         return 1;
     }
-    if (t->ref) /* one LAPACKE/CBLAS call per run, on the CPUs */
-        t->warmup = 0;
-    else if (t->warmup < 0) {
-        /* CUDA loads a library kernel's module at its first call (tens of ms each, the
-         * GPU manager held meanwhile): with GPUs one untimed run first. Every rank must run
-         * as many taskpools: the same choice on all. */
+    if (!t->ref) { /* (--ref: one LAPACKE/CBLAS call per run, on the CPUs) */
         double g = t->gpus > 0;
         rill_dla_allreduce_max(t->dla, &g, 1);
-        t->warmup = g > 0 ? 1 : 0;
+        t->gpus_any = g > 0;
+    }
+    /* CUDA loads a library kernel's module at its first call (tens of ms each, the GPU
+     * manager held meanwhile): with GPUs one untimed run first. Every rank must run as many
+     * taskpools: the same choice on all. */
+    if (t->ref)
+        t->warmup = 0;
+    else if (t->warmup < 0)
+        t->warmup = t->gpus_any;
+    if (t->gpus_any && t->nranks > 1 &&
+        !(t->gpus_all = calloc((size_t)t->nranks, sizeof(*t->gpus_all)))) {
+        dla_testing_error(t, 0, "rank %d: out of host memory for the %d ranks' GPU counters",
+                          t->rank, t->nranks);
+        rill_dla_destroy(&t->dla);
+        rill_fini(&t->ctx);
+        return 1;
     }
 
     if (t->rank == 0) {
@@ -721,6 +732,35 @@ int dla_testing_memory(dla_testing_t *t, const dla_testing_dims_t *tiled, int nt
 
 /* ------------------------------------------------------------ result rows */
 
+/* One GPU's line of a result row: its exec streams' busy time and the bytes it moved
+ * between c0 and c (rank: -1 in a run of one rank). */
+static void print_gpu(const dla_testing_t *t, int rank, int g, const rill_gpu_counters_t *c,
+                      const rill_gpu_counters_t *c0, double time_s)
+{
+    char who[32] = "";
+    if (rank >= 0)
+        snprintf(who, sizeof(who), "rank %d, ", rank);
+    if (c->timed)
+        printf("#   %sGPU %d: exec streams busy %.1f%% of the run, ", who, g,
+               time_s > 0 ? 100.0 * (c->busy_s - c0->busy_s) / time_s : 0.0);
+    else /* (device_cuda_timing 1 measures it) */
+        printf("#   %sGPU %d: exec streams' busy time not measured, ", who, g);
+    printf("%llu tasks; H2D %.1f MB, D2H %.1f MB, D2D %.1f MB; %llu evictions",
+           c->tasks - c0->tasks, (double)(c->h2d_bytes - c0->h2d_bytes) / 1e6,
+           (double)(c->d2h_bytes - c0->d2h_bytes) / 1e6,
+           (double)(c->d2d_bytes - c0->d2d_bytes) / 1e6, c->evictions - c0->evictions);
+    if (t->nranks > 1) /* tiles from / to other ranks' GPUs (GPU-direct) */
+        printf("; from ranks' GPUs %.1f MB (%llu landings announced ahead, the landing stream "
+               "waited %.1f ms%s), to them %.1f MB (%llu of %llu puts behind their producer "
+               "on the GPU)",
+               (double)(c->remote_in_bytes - c0->remote_in_bytes) / 1e6,
+               c->remote_early - c0->remote_early, 1e3 * (c->remote_wait_s - c0->remote_wait_s),
+               c->timed ? "" : " (untimed)",
+               (double)(c->remote_out_bytes - c0->remote_out_bytes) / 1e6,
+               c->remote_behind - c0->remote_behind, c->remote_out - c0->remote_out);
+    printf("\n");
+}
+
 int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_t cs, double resid)
 {
     if (t->check && cs != RILL_SUCCESS && cs != RILL_ERR_NUMERIC) {
@@ -742,6 +782,23 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
                      RILL_DLA_CHECK_THRESHOLD);
         if (why[0])
             t->failed = 1;
+    }
+    /* every rank's GPUs over the run, to rank 0 (a collective: every rank makes the same
+     * rows, and gpus_any is the same on all) */
+    const dla_testing_gpus_t *gpus = NULL;
+    if (!t->ref && t->gpus_any) {
+        dla_testing_gpus_t *mine = &t->gpus_run;
+        for (int g = 0; g < mine->n; g++)
+            mine->read[g] = rill_context_gpu_counters(t->ctx, g, &mine->end[g]) == RILL_SUCCESS;
+        gpus = mine;
+        if (t->nranks > 1) {
+            rill_status_t s = rill_context_allgather(t->ctx, mine, sizeof(*mine), t->gpus_all);
+            if (s == RILL_SUCCESS)
+                gpus = t->gpus_all;
+            else if (t->rank == 0) /* rank 0's own GPUs then */
+                fprintf(stderr, "%s: warning: cannot gather the ranks' GPU counters: %s\n", t->name,
+                        rill_status_string(s));
+        }
     }
     if (t->rank == 0) {
         if (!t->titled) { /* the column titles come with the first row (not before an error) */
@@ -769,31 +826,12 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
         printf("%5s %3d %3d %5d %4d %10.4f %9.2f %10s %6s\n", nb, t->ref ? 1 : t->P,
                t->ref ? 1 : t->Q, t->cores, t->gpus, time_s, gflops, r,
                t->check ? (why[0] ? "FAIL" : "PASS") : "-");
-        /* rank 0's GPUs during the run: streams' busy time and bytes moved */
-        for (int g = 0; g < t->gpus && g < 8 && !t->ref; g++) {
-            rill_gpu_counters_t c, *c0 = &t->gpu0[g];
-            if (rill_context_gpu_counters(t->ctx, g, &c) != RILL_SUCCESS)
-                continue;
-            if (c.timed)
-                printf("#   GPU %d: exec streams busy %.1f%% of the run, ", g,
-                       time_s > 0 ? 100.0 * (c.busy_s - c0->busy_s) / time_s : 0.0);
-            else /* (device_cuda_timing 1 measures it) */
-                printf("#   GPU %d: exec streams' busy time not measured, ", g);
-            printf("%llu tasks; H2D %.1f MB, D2H %.1f MB, D2D %.1f MB; %llu evictions",
-                   c.tasks - c0->tasks, (double)(c.h2d_bytes - c0->h2d_bytes) / 1e6,
-                   (double)(c.d2h_bytes - c0->d2h_bytes) / 1e6,
-                   (double)(c.d2d_bytes - c0->d2d_bytes) / 1e6, c.evictions - c0->evictions);
-            if (t->nranks > 1) /* tiles from / to other ranks' GPUs (GPU-direct) */
-                printf("; from ranks' GPUs %.1f MB (%llu landings announced ahead, the landing "
-                       "stream waited %.1f ms%s), to them %.1f MB (%llu of %llu puts behind "
-                       "their producer on the GPU)",
-                       (double)(c.remote_in_bytes - c0->remote_in_bytes) / 1e6,
-                       c.remote_early - c0->remote_early,
-                       1e3 * (c.remote_wait_s - c0->remote_wait_s), c.timed ? "" : " (untimed)",
-                       (double)(c.remote_out_bytes - c0->remote_out_bytes) / 1e6,
-                       c.remote_behind - c0->remote_behind, c.remote_out - c0->remote_out);
-            printf("\n");
-        }
+        /* the GPUs during the run: streams' busy time and bytes moved */
+        for (int k = 0; gpus && k < (gpus == &t->gpus_run ? 1 : t->nranks); k++)
+            for (int g = 0; g < gpus[k].n; g++)
+                if (gpus[k].read[g])
+                    print_gpu(t, t->nranks > 1 ? k : -1, g, &gpus[k].end[g], &gpus[k].start[g],
+                              time_s);
         fflush(stdout);
     }
     if (why[0])
@@ -822,6 +860,8 @@ rill_matrix_t *dla_testing_matrix(dla_testing_t *t, const char *what, int m, int
 
 int dla_testing_fini(dla_testing_t *t)
 {
+    free(t->gpus_all);
+    t->gpus_all = NULL;
     if (t->dla)
         rill_dla_destroy(&t->dla);
     if (t->ctx)

@@ -15,10 +15,20 @@ enum {
     DLA_TESTING_PANEL = 1 << 4,  /* --panel auto|trsm|inverse (dpotrf's panel solves) */
 };
 
+/* A rank's GPUs over a timed run, as rank 0 gets them to print every rank's line. */
+typedef struct dla_testing_gpus {
+    int32_t n;                    /* GPUs (at most 8) */
+    int32_t read[8];              /* the counters at the end could be read */
+    rill_gpu_counters_t start[8]; /* at the start of the run */
+    rill_gpu_counters_t end[8];   /* and at its end */
+} dla_testing_gpus_t;
+
 typedef struct dla_testing {
     const char *name;
     unsigned features;
-    rill_gpu_counters_t gpu0[8]; /* this rank's GPU counters at the start of the timed run */
+    dla_testing_gpus_t gpus_run;  /* this rank's GPUs over the timed run */
+    dla_testing_gpus_t *gpus_all; /* every rank's (several ranks, some with GPUs) */
+    int gpus_any;                 /* some rank uses GPUs (the same on every rank) */
     int N, M, K, NB, P, Q, cores, gpus, nruns, check, nonspd, ref, nrhs, no_mem_check;
     int transA, transB;
     int warmup;                 /* --warmup: untimed runs before the timed ones (set at init) */

@@ -126,9 +126,7 @@ rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, siz
 rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem);
 rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem);
 
-/** Every rank gives size bytes at in; out (nranks x size bytes) gets them all in rank order.
- * Collective: every rank calls it, in the same order as other collectives. Main thread. */
-rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out);
+/* rill_context_allgather (rill/runtime.h): send these descriptors to the other ranks */
 
 /* rill_context_gpu_direct (rill/runtime.h): whether a peer rank's GPUs are reachable */
 

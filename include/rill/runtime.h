@@ -2,6 +2,7 @@
 #ifndef RILL_RUNTIME_H
 #define RILL_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rill/status.h"
@@ -41,6 +42,9 @@ rill_status_t rill_fini(rill_context_t **ctx_p);
 /** This process's rank and the number of ranks (0 and 1 without MPI). Any thread. */
 int rill_context_rank(const rill_context_t *ctx);
 int rill_context_nranks(const rill_context_t *ctx);
+/** Every rank gives size bytes at in; out (nranks x size bytes) gets them all in rank order.
+ * Collective: every rank calls it, in the same order as other collectives. Main thread. */
+rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out);
 /** Number of ranks on this process's node (shared memory), and this process's index
  * among them (1 and 0 without MPI). Any thread. */
 int rill_context_local_nranks(const rill_context_t *ctx);
