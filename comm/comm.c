@@ -12,7 +12,7 @@
 #include "rill/params.h"
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
-    *p_yield_max_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min;
+    *p_yield_max_us, *p_yield_busy_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min;
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
@@ -56,6 +56,15 @@ rill_status_t rill_comm_register_params(void)
     if (s != RILL_SUCCESS)
         status = s;
     s = rill_param_register_int(
+        "comm_thread_yield_busy_us",
+        "Longest sleep of the idle comm thread while every worker of the process is busy and "
+        "no MPI request (transfer, collective) is in flight, instead of "
+        "comm_thread_yield_max_us: on a core shared with a worker each wake-up takes the core "
+        "from it (a worker turning idle while a message is expected wakes the thread)",
+        RILL_PARAM_LEVEL_TUNER, 2000, 1, 1000000, &p_yield_busy_us);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_int(
         "comm_thread_poll_us",
         "Sleep of the idle comm thread between two polls of MPI while a message is expected "
         "(see rill_comm_expect): short, so the critical path is not delayed",
@@ -94,7 +103,7 @@ bool rill_comm_gpu_direct_allowed(void)
 static rill_status_t comm_read_params(rill_comm_t *comm)
 {
     if (!p_short_limit || !p_aggregate || !p_aggregate_max || !p_max_requests || !p_spin_us ||
-        !p_yield_max_us || !p_poll_us || !p_gpu_direct_min) {
+        !p_yield_max_us || !p_yield_busy_us || !p_poll_us || !p_gpu_direct_min) {
         rill_status_t status = rill_comm_register_params();
         if (status != RILL_SUCCESS)
             return status;
@@ -106,6 +115,7 @@ static rill_status_t comm_read_params(rill_comm_t *comm)
     comm->max_requests = (int)rill_param_get_int(p_max_requests);
     atomic_init(&comm->spin_us, (uint64_t)rill_param_get_int(p_spin_us));
     comm->yield_max_us = (uint64_t)rill_param_get_int(p_yield_max_us);
+    comm->yield_busy_us = (uint64_t)rill_param_get_int(p_yield_busy_us);
     comm->poll_us = (uint64_t)rill_param_get_int(p_poll_us);
     return RILL_SUCCESS;
 }
@@ -151,12 +161,13 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
 #endif
     RILL_VERBOSE(RILL_LOG_COMM, 1,
                  "rank %d of %d (local %d of %d), %s comm thread, short limit %zu, aggregation "
-                 "%s (max %zu), max requests %d, spin %llu us, sleep <= %llu us",
+                 "%s (max %zu), max requests %d, spin %llu us, sleep <= %llu us (%llu us with "
+                 "every worker busy)",
                  comm->rank, comm->size, comm->local_rank, comm->local_size,
                  comm->threaded ? "with a" : "no", comm->short_limit,
                  comm->aggregate ? "on" : "off", comm->aggregate_max, comm->max_requests,
                  (unsigned long long)atomic_load_explicit(&comm->spin_us, memory_order_relaxed),
-                 (unsigned long long)comm->yield_max_us);
+                 (unsigned long long)comm->yield_max_us, (unsigned long long)comm->yield_busy_us);
     *comm_p = comm;
     return RILL_SUCCESS;
 

@@ -179,8 +179,9 @@ rill_status_t rill_comm_allgather(rill_comm_t *comm, const void *in, size_t size
  * While a message is expected and a worker is idle, the message is on the critical path:
  * the comm thread polls MPI every comm_thread_poll_us. Otherwise it backs off up to
  * comm_thread_yield_max_us, leaving the core to the workers (on a core shared with a
- * worker, polling every few microseconds cost a quarter of the compute). A worker turning
- * idle while a message is expected wakes the comm thread. Any thread.
+ * worker, polling every few microseconds cost a quarter of the compute), and up to
+ * comm_thread_yield_busy_us while every worker is busy and no MPI request is in flight. A
+ * worker turning idle while a message is expected wakes the comm thread. Any thread.
  */
 void rill_comm_expect(rill_comm_t *comm, int delta);
 void rill_comm_workers_idle(rill_comm_t *comm, int delta);

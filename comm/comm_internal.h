@@ -215,7 +215,7 @@ struct rill_comm {
     bool aggregate;
     int max_requests;
     _Atomic uint64_t spin_us; /* may be raised once the process found GPUs (relaxed) */
-    uint64_t yield_max_us, poll_us;
+    uint64_t yield_max_us, yield_busy_us, poll_us;
     atomic_int expected;     /* messages the layer above waits for (rill_comm_expect) */
     atomic_int idle_workers; /* workers with nothing to run (rill_comm_workers_idle) */
 
