@@ -484,38 +484,50 @@ struct rill_matrix {
     rill_collection_t dc; /* first: the collection of the tiles */
     int m, n, mb, nb, mt, nt, P, Q;
     rill_matrix_dist_t dist;
+    int64_t period; /* skewed on several grid columns: lcm(P, Q) tile rows a shift; else 0 */
     double **local; /* mt x nt: local tile storage, NULL for remote tiles; fixed after create */
     rill_data_t **local_data; /* mt x nt: their data, likewise */
 };
 
-/* (data_internal.h) Skewed on a grid of several columns keeps each tile row on one grid
- * row, as block-cyclic does (a tile goes to no more ranks than there), and shifts it by one
- * every L = lcm(P, Q) tile rows: the first L rows give the diagonal tiles the ranks
- * (i % P, i % Q), those whose grid row and column agree modulo g = gcd(P, Q); each of the
- * next g - 1 shifts takes them to another such class, so that the first P Q diagonal tiles
- * go on every rank; and the longer rows of the triangle take turns. */
-int rill_matrix_grid_row(rill_matrix_dist_t dist, int i, int j, int P, int Q)
+/* Skewed on a grid of several columns keeps each tile row on one grid row, as block-cyclic
+ * does (a tile goes to no more ranks than there), and shifts it by one every L = lcm(P, Q)
+ * tile rows: the first L rows give the diagonal tiles the ranks (i % P, i % Q), those whose
+ * grid row and column agree modulo g = gcd(P, Q); each of the next g - 1 shifts takes them
+ * to another such class, so that the first P Q diagonal tiles go on every rank; and the
+ * longer rows of the triangle take turns. That period, 0 where it does not apply. */
+static int64_t skew_period(rill_matrix_dist_t dist, int P, int Q)
+{
+    if (dist != RILL_MATRIX_SKEWED || Q == 1)
+        return 0;
+    int a = P, b = Q; /* gcd(P, Q) */
+    while (b) {
+        int r = a % b;
+        a = b;
+        b = r;
+    }
+    return (int64_t)P / a * Q;
+}
+
+/* The grid row of tile (i, j) over P grid rows; period: skew_period's (a matrix keeps it,
+ * matrix_rank runs for every tile a task names). */
+static int grid_row(rill_matrix_dist_t dist, int i, int j, int P, int64_t period)
 {
     int64_t shift = 0; /* in 64 bits: i, j < 2^30 tiles */
-    if (dist == RILL_MATRIX_DIAGONAL) {
+    if (dist == RILL_MATRIX_DIAGONAL)
         shift = j;
-    } else if (dist == RILL_MATRIX_SKEWED && Q == 1) {
-        shift = (int64_t)j + j / P;
-    } else if (dist == RILL_MATRIX_SKEWED) {
-        int a = P, b = Q; /* gcd(P, Q) */
-        while (b) {
-            int r = a % b;
-            a = b;
-            b = r;
-        }
-        shift = i / ((int64_t)P / a * Q);
-    }
+    else if (dist == RILL_MATRIX_SKEWED)
+        shift = period ? i / period : (int64_t)j + j / P;
     return (int)((i + shift) % P);
+}
+
+int rill_matrix_grid_row(rill_matrix_dist_t dist, int i, int j, int P, int Q)
+{
+    return grid_row(dist, i, j, P, skew_period(dist, P, Q));
 }
 
 static int matrix_rank(const rill_matrix_t *A, int i, int j)
 {
-    return rill_matrix_grid_row(A->dist, i, j, A->P, A->Q) * A->Q + (j % A->Q);
+    return grid_row(A->dist, i, j, A->P, A->period) * A->Q + (j % A->Q);
 }
 
 static int matrix_rank_of(uint64_t key, void *arg)
@@ -566,6 +578,7 @@ rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb,
     A->P = P;
     A->Q = Q;
     A->dist = dist;
+    A->period = skew_period(dist, P, Q);
     collection_init(&A->dc, ctx, (size_t)mb * (size_t)nb * sizeof(double), matrix_rank_of, A);
     A->local = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(double *));
     A->local_data = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(rill_data_t *));
@@ -611,7 +624,7 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
                 return RILL_ERR_NO_MEMORY;
-            d->advised = 1 + rill_matrix_grid_row(by, i / A->P, j / A->Q, ngpus, 1);
+            d->advised = 1 + grid_row(by, i / A->P, j / A->Q, ngpus, 0); /* (ngpus x 1) */
         }
     return RILL_SUCCESS;
 }
