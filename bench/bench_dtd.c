@@ -16,6 +16,8 @@
 
 #include "rill/rill.h"
 
+#include "bench_args.h"
+
 static rill_status_t empty_body(rill_task_t *task)
 {
     (void)task;
@@ -147,10 +149,8 @@ static void usage(FILE *f)
 /* An integer in [min, max] (the whole string), else -1. */
 static int parse_int(const char *s, long min, long max, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
+    long v;
+    if (bench_parse_long(s, min, max, &v))
         return -1;
     *out = (int)v;
     return 0;

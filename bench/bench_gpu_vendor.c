@@ -14,7 +14,6 @@
  * Host code only: no kernels of its own, and no link to Rill. */
 #define DISABLE_CUSOLVERMG_DEPRECATED /* cusolverMg is marked deprecated in CUDA 13 */
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,8 @@
 #include <curand.h>
 #include <cusolverDn.h>
 #include <cusolverMg.h>
+
+#include "bench_args.h"
 
 #define PROG       "bench_gpu_vendor"
 #define MAX_N      1000000
@@ -793,13 +794,9 @@ static void usage(FILE *f)
 static int arg_int(int argc, char **argv, int i, const char *name, long min, long max)
 {
     const char *s = i < argc ? argv[i] : NULL;
-    if (s) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (!errno && end != s && !*end && v >= min && v <= max)
-            return (int)v;
-    }
+    long v;
+    if (!bench_parse_long(s, min, max, &v))
+        return (int)v;
     fprintf(stderr, PROG ": error: %s must be an integer in [%ld, %ld], got %s%s%s (see --help)\n",
             name, min, max, s ? "'" : "nothing", s ? s : "", s ? "'" : "");
     exit(EXIT_USAGE);

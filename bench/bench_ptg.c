@@ -4,7 +4,6 @@
  *
  *   bench_ptg [N [NB [RUNS [TASKS]]]]     defaults 8000 256 3 100000
  */
-#include <errno.h>
 #include <lapacke.h>
 #include <sched.h>
 #include <stdio.h>
@@ -20,6 +19,8 @@
 #include "ptg_chain.h"
 #include "ptg_indep.h"
 #include "rill_dla.h"
+
+#include "bench_args.h"
 
 static double now(void)
 {
@@ -87,12 +88,8 @@ static void usage(FILE *f)
  * def when absent; -1 after a message naming it. */
 static long arg_int(int argc, char **argv, int i, const char *name, long min, long max, long def)
 {
-    if (i >= argc)
-        return def;
-    char *end;
-    errno = 0;
-    long v = strtol(argv[i], &end, 10);
-    if (!errno && end != argv[i] && !*end && v >= min && v <= max)
+    long v = def;
+    if (i >= argc || !bench_parse_long(argv[i], min, max, &v))
         return v;
     fprintf(stderr,
             "bench_ptg: error: %s must be an integer in [%ld, %ld], got '%s' (see --help)\n", name,
@@ -109,23 +106,22 @@ int main(int argc, char **argv)
         }
     rill_context_t *ctx;
     OK(rill_init(&argc, &argv, &ctx)); /* takes the --mca pairs out of argv */
-    long a[4] = { arg_int(argc, argv, 1, "N", 1, MAX_N, 8000) };
-    if (a[0] > 0)
-        a[1] = arg_int(argc, argv, 2, "NB", (a[0] + MAX_NT - 1) / MAX_NT, a[0],
-                       a[0] < 256 ? a[0] : 256); /* (256 >= N / MAX_NT) */
-    if (a[0] > 0 && a[1] > 0)
-        a[2] = arg_int(argc, argv, 3, "RUNS", 1, MAX_RUNS, 3);
-    if (a[0] > 0 && a[1] > 0 && a[2] > 0)
-        a[3] = arg_int(argc, argv, 4, "TASKS", 1, MAX_TASKS, 100000);
-    if (a[3] > 0 && argc > 5) {
+    /* each after the one before it was right (-1: the message is out) */
+    long ln = arg_int(argc, argv, 1, "N", 1, MAX_N, 8000);
+    long lnb =
+        ln < 0 ? -1 /* (256 >= N / MAX_NT) */
+               : arg_int(argc, argv, 2, "NB", (ln + MAX_NT - 1) / MAX_NT, ln, ln < 256 ? ln : 256);
+    long lruns = lnb < 0 ? -1 : arg_int(argc, argv, 3, "RUNS", 1, MAX_RUNS, 3);
+    long ltasks = lruns < 0 ? -1 : arg_int(argc, argv, 4, "TASKS", 1, MAX_TASKS, 100000);
+    if (ltasks > 0 && argc > 5) {
         fprintf(stderr, "bench_ptg: error: unexpected argument '%s' (see --help)\n", argv[5]);
-        a[3] = -1;
+        ltasks = -1;
     }
-    if (a[3] <= 0) {
+    if (ltasks < 0) {
         rill_fini(&ctx);
         return 2;
     }
-    int n = (int)a[0], nb = (int)a[1], runs = (int)a[2], ntasks = (int)a[3];
+    int n = (int)ln, nb = (int)lnb, runs = (int)lruns, ntasks = (int)ltasks;
     int workers = rill_context_nworkers(ctx);
     double flops = (double)n * n * n / 3.0;
     printf("# bench_ptg: Rill %s, 1 rank x %d workers, dpotrf N=%d NB=%d, best of %d\n",

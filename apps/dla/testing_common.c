@@ -786,16 +786,19 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
     /* every rank's GPUs over the run, to rank 0 (a collective: every rank makes the same
      * rows, and gpus_any is the same on all) */
     const dla_testing_gpus_t *gpus = NULL;
+    int ngpus_ranks = 0; /* the ranks in gpus */
     if (!t->ref && t->gpus_any) {
         dla_testing_gpus_t *mine = &t->gpus_run;
         for (int g = 0; g < mine->n; g++)
             mine->read[g] = rill_context_gpu_counters(t->ctx, g, &mine->end[g]) == RILL_SUCCESS;
         gpus = mine;
+        ngpus_ranks = 1;
         if (t->nranks > 1) {
             rill_status_t s = rill_context_allgather(t->ctx, mine, sizeof(*mine), t->gpus_all);
-            if (s == RILL_SUCCESS)
+            if (s == RILL_SUCCESS) {
                 gpus = t->gpus_all;
-            else if (t->rank == 0) /* rank 0's own GPUs then */
+                ngpus_ranks = t->nranks;
+            } else if (t->rank == 0) /* rank 0's own GPUs then */
                 fprintf(stderr, "%s: warning: cannot gather the ranks' GPU counters: %s\n", t->name,
                         rill_status_string(s));
         }
@@ -827,7 +830,7 @@ int dla_testing_row(dla_testing_t *t, double time_s, double gflops, rill_status_
                t->ref ? 1 : t->Q, t->cores, t->gpus, time_s, gflops, r,
                t->check ? (why[0] ? "FAIL" : "PASS") : "-");
         /* the GPUs during the run: streams' busy time and bytes moved */
-        for (int k = 0; gpus && k < (gpus == &t->gpus_run ? 1 : t->nranks); k++)
+        for (int k = 0; k < ngpus_ranks; k++)
             for (int g = 0; g < gpus[k].n; g++)
                 if (gpus[k].read[g])
                     print_gpu(t, t->nranks > 1 ? k : -1, g, &gpus[k].end[g], &gpus[k].start[g],
