@@ -175,17 +175,11 @@ for f in "$work"/potrf_np4_*.log "$work"/potrf_1x4_*.log "$work"/gemm_np4_*.log 
     busy "$f" $c
     grep -E "rror|abort" "$f" | head -3
 done
-for name in defaults; do
-    echo "== tiles from other ranks, N = 32768 traced, $name (rill_trace_timeline --landings):"
-    grep -E "^rank|more than" "$work/landings_$name.txt"
-    grep -E "comm thread:" "$work/trace_run_$name.log"
-done
-for name in defaults; do
-    echo "== the GPU managers' launches, N = 32768 traced, $name (rill_trace_timeline --launches):"
-    grep -E "^rank" "$work/launches_$name.txt"
-done
-for name in defaults; do
-    echo "== exec streams idle for a landing, N = 32768 traced, $name (rill_trace_timeline --waits):"
-    cat "$work/waits_$name.txt"
-done
+echo "== tiles from other ranks, N = 32768 traced (rill_trace_timeline --landings):"
+grep -E "^rank|more than" "$work/landings_defaults.txt"
+grep -E "comm thread:" "$work/trace_run_defaults.log"
+echo "== the GPU managers' launches, N = 32768 traced (rill_trace_timeline --launches):"
+grep -E "^rank" "$work/launches_defaults.txt"
+echo "== exec streams idle for a landing, N = 32768 traced (rill_trace_timeline --waits):"
+cat "$work/waits_defaults.txt"
 exit 0
