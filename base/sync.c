@@ -3,6 +3,8 @@
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +56,14 @@ uint64_t rill_time_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rill_thread_name(const char *name)
+{
+    char n[16]; /* the kernel's limit, with the terminating byte */
+    strncpy(n, name, sizeof(n) - 1);
+    n[sizeof(n) - 1] = '\0';
+    prctl(PR_SET_NAME, (unsigned long)n, 0, 0, 0);
 }
 
 uint64_t rill_time_bracket(const uint64_t *lo, const uint64_t *hi, const uint64_t *d, int n,

@@ -85,6 +85,9 @@ void rill_evcount_signal(rill_evcount_t *ev, int n);
 /** Monotonic time in nanoseconds. */
 uint64_t rill_time_ns(void);
 
+/** Name the calling thread as top -H, ps -L, gdb and perf show it (the first 15 bytes). */
+void rill_thread_name(const char *name);
+
 /**
  * An instant of another clock (a GPU's) placed on the host's: sample i lies in [lo[i],
  * hi[i]] on the host clock and d[i] ns before the instant (on the other clock), so each

@@ -939,6 +939,7 @@ static void comm_late_wake(rill_comm_t *c, uint64_t due, uint64_t woke)
 static void *comm_thread_main(void *arg)
 {
     rill_comm_t *c = arg;
+    rill_thread_name("rill-comm");
     /* precise short sleeps: the default 50 us timer slack would stretch every poll */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     /* no MPI call until every rank's comm thread started: the main thread agrees on that

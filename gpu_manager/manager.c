@@ -2365,6 +2365,9 @@ static void *manager_main(void *arg)
 {
     gm_t *m = arg;
     rill_context_t *ctx = m->ctx;
+    char tname[16];
+    snprintf(tname, sizeof(tname), "rill-gpu %d", m->gpu);
+    rill_thread_name(tname);
     rill_topo_bind_reserved(ctx->topo, m->gpu);
     int peers[RILL_CUDA_MAX_GPUS], npeers = 0;
     for (int i = 0; i < ctx->ngpus; i++)

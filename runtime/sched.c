@@ -232,7 +232,8 @@ void rill_sched_push(rill_context_t *ctx, rill_worker_t *w, rill_task_t *list, i
      * issues a seq_cst fence, then looks at the queues once more (work_until in context.c).
      * So either this load sees the decrement and wakes a sleeper, or that last look sees
      * the task. A spinner that stops because it found a task wakes a sleeper when it was
-     * the last one; were a task missed all the same, a sleeper's wait times out in 10 ms. */
+     * the last one; were a task missed all the same, a sleeper's wait times out (10 ms,
+     * growing to 80 ms while nothing is pushed). */
     atomic_thread_fence(memory_order_seq_cst);
     int spinning = atomic_load_explicit(&ctx->spinners, memory_order_relaxed);
     if (n > spinning)

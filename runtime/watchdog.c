@@ -99,6 +99,7 @@ static void watchdog_report(rill_context_t *ctx, uint64_t now, uint64_t stalled_
 static void *watchdog_main(void *arg)
 {
     rill_context_t *ctx = arg;
+    rill_thread_name("rill-watchdog");
     rill_watchdog_t *wd = &ctx->watchdog;
     wd_seen_t *seen = calloc((size_t)ctx->nworkers, sizeof(*seen));
     uint64_t period_ns = ctx->watchdog_ns / 4;

@@ -31,3 +31,6 @@ rill_add_test(NAME test_dtd_watchdog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dt
     LIBS rill_dsl LABELS dsl TIMEOUT 60 TEST test_dtd_watchdog_init ARGS init)
 rill_add_test(NAME test_dtd_lifetime SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_lifetime.c
     LIBS rill_dsl LABELS dsl)
+# an idle process sleeps: 48 workers (on CI's 2 cores) after a graph, their wake-ups counted
+rill_add_test(NAME test_dtd_idle SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_idle.c
+    LIBS rill_dsl LABELS dsl ARGS --mca runtime_num_cores 48 --mca runtime_bind false)

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "rill/cuda.h"
@@ -386,23 +385,18 @@ static int run_urgent(rill_context_t *ctx)
     return bad != 0;
 }
 
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec * 1e-6;
-}
-
 static int run_idle(rill_context_t *ctx)
 {
     (void)ctx;
-    /* let start-up settle, then measure a quiet second */
+    /* let start-up settle, then measure a quiet second; the threads that used CPU are
+     * named (workers, comm thread, GPU managers, CUDA's own) */
     usleep(300000);
-    double c0 = cpu_seconds();
+    static test_threads_t t0, t1;
+    test_threads_read(&t0);
     usleep(1000000);
-    double used = cpu_seconds() - c0;
-    printf("CPU time used in 1 s of idleness: %.3f s\n", used);
+    test_threads_read(&t1);
+    double used = test_threads_report(stdout, &t0, &t1, 0.002, "", NULL);
+    printf("CPU time used in 1 s of idleness: %.3f s (%d threads)\n", used, t1.n);
     CHECK_MSG(used < 0.1,
               "an idle process (workers, comm thread, GPU managers) used %.3f s of "
               "CPU in 1 s: something spins",
