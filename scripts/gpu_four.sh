@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # On the 4-GPU machine (nvidia-h200-x4). Each part fits one device call (10 minutes).
 #   scripts/gpu_four.sh [check|bench|ab]       (default bench)
-# check: the DLA testers with -x on ragged sizes on 4 processes x 1 GPU (a 2 x 2 grid; GPU
-#   direct, host-staged with comm_gpu_direct = off, and GPU direct with a landing and a put
-#   stream per GPU, device_cuda_remote_lanes 1; dpotrf also on the default 4 x 1 grid and
-#   on 2 x 2 skewed) and on 1 process x 4 GPUs, then the
+# check: the DLA testers with -x on ragged sizes on 4 processes x 1 GPU (a 2 x 2 grid, the
+#   factorizations skewed, their default; GPU direct, host-staged with comm_gpu_direct =
+#   off, and GPU direct with a landing and a put stream per GPU, device_cuda_remote_lanes 1;
+#   dpotrf also on the default 4 x 1 grid and on 2 x 2 block-cyclic) and on 1 process x 4
+#   GPUs, then the
 #   tests labelled gpu but test_alloc_sweep_gpu (CHECK_EXCLUDE; 216 s alone on an H100), within
 #   CHECK_S seconds (300): on this machine those that need 2 GPUs run too. They took 405 s
 #   on 4 x H100 (2026-11-27): within the 10 minutes of a call the tester runs and the build
@@ -82,10 +83,10 @@ if [ "$what" = check ]; then
     tester potrf_np4_lanes 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -P 2 -Q 2 -g 1 -x "${lanes[@]}"
     tester gemm_np4_lanes 120 "${np4[@]}" $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -P 2 -Q 2 -g 1 -x "${lanes[@]}"
     tester posv_np4_lanes 120 "${np4[@]}" $T/testing_dposv -N 8003 -t 1000 -P 2 -Q 2 -g 1 -x --nrhs 9 "${lanes[@]}"
-    # the default 4 x 1 grid (skewed) and the 2 x 2 grid skewed
+    # the default 4 x 1 grid (skewed, as the 2 x 2 runs above) and the 2 x 2 grid block-cyclic
     tester potrf_np4_4x1 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -g 1 -x
-    tester potrf_np4_2x2_skewed 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -P 2 -Q 2 -g 1 \
-        -x --dist skewed
+    tester potrf_np4_2x2_cyclic 120 "${np4[@]}" $T/testing_dpotrf -N 12001 -t 1000 -P 2 -Q 2 -g 1 \
+        -x --dist cyclic
     tester potrf_1x4 120 $T/testing_dpotrf -N 12001 -t 1000 -g 4 -x
     tester gemm_1x4 120 $T/testing_dgemm -M 6001 -N 5003 -K 4097 -t 1000 -g 4 -x
     echo "== $fails tester run(s) failed"
@@ -108,8 +109,8 @@ if [ -n "${BENCH_CTEST:-}" ]; then
 fi
 . "$(dirname "$0")/gpu_logs.sh" # best, busy, vend
 if [ "$what" = ab ]; then
-    AB_VARIANTS=${AB_VARIANTS:-"2 x 2 grid, block-cyclic (defaults)|
-2 x 2 grid, skewed|--dist skewed
+    AB_VARIANTS=${AB_VARIANTS:-"2 x 2 grid, block-cyclic|--dist cyclic
+2 x 2 grid, skewed (defaults)|
 4 x 1 grid, skewed (its default)|-P 4 -Q 1
 one process, skewed (defaults)||1x4"} AB_N=${AB_N:-98304} AB_PROCS=4x1 AB_BUILD=0 \
         OUT=$out scripts/gpu_ab.sh

@@ -83,9 +83,7 @@ static void usage(const dla_testing_t *t, FILE *f)
             "  runtime options after --: name value pairs (or --mca name value), e.g.\n"
             "      -- sched gpq runtime_watchdog_s 10\n",
             DLA_TESTING_MAX_SIZE, DLA_TESTING_MAX_SIZE,
-            t->features & DLA_TESTING_GEMM ? "cyclic"
-                                           : "skewed on a P x 1 grid (one rank's GPUs likewise), "
-                                             "else\n                cyclic",
+            t->features & DLA_TESTING_GEMM ? "cyclic" : "skewed (one rank's GPUs likewise)",
             RILL_DLA_CHECK_THRESHOLD);
 }
 
@@ -430,16 +428,14 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
     } else if (t->Q < 0) {
         t->Q = t->P <= t->nranks && t->nranks % t->P == 0 ? t->nranks / t->P : 1;
     }
-    /* A factorization on a P x 1 grid (one rank included: its GPUs get the tiles likewise)
-     * takes the skewed distribution: block-cyclic rows give one rank the longer rows of the
-     * triangle (dpotrf N = 65536 on 2 ranks x 1 H200: 93.2 TFLOP/s cyclic, 95.9 skewed, 95.5
-     * on one rank driving both GPUs; 4 x 1 H100, N = 98304: 191.8 skewed; bench/README.md).
-     * gemm's work is even either way. A grid with Q > 1 stays block-cyclic until skewed's
-     * row shift is measured there (the column shift it replaced gave 192.1 against 187.0 on
-     * 2 x 2 H100s, with 3 times the bytes between ranks). */
+    /* A factorization takes the skewed distribution (one rank included: its GPUs get the
+     * tiles likewise): block-cyclic gives some ranks the longer rows of the triangle and
+     * the diagonal tiles to P of them (dpotrf N = 65536 on 2 ranks x 1 H200: 93.2 TFLOP/s
+     * cyclic, 95.9 skewed, 95.5 on one rank driving both GPUs; N = 98304 on 4 H100s, one
+     * run of scripts/gpu_four.sh bench: 2 x 2 184.9 cyclic, 191.1 skewed, 4 x 1 190.4
+     * skewed; bench/README.md). gemm's work is even either way. */
     if ((int)t->dist < 0)
-        t->dist =
-            !(features & DLA_TESTING_GEMM) && t->Q == 1 ? RILL_MATRIX_SKEWED : RILL_MATRIX_CYCLIC;
+        t->dist = features & DLA_TESTING_GEMM ? RILL_MATRIX_CYCLIC : RILL_MATRIX_SKEWED;
     /* in 64 bits: 641 x 6700417 is 2^32 + 1, which is 1 in 32-bit arithmetic */
     if (!t->ref && (int64_t)t->P * t->Q != t->nranks) {
         dla_testing_error(t, 1,

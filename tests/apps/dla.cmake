@@ -274,18 +274,18 @@ if(RILL_HAVE_MPI)
         --dist diagonal -x)
     dla_test(dla_dposv_np4_2x2_diag NP 4 COMMAND testing_dposv -N 251 -t 48 -P 2 -Q 2 -c 1
         --dist diagonal --nrhs 3 -x)
-    # the skewed distribution (grid row (i + j + j / P) % P on a P x 1 grid) is the testers'
-    # default for the factorizations there (dla_dpotrf_np2_2x1, dla_dpotrf_np3_3x1 above take
-    # it): block-cyclic rows there, skewed on 4 x 1 and on 2 x 2 (grid row
-    # (i + i / lcm(P, Q)) % P), ragged sizes
+    # the skewed distribution (grid row (i + j + j / P) % P on a P x 1 grid, (i + i /
+    # lcm(P, Q)) % P on others) is the testers' default for the factorizations (the tests
+    # above without --dist take it): block-cyclic on P x 1 and 2 x 2, skewed named on 4 x 1,
+    # ragged sizes
     dla_test(dla_dpotrf_np2_2x1_cyclic NP 2 COMMAND testing_dpotrf -N 301 -t 32 -c 1
         --dist cyclic -x)
     dla_test(dla_dpotrf_np3_3x1_cyclic NP 3 COMMAND testing_dpotrf -N 333 -t 32 -c 1
         --dist cyclic -x)
     dla_test(dla_dposv_np4_skewed NP 4 COMMAND testing_dposv -N 251 -t 32 -P 4 -Q 1 -c 1
         --dist skewed --nrhs 2 -x)
-    dla_test(dla_dpotrf_np4_2x2_skewed NP 4 COMMAND testing_dpotrf -N 301 -t 32 -P 2 -Q 2 -c 1
-        --dist skewed -x)
+    dla_test(dla_dpotrf_np4_2x2_cyclic NP 4 COMMAND testing_dpotrf -N 301 -t 32 -P 2 -Q 2 -c 1
+        --dist cyclic -x)
     dla_test(dla_dpotrf_np3_inverse NP 3 COMMAND testing_dpotrf -N 301 -t 48 -c 1 --nruns 2
         --dist diagonal --panel inverse -x)
     dla_test(dla_dposv_np2_1x2_inverse NP 2 COMMAND testing_dposv -N 251 -t 48 -P 1 -Q 2 -c 1
