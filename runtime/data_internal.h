@@ -61,6 +61,11 @@ struct rill_data {
     int users;
     uint32_t user_tp;
     int advised; /* the GPU (device index) the datum's writers should run on, 0: none */
+    /* a front end's record of the datum for one taskpool (DTD: its tracker), kept here so
+     * that finding it costs no lookup: fe_record is taskpool fe_mark - 1's (0: none). The
+     * front end takes a free slot and frees it when its taskpool ends. Main thread */
+    uint32_t fe_mark;
+    void *fe_record;
 };
 
 struct rill_collection {

@@ -413,9 +413,20 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
 
 /* ------------------------------------------------------------ trackers */
 
+/* The taskpool's tracker of the datum, NULL when it has none: in the datum's front-end slot
+ * when the taskpool holds it, else in the taskpool's map. With one taskpool at a time every
+ * tracker is in its datum's slot and the map stays empty: a lookup in a map of every datum
+ * the graph touched was a third of the insertion time (bench_dtd, 1.5 million tiles). */
+static dtd_tracker_t *tracker_find(dtd_taskpool_t *tp, rill_data_t *data)
+{
+    if (data->fe_mark == tp->super.id + 1)
+        return data->fe_record;
+    return tp->trackers.count ? rill_hmap_get(&tp->trackers, (uint64_t)(uintptr_t)data) : NULL;
+}
+
 static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
 {
-    dtd_tracker_t *tr = rill_hmap_get(&tp->trackers, (uint64_t)(uintptr_t)data);
+    dtd_tracker_t *tr = tracker_find(tp, data);
     if (tr)
         return tr;
     tr = calloc(1, sizeof(*tr));
@@ -437,8 +448,12 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
         tp->order = order;
         tp->cap_order = cap;
     }
-    if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS)
+    if (data->fe_mark == 0) { /* the slot is free (dtd_ended frees it) */
+        data->fe_mark = tp->super.id + 1;
+        data->fe_record = tr;
+    } else if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS) {
         goto err_free;
+    }
     tp->order[tp->norder++] = tr;
     rill_data_use(data, tp->super.id); /* until the taskpool ends (dtd_ended) */
     return tr;
@@ -1682,7 +1697,7 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     fprintf(out, "  DTD taskpool %u: %llu tasks inserted, %lld not completed, %zu data tracked\n",
             super->id, (unsigned long long)tp->inserted, (long long)atomic_load(&tp->inflight),
-            tp->trackers.count);
+            tp->norder);
     /* copied under act_lock, printed after it (the comm thread and the workers spin on it;
      * the output may be slow) */
     enum { SHOW = 10 };
@@ -1748,8 +1763,12 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
 static void dtd_ended(rill_taskpool_t *super)
 {
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
-    for (size_t i = 0; i < tp->norder; i++)
-        rill_data_unuse(tp->order[i]->data);
+    for (size_t i = 0; i < tp->norder; i++) {
+        rill_data_t *data = tp->order[i]->data;
+        if (data->fe_mark == super->id + 1) /* while the datum lives (in use until below) */
+            data->fe_mark = 0;
+        rill_data_unuse(data);
+    }
     for (int i = 0; i < tp->nclasses; i++)
         tp->classes[i]->users--;
     tp->nclasses = 0;
@@ -2133,7 +2152,7 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
     if (!tp)
         return s;
     /* its value is needed again (after rill_dtd_data_discard), on any run */
-    dtd_tracker_t *tr = rill_hmap_get(&tp->trackers, (uint64_t)(uintptr_t)data);
+    dtd_tracker_t *tr = tracker_find(tp, data);
     if (tr)
         tr->discarded = false;
     if (!tp->distributed || !data->dc) /* its only copy is its home copy: nothing to move */

@@ -34,3 +34,6 @@ rill_add_test(NAME test_dtd_lifetime SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dt
 # an idle process sleeps: 48 workers (on CI's 2 cores) after a graph, their wake-ups counted
 rill_add_test(NAME test_dtd_idle SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_idle.c
     LIBS rill_dsl LABELS dsl ARGS --mca runtime_num_cores 48 --mca runtime_bind false)
+# taskpools open at once on one datum: each orders its own tasks (the datum's tracker slot)
+rill_add_test(NAME test_dtd_taskpools SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_taskpools.c
+    LIBS rill_dsl LABELS dsl)
