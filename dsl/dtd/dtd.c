@@ -290,8 +290,14 @@ static inline bool ref_alive(dtd_ref_t r)
 /* Make succ depend on pred unless pred completed already. Main thread. */
 static rill_status_t add_edge(dtd_ref_t pred, dtd_task_t *succ)
 {
-    if (dtd_dot_on && pred.task && pred.task != succ) /* the dependency, done yet or not */
-        dtd_dot_edge(pred.serial, atomic_load_explicit(&succ->serial, memory_order_relaxed));
+    /* the dependency, done yet or not; a task that reads and writes one datum is not its own
+     * predecessor, but a done predecessor's memory may be succ's own (by serial, not
+     * address: the edge to a task whose memory was reused went missing) */
+    if (dtd_dot_on && pred.task) {
+        uint64_t succ_serial = atomic_load_explicit(&succ->serial, memory_order_relaxed);
+        if (pred.serial != succ_serial)
+            dtd_dot_edge(pred.serial, succ_serial);
+    }
     if (!ref_alive(pred) || pred.task == succ)
         return RILL_SUCCESS;
     dtd_succ_t *node = rill_mempool_alloc(&dtd.succs);
@@ -419,7 +425,8 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
  * the graph touched was a third of the insertion time (bench_dtd, 1.5 million tiles). */
 static dtd_tracker_t *tracker_find(dtd_taskpool_t *tp, rill_data_t *data)
 {
-    if (data->fe_mark == tp->super.id + 1)
+    uint32_t mark = tp->super.id + 1; /* 0 (the id wrapped): the map only */
+    if (mark && data->fe_mark == mark)
         return data->fe_record;
     return tp->trackers.count ? rill_hmap_get(&tp->trackers, (uint64_t)(uintptr_t)data) : NULL;
 }
@@ -448,7 +455,7 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
         tp->order = order;
         tp->cap_order = cap;
     }
-    if (data->fe_mark == 0) { /* the slot is free (dtd_ended frees it) */
+    if (data->fe_mark == 0 && tp->super.id + 1 != 0) { /* a free slot (dtd_ended frees it) */
         data->fe_mark = tp->super.id + 1;
         data->fe_record = tr;
     } else if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS) {

@@ -2,17 +2,21 @@
  * tracker of a datum sits in the datum's slot when the slot was free, else in the
  * taskpool's map: B's tasks on d must stay ordered after A (which held d's slot) ended, and
  * C, which then takes the free slot, orders its tasks too. The dependencies are read back
- * from the DOT graph (profile_dot), which records each one whether it was done yet or not. */
+ * from the DOT graph (profile_dot), which records each one whether it was done yet or not.
+ * The bodies leave the datum alone: tasks of different taskpools are not ordered and may
+ * run at once. */
 #include <stdatomic.h>
 
 #include "rill/params.h"
 #include "rill/rill.h"
 #include "test_util.h"
 
+static atomic_int ran;
+
 static rill_status_t add_one(rill_task_t *task)
 {
-    double *x = rill_dtd_arg(task, 0);
-    *x += 1;
+    (void)task;
+    atomic_fetch_add(&ran, 1);
     return RILL_SUCCESS;
 }
 
@@ -69,7 +73,7 @@ int main(int argc, char **argv)
     CHECK(rill_taskpool_wait(B) == RILL_SUCCESS);
     CHECK(rill_taskpool_destroy(&B) == RILL_SUCCESS);
     CHECK(rill_taskpool_destroy(&C) == RILL_SUCCESS);
-    CHECK_MSG(x == 6 && y == 1, "x = %g (6 expected), y = %g (1 expected)", x, y);
+    CHECK_MSG(atomic_load(&ran) == 7, "%d tasks ran, 7 expected", atomic_load(&ran));
     CHECK(rill_data_destroy(&d) == RILL_SUCCESS);
     CHECK(rill_data_destroy(&e) == RILL_SUCCESS);
     for (int i = 0; i < 6; i++)
