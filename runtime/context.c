@@ -408,11 +408,13 @@ static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, boo
     const uint64_t spin_ns = (uint64_t)ctx->idle_spin_us * 1000;
     capped = capped && ctx->max_spinners > 0;
     uint64_t idle_since = 0;
-    /* the sleep's time-out: 10 ms, doubled by each that passes without a push, up to 80 ms
-     * for a spawned worker (the main thread's conditions change without a push). It only
-     * rescues a task no wake reached (see rill_sched_push); 60 workers looking every 10 ms
-     * took 0.1 s of CPU per second from an idle process */
-    uint64_t nap_us = 10000;
+    /* the sleep's time-out: NAP_MIN_US at the start of each idle period, doubled by each
+     * that passes without a push up to NAP_MAX_US for a spawned worker (the main thread's
+     * conditions change without a push). It only rescues a task no wake reached (see
+     * rill_sched_push); 60 workers looking every 10 ms took 0.1 s of CPU per second from an
+     * idle process */
+    enum { NAP_MIN_US = 10000, NAP_MAX_US = 80000 };
+    uint64_t nap_us = NAP_MIN_US;
     bool may_spin = false, counted = false;
     while (!cond(arg)) {
         rill_task_t *t = ctx->sched->select(w);
@@ -424,13 +426,13 @@ static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, boo
                 rill_comm_workers_idle(ctx->comm, -1);
             rill_task_execute(w, t);
             idle_since = 0;
-            nap_us = 10000;
             continue;
         }
         /* look for work a little longer before sleeping */
         uint64_t now = rill_time_ns();
         if (!idle_since) {
             idle_since = now;
+            nap_us = NAP_MIN_US;
             rill_comm_workers_idle(ctx->comm, 1); /* the comm thread may poll harder */
             counted = capped && spinner_enter(ctx);
             may_spin = !capped || counted;
@@ -457,7 +459,6 @@ static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, boo
             rill_comm_workers_idle(ctx->comm, -1);
             rill_task_execute(w, t);
             idle_since = 0;
-            nap_us = 10000;
             continue;
         }
         rill_evcount_wait(&ctx->idle, key, nap_us);
@@ -467,8 +468,7 @@ static void work_until(rill_worker_t *w, bool (*cond)(void *arg), void *arg, boo
              * burst; a time-out keeps it asleep-ish (looks, no spinning) */
             rill_comm_workers_idle(ctx->comm, -1);
             idle_since = 0;
-            nap_us = 10000;
-        } else if (capped && nap_us < 80000) {
+        } else if (capped && nap_us < NAP_MAX_US) {
             nap_us *= 2;
         }
     }

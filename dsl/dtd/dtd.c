@@ -419,13 +419,19 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
 
 /* ------------------------------------------------------------ trackers */
 
+/* What a datum's slot holds when the taskpool has it; 0 (the id wrapped): the map only. */
+static inline uint32_t slot_mark(const dtd_taskpool_t *tp)
+{
+    return tp->super.id + 1;
+}
+
 /* The taskpool's tracker of the datum, NULL when it has none: in the datum's front-end slot
  * when the taskpool holds it, else in the taskpool's map. With one taskpool at a time every
  * tracker is in its datum's slot and the map stays empty: a lookup in a map of every datum
  * the graph touched was a third of the insertion time (bench_dtd, 1.5 million tiles). */
 static dtd_tracker_t *tracker_find(dtd_taskpool_t *tp, rill_data_t *data)
 {
-    uint32_t mark = tp->super.id + 1; /* 0 (the id wrapped): the map only */
+    uint32_t mark = slot_mark(tp);
     if (mark && data->fe_mark == mark)
         return data->fe_record;
     return tp->trackers.count ? rill_hmap_get(&tp->trackers, (uint64_t)(uintptr_t)data) : NULL;
@@ -455,8 +461,8 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
         tp->order = order;
         tp->cap_order = cap;
     }
-    if (data->fe_mark == 0 && tp->super.id + 1 != 0) { /* a free slot (dtd_ended frees it) */
-        data->fe_mark = tp->super.id + 1;
+    if (data->fe_mark == 0 && slot_mark(tp)) { /* a free slot (dtd_ended frees it) */
+        data->fe_mark = slot_mark(tp);
         data->fe_record = tr;
     } else if (rill_hmap_put(&tp->trackers, (uint64_t)(uintptr_t)data, tr) != RILL_SUCCESS) {
         goto err_free;
@@ -1772,7 +1778,7 @@ static void dtd_ended(rill_taskpool_t *super)
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     for (size_t i = 0; i < tp->norder; i++) {
         rill_data_t *data = tp->order[i]->data;
-        if (data->fe_mark == super->id + 1) /* while the datum lives (in use until below) */
+        if (data->fe_mark == slot_mark(tp)) /* while the datum lives (in use until below) */
             data->fe_mark = 0;
         rill_data_unuse(data);
     }
