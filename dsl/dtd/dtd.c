@@ -84,6 +84,8 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
          (s = rill_comm_am_register_new(ctx->comm, dtd_announce_handler, NULL, &dtd.ann_tag)) !=
              RILL_SUCCESS))
         goto err;
+    if ((s = dtd_seq_init(ctx)) != RILL_SUCCESS)
+        goto err;
     dtd.ready = true;
     return RILL_SUCCESS;
 err:
@@ -96,6 +98,7 @@ void rill_dtd_fini(void)
     if (!dtd.ready)
         return;
     dtd_dot_finish();
+    dtd_seq_fini();
     RILL_HMAP_FOREACH(&dtd.acts, e)
     {
         for (dtd_activation_t *a = e->val, *n; a; a = n) {
@@ -1676,24 +1679,15 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
             if (!tr->discarded)
                 status = tracker_need_version(tp, tr, tr->data->home_rank, 0, false);
         }
-        /* every rank must have inserted the same sequence */
-        uint64_t mine[2] = { tp->hash, tp->inserted }, lo[2], hi[2];
-        rill_status_t s = rill_comm_allreduce_u64(super->ctx->comm, mine, lo, 2, RILL_COMM_MIN);
-        if (s == RILL_SUCCESS)
-            s = rill_comm_allreduce_u64(super->ctx->comm, mine, hi, 2, RILL_COMM_MAX);
-        if (s != RILL_SUCCESS) {
-            status = s;
-        } else if (lo[0] != hi[0] || lo[1] != hi[1]) {
-            /* the ranks' graphs differ: some tasks wait for data nobody sends, so waiting
-             * would hang; every rank sees the same sums and stops the job */
-            RILL_ERROR(RILL_LOG_DTD,
-                       "ranks inserted different task sequences into taskpool %u: this rank "
-                       "inserted %llu tasks (sequence hash %016llx); across ranks the counts "
-                       "range %llu..%llu. Every rank must insert the same tasks with the same "
-                       "data in the same order. Aborting the run.",
-                       super->id, (unsigned long long)tp->inserted, (unsigned long long)tp->hash,
-                       (unsigned long long)lo[1], (unsigned long long)hi[1]);
-            rill_comm_abort(super->ctx->comm, 1);
+        /* every rank must have inserted the same sequence: each sends the others its
+         * final checkpoint and waits for theirs (running tasks meanwhile: a peer blocked
+         * in its window may need them), comparing every checkpoint as it comes; a
+         * difference ends the job on every rank (dtd_seq.c) */
+        rill_worker_t *w = rill_worker_self();
+        if (status == RILL_SUCCESS && w) { /* (the wait runs on the main thread, a worker) */
+            dtd_seq_announce(tp, true);
+            rill_context_wait(w, dtd_seq_all_final, tp,
+                              "the other ranks' insertion sequences (divergence check)", super);
         }
     }
     if (rill_device_count() > 1) /* GPUs may hold newest versions: bring them home */
@@ -1817,6 +1811,7 @@ static void dtd_destroy(rill_taskpool_t *super)
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     for (size_t i = 0; i < tp->norder; i++)
         tracker_free(tp->order[i]);
+    dtd_seq_forget(tp);
     free(tp->order);
     free(tp->classes);
     rill_hmap_fini(&tp->trackers);
@@ -1846,7 +1841,7 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
     tp->rank = ctx->rank;
     tp->nranks = ctx->nranks;
     tp->distributed = ctx->nranks > 1;
-    tp->hash = 1469598103934665603ull;
+    tp->hash = DTD_SEQ_HASH0;
     *tp_p = &tp->super;
     return RILL_SUCCESS;
 }
@@ -1856,6 +1851,8 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
 static bool window_drained(void *arg)
 {
     dtd_taskpool_t *tp = arg;
+    if (dtd_seq_pending()) /* a peer's checkpoint: the peer may wait for this rank too */
+        dtd_seq_check(tp);
     return atomic_load_explicit(&tp->inflight, memory_order_relaxed) <= tp->window / 2;
 }
 
@@ -2055,6 +2052,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                 h = hash_mix(h, args[i].data->dc->id ^ args[i].data->key << 20);
         }
         tp->hash = h;
+        dtd_seq_record(tp);
+        if (dtd_seq_pending())
+            dtd_seq_check(tp);
     }
     dtd_task_t *t = local ? task_create(tp, cls, priority, args, values, nargs) : NULL;
     if (local && !t)
@@ -2100,9 +2100,13 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     if (!local)
         return s;
     task_release_guard(tp, w, t);
-    if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window)
+    if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window) {
+        /* the peers learn where this rank stands: one further along whose sequence differs
+         * ends the job instead of leaving this rank waiting for a version it never sends */
+        dtd_seq_announce(tp, false);
         rill_context_wait(w, window_drained, tp,
                           "room in the DTD insertion window (dtd_window_size)", &tp->super);
+    }
     return s;
 }
 
@@ -2174,6 +2178,7 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
     if (!tr && !(tr = tracker_get(tp, data)))
         return RILL_ERR_NO_MEMORY;
     tp->hash = hash_mix(tp->hash, data->key ^ 0xf1u);
+    dtd_seq_record(tp);
     return tracker_need_version(tp, tr, data->home_rank, 0, false);
 }
 
@@ -2186,8 +2191,10 @@ rill_status_t rill_dtd_data_discard(rill_taskpool_t *super, rill_data_t *data)
     dtd_tracker_t *tr = tracker_get(tp, data);
     if (!tr)
         return RILL_ERR_NO_MEMORY;
-    if (tp->distributed && data->dc) /* every rank must discard the same data */
+    if (tp->distributed && data->dc) { /* every rank must discard the same data */
         tp->hash = hash_mix(tp->hash, data->key ^ 0xd15cu);
+        dtd_seq_record(tp);
+    }
     tr->discarded = true;
     return RILL_SUCCESS;
 }

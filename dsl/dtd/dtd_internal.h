@@ -185,10 +185,35 @@ typedef struct dtd_taskpool {
     bool distributed; /* more than one rank */
     int rank, nranks;
     uint64_t inserted;
-    uint64_t hash;              /* running hash of the insertion sequence */
+    uint64_t hash; /* running hash of the insertion sequence */
+    /* the divergence check (dtd_seq.c; main thread): events (tasks, flushes, discards)
+     * so far, the hash after each (low 32 bits), peers' checkpoints not settled yet */
+    uint64_t seq, announced_seq;
+    uint32_t *hist;
+    size_t hist_cap;
+    bool hist_lost, announced;
+    struct dtd_seq_slot *pend;  /* 2 per rank: earliest checkpoint, final one */
+    int finals;                 /* peers whose final checkpoint matched */
     rill_dtd_class_t **classes; /* classes it inserted tasks of (each counted once) */
     int nclasses, cap_classes;
 } dtd_taskpool_t;
+
+/** The divergence check between ranks (dtd_seq.c): every event that changes tp->hash is
+ * recorded; a rank blocked in its window announces its checkpoint, a closing rank its final
+ * one; dtd_seq_check compares what peers sent and ends the job on a difference. */
+#define DTD_SEQ_HASH0 1469598103934665603ull /* FNV-1a offset: the hash of no event */
+typedef struct dtd_seq_slot {
+    bool valid;
+    uint64_t seq, hash;
+} dtd_seq_slot_t;
+rill_status_t dtd_seq_init(rill_context_t *ctx);
+void dtd_seq_fini(void);
+void dtd_seq_record(dtd_taskpool_t *tp);
+void dtd_seq_announce(dtd_taskpool_t *tp, bool final);
+bool dtd_seq_pending(void);
+void dtd_seq_check(dtd_taskpool_t *tp);
+bool dtd_seq_all_final(void *tp); /* a rill_context_wait condition: every peer's final matched */
+void dtd_seq_forget(dtd_taskpool_t *tp);
 
 /** The executed graph in DOT (dtd_dot.c), recorded by the inserting thread when
  * profile_dot is set: tasks, local edges, remote edges (flow = the transfer's id). */

@@ -36,8 +36,25 @@ foreach(np 2 3)
     add_test(NAME test_dtd_diverge_np${np}
         COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "different task sequences"
             ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np ${np} $<TARGET_FILE:test_dtd_dist> diverge)
-    set_tests_properties(test_dtd_diverge_np${np} PROPERTIES LABELS "mpi;dsl" TIMEOUT 90)
+    set_tests_properties(test_dtd_diverge_np${np} PROPERTIES LABELS "mpi;dsl" TIMEOUT 90
+        ENVIRONMENT EXPECT_EACH_RANK=${np})
 endforeach()
+# diverging before the window is full: a rank blocked in its window learns it too (every
+# rank says it); the issue's cases (20,000 tasks and the default window; 50 tasks and a
+# window of 2) and a divergence midway, or a rank that stops early
+macro(_diverge_window np how n)
+    add_test(NAME test_dtd_diverge_${how}_${n}_np${np}
+        COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "different task sequences"
+            ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np ${np} $<TARGET_FILE:test_dtd_dist>
+            diverge_window ${how} ${n} ${ARGN})
+    set_tests_properties(test_dtd_diverge_${how}_${n}_np${np} PROPERTIES LABELS "mpi;dsl"
+        TIMEOUT 90 ENVIRONMENT EXPECT_EACH_RANK=${np})
+endmacro()
+_diverge_window(2 first 20000)
+_diverge_window(2 first 50 --mca dtd_window_size 2)
+_diverge_window(3 middle 50 --mca dtd_window_size 2 --mca runtime_num_cores 1)
+_diverge_window(2 short 2000 --mca dtd_window_size 16)
+_diverge_window(3 first 20000 --mca runtime_num_cores 1)
 # Random distributed graphs against a sequential run: 2-4 ranks, 1-2 workers per rank,
 # both schedulers, windows from 16 to 8000 drawn per repetition. A hang ends as a
 # failure carrying the watchdog's report. tests/stress/dtd_stress.sh runs it longer.

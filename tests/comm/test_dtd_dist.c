@@ -10,6 +10,9 @@
  *                names the datum, its version and rank 1 (run with runtime_watchdog_s 1)
  *   diverge      rank 1 inserts one more task: every rank reports the mismatch and the
  *                job stops (run through tests/expect_fail.sh)
+ *   diverge_window first|middle|short N   the sequences differ before a window fills
+ *                (an extra task first, another class midway, one rank stopping midway):
+ *                a rank blocked in its window must not wait forever
  *   collstall    rank 1's only worker (its main thread) runs a 2.5 s task inside the
  *                collectives that close the taskpool, while rank 0 waits in them: with
  *                runtime_watchdog_s 1, rank 0's watchdog reports the collective it waits
@@ -640,6 +643,39 @@ static int test_diverge(rill_context_t *ctx)
     return 0;
 }
 
+/* Ranks that diverge before their windows fill: each reads the other's tile, so one rank
+ * soon blocks in its window for a version the other never sends. how: "first" (rank 0
+ * inserts one local task more, first), "middle" (rank 1 inserts another class at n/2),
+ * "short" (rank 1 stops at n/2 and waits). The job must end with every rank saying so. */
+static int test_diverge_window(rill_context_t *ctx, const char *how, int n)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *cls, *other;
+    CHECK(rill_dtd_class_create(ctx, "nop", nop_body, &cls) == 0);
+    CHECK(rill_dtd_class_create(ctx, "other", nop_body, &other) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    rill_data_t *own = rill_collection_data_of(dc, (uint64_t)me);
+    if (!strcmp(how, "first") && me == 0)
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY, own,
+                                   RILL_DTD_ARG_END) == 0);
+    for (int k = 0; k < n; k++) {
+        if (!strcmp(how, "short") && me == 1 && k == n / 2)
+            break;
+        rill_dtd_class_t *c = !strcmp(how, "middle") && me == 1 && k == n / 2 ? other : cls;
+        for (int r = 0; r < nranks; r++) /* task on rank r reads rank r+1's tile */
+            CHECK(rill_dtd_insert_task(tp, c, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                                       rill_collection_data_of(dc, (uint64_t)r), RILL_DTD_INPUT,
+                                       rill_collection_data_of(dc, (uint64_t)((r + 1) % nranks)),
+                                       RILL_DTD_ARG_END) == 0);
+    }
+    rill_status_t s = rill_taskpool_wait(tp);
+    fprintf(stderr, "rank %d: wait returned %d instead of stopping the job\n", me, s);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     rill_context_t *ctx;
@@ -650,8 +686,8 @@ int main(int argc, char **argv)
           rill_context_local_rank(ctx) < rill_context_local_nranks(ctx));
     CHECK_MSG(
         argc >= 2,
-        "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | collstall | "
-        "window N",
+        "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
+        "diverge_window first|middle|short N | collstall | window N",
         argv[0]);
     int rc = 1;
     const char *what = argv[1];
@@ -669,6 +705,8 @@ int main(int argc, char **argv)
         rc = test_discard(ctx);
     else if (!strcmp(what, "diverge"))
         rc = test_diverge(ctx);
+    else if (!strcmp(what, "diverge_window") && argc >= 4)
+        rc = test_diverge_window(ctx, argv[2], atoi(argv[3]));
     else if (!strcmp(what, "collstall"))
         rc = test_collstall(ctx);
     else if (!strcmp(what, "window") && argc >= 3)
