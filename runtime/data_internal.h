@@ -66,6 +66,10 @@ struct rill_data {
      * front end takes a free slot and frees it when its taskpool ends. Main thread */
     uint32_t fe_mark;
     void *fe_record;
+    /* the taskpool (id + 1) that writes the datum and has not ended, 0: none. Tasks of two
+     * taskpools are not ordered against each other, so while one writes the datum no other
+     * may use it (DTD refuses the access). Main thread */
+    uint32_t fe_writer;
 };
 
 struct rill_collection {

@@ -1774,6 +1774,8 @@ static void dtd_ended(rill_taskpool_t *super)
         rill_data_t *data = tp->order[i]->data;
         if (data->fe_mark == slot_mark(tp)) /* while the datum lives (in use until below) */
             data->fe_mark = 0;
+        if (data->fe_writer == slot_mark(tp))
+            data->fe_writer = 0;
         rill_data_unuse(data);
     }
     for (int i = 0; i < tp->nclasses; i++)
@@ -1847,6 +1849,44 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
 }
 
 /* ------------------------------------------------------------ insertion */
+
+/* Tasks of two open taskpools are not ordered against each other: a datum one of them
+ * writes may not be used by another until the first ended (its wait returned). Checked
+ * before anything of the task is recorded, so a refused insertion changes nothing. */
+static rill_status_t taskpools_conflict(dtd_taskpool_t *tp, const rill_dtd_class_t *cls,
+                                        const dtd_arg_t *args, int nargs)
+{
+    const uint32_t mark = slot_mark(tp);
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind < RILL_DTD_INPUT)
+            continue;
+        const rill_data_t *d = args[i].data;
+        uint32_t other = 0; /* another open taskpool's mark, or UINT32_MAX: one of several */
+        if (d->fe_writer && d->fe_writer != mark)
+            other = d->fe_writer;
+        else if (args[i].kind != RILL_DTD_INPUT &&
+                 d->users > (tracker_find(tp, args[i].data) ? 1 : 0))
+            other = d->fe_writer ? d->fe_writer : UINT32_MAX;
+        if (!other)
+            continue;
+        char who[48];
+        if (other == UINT32_MAX)
+            snprintf(who, sizeof(who), "another open taskpool (taskpool %u was the last)",
+                     (unsigned)d->user_tp);
+        else
+            snprintf(who, sizeof(who), "taskpool %u", (unsigned)other - 1);
+        RILL_ERROR(RILL_LOG_DTD,
+                   "rill_dtd_insert_task('%s'): argument %d (%s) of taskpool %u uses a datum "
+                   "that %s %s and has not been waited for; tasks of different taskpools are "
+                   "not ordered against each other. Wait for that taskpool first, or insert "
+                   "these tasks into one taskpool (reading a datum from several open taskpools "
+                   "is allowed while none writes it)",
+                   cls->name, i, kind_name(args[i].kind), tp->super.id, who,
+                   d->fe_writer && d->fe_writer != mark ? "writes" : "reads");
+        return RILL_ERR_BUSY;
+    }
+    return RILL_SUCCESS;
+}
 
 static bool window_drained(void *arg)
 {
@@ -2035,6 +2075,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         nargs++;
     }
     va_end(ap);
+    rill_status_t refused = taskpools_conflict(tp, cls, args, nargs);
+    if (refused != RILL_SUCCESS)
+        return refused;
     if (class_claim(tp, cls) != RILL_SUCCESS)
         return RILL_ERR_NO_MEMORY;
     tp->super.used = true;
@@ -2087,6 +2130,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
             if (args[i].kind != RILL_DTD_INPUT && cls->cuda_body)
                 tr->gpu_written = true;
         }
+        if (s == RILL_SUCCESS && args[i].kind != RILL_DTD_INPUT)
+            args[i].data->fe_writer = slot_mark(tp);
         if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
             tracker_wrote(tp, tr, exec, may_gpu);
     }
@@ -2112,16 +2157,23 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
 
 /* ------------------------------------------------------------ bodies */
 
-rill_status_t rill_dtd_unpack_args(rill_task_t *task, ...)
+rill_status_t rill_dtd_unpack_args_n(int n, rill_task_t *task, ...)
 {
     if (!task || task->tc->complete != dtd_complete) {
         RILL_ERROR(RILL_LOG_DTD, "rill_dtd_unpack_args: not called on a DTD task");
         return RILL_ERR_INVALID_ARG;
     }
     dtd_task_t *t = (dtd_task_t *)task;
+    if (n < 0 || n > t->nargs) {
+        RILL_ERROR(RILL_LOG_DTD,
+                   "rill_dtd_unpack_args: %d pointers given to a '%s' task, which has %d "
+                   "arguments; pass at most one pointer per argument, in insertion order",
+                   n, t->cls->name, t->nargs);
+        return RILL_ERR_INVALID_ARG;
+    }
     va_list ap;
     va_start(ap, task);
-    for (int i = 0; i < t->nargs; i++) {
+    for (int i = 0; i < n; i++) {
         void *dst = va_arg(ap, void *);
         if (!dst)
             continue;

@@ -104,8 +104,11 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
  * When dtd_window_size tasks are pending, the caller runs tasks until the window
  * drains to half. Errors (the taskpool is left usable, the task is not inserted):
  * RILL_ERR_INVALID_ARG for a NULL tile, an unknown argument kind, more than
- * RILL_DTD_MAX_ARGS arguments; RILL_ERR_BAD_STATE once the taskpool was waited for.
- * Main thread.
+ * RILL_DTD_MAX_ARGS arguments; RILL_ERR_BAD_STATE once the taskpool was waited for;
+ * RILL_ERR_BUSY for a datum that another open taskpool (not waited for yet) writes, or
+ * that this task writes while another open taskpool uses it: tasks of different taskpools
+ * are not ordered against each other, so Rill refuses the access rather than race (several
+ * open taskpools may read one datum). Main thread.
  */
 rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls, int32_t priority,
                                    ...);
@@ -114,10 +117,28 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls, i
  * In a body: fetch the task's arguments in insertion order. For each argument pass
  * one pointer: VALUE -> a destination of the value's size (copied out);
  * SCRATCH and tiles -> a void ** that receives the buffer / the tile's host pointer.
- * Pass NULL to skip an argument. Returns RILL_ERR_INVALID_ARG if called outside a
- * DTD task.
+ * Pass NULL to skip an argument; pass fewer pointers than the task has arguments to fetch
+ * only the first ones. A macro: the number of pointers is counted at compile time (at most
+ * 64) and checked against the task's arguments in every build. Errors (nothing is
+ * written): RILL_ERR_INVALID_ARG outside a DTD task, or with more pointers than the task
+ * has arguments (the message names the class and both counts). Worker running the task.
  */
-rill_status_t rill_dtd_unpack_args(rill_task_t *task, ...);
+#define rill_dtd_unpack_args(...)                                                                  \
+    rill_dtd_unpack_args_n(RILL_PP_NARGS(__VA_ARGS__) - 1, __VA_ARGS__)
+/** rill_dtd_unpack_args with the number of pointers given: n pointers follow task. */
+rill_status_t rill_dtd_unpack_args_n(int n, rill_task_t *task, ...);
+/* the number of a macro's variadic arguments, 1 to 64 (the task and 63 pointers) */
+#define RILL_PP_NARGS(...)                                                                         \
+    RILL_PP_NARGS_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49,    \
+                   48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, \
+                   28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9,  \
+                   8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define RILL_PP_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, \
+                       a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32,  \
+                       a33, a34, a35, a36, a37, a38, a39, a40, a41, a42, a43, a44, a45, a46, a47,  \
+                       a48, a49, a50, a51, a52, a53, a54, a55, a56, a57, a58, a59, a60, a61, a62,  \
+                       a63, a64, n, ...)                                                           \
+    n
 /** Pointer to argument i (value storage, scratch buffer or tile data); NULL if out of range. */
 void *rill_dtd_arg(rill_task_t *task, int i);
 

@@ -1,7 +1,8 @@
 /* DTD arguments: values of every size (inline in the task, and large ones stored out of
  * line), per-task scratch buffers, skipped arguments in unpack, rill_dtd_arg; the
  * RILL_DTD_URGENT hint among them is not an argument (no CPU effect); arrays of tiles
- * (RILL_DTD_ARRAY), one argument each, ordered like single tiles. */
+ * (RILL_DTD_ARRAY), one argument each, ordered like single tiles; more pointers to unpack
+ * than the task has arguments are refused in every build. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -52,6 +53,48 @@ static rill_status_t body(rill_task_t *task)
     *tile += id;
     atomic_fetch_add(&checked, 1);
     return RILL_SUCCESS;
+}
+
+/* args: VALUE int, INOUT tile. Unpacks too many pointers (refused, nothing written), then
+ * only the first (allowed), then all; the tile counts the bodies that saw it all. */
+static rill_status_t count_body(rill_task_t *task)
+{
+    int v = -1, w = -1;
+    double *tile = NULL, *extra = (double *)&w;
+    if (rill_dtd_unpack_args(task, &v, &tile, &extra) != RILL_ERR_INVALID_ARG || v != -1 || tile ||
+        extra != (double *)&w)
+        return RILL_ERR_TASK;
+    if (rill_dtd_unpack_args(task, &w) != RILL_SUCCESS || w != 7 ||
+        rill_dtd_unpack_args(task, NULL, &tile) != RILL_SUCCESS || !tile)
+        return RILL_ERR_TASK;
+    *tile += 1;
+    return RILL_SUCCESS;
+}
+
+static void check_unpack_count(rill_context_t *ctx)
+{
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "count", count_body, &cls) == RILL_SUCCESS);
+    double x = 0;
+    rill_data_t *d;
+    CHECK(rill_data_create(ctx, &x, sizeof(x), &d) == RILL_SUCCESS);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == RILL_SUCCESS);
+    int seven = 7;
+    test_capture_t cap;
+    test_capture_begin(&cap);
+    for (int i = 0; i < 10; i++)
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(seven), &seven,
+                                   RILL_DTD_INOUT, d, RILL_DTD_ARG_END) == RILL_SUCCESS);
+    rill_status_t s = rill_taskpool_wait(tp);
+    char *out = test_capture_end(&cap);
+    CHECK_MSG(s == RILL_SUCCESS && x == 10, "wait %d, tile %g (10 expected)\n%s", s, x, out);
+    CHECK_MSG(strstr(out, "3 pointers given to a 'count' task, which has 2 arguments"),
+              "the refusal does not name the counts:\n%s", out);
+    free(out);
+    rill_taskpool_destroy(&tp);
+    rill_data_destroy(&d);
+    rill_dtd_class_destroy(&cls);
 }
 
 /* args: VALUE int n, then n INOUT tiles (an array): each tile = 2 * tile + 1 (order
@@ -138,6 +181,7 @@ int main(int argc, char **argv)
     CHECK(rill_dtd_unpack_args(NULL) == RILL_ERR_INVALID_ARG);
     CHECK(rill_dtd_class_create(ctx, "mod", mod_body, &mod_class) == RILL_SUCCESS);
     check_arrays(ctx);
+    check_unpack_count(ctx);
     rill_dtd_class_destroy(&mod_class);
     CHECK(rill_fini(&ctx) == RILL_SUCCESS);
     printf("DTD arguments: %d tasks with large values and scratch checked\n", n);
