@@ -189,8 +189,12 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
 
 rill_status_t rill_fini(rill_context_t **ctx_p)
 {
-    if (!ctx_p || !*ctx_p)
+    if (!ctx_p || !*ctx_p) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "rill_fini: needs the address of a context from rill_init");
         return RILL_ERR_INVALID_ARG;
+    }
+    if (rill_worker_check_main("rill_fini", false) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     rill_status_t status = rill_context_destroy(ctx_p);
     rill_host_tile_cache_drain(); /* the page-locked tile buffers kept for reuse */
     rill_gpu_channels_forget();

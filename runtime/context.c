@@ -568,6 +568,23 @@ rill_context_t *rill_task_context(const rill_task_t *task)
     return task->tp->ctx;
 }
 
+rill_status_t rill_worker_check_main(const char *call, bool any_other_thread)
+{
+    rill_worker_t *w = rill_worker_self();
+    /* only this thread writes its own running name: a relaxed load sees its own store */
+    bool in_body = w && atomic_load_explicit(&w->running, memory_order_relaxed) != NULL;
+    if ((w && w->id == 0 && !in_body) || (!w && any_other_thread))
+        return RILL_SUCCESS;
+    RILL_ERROR(RILL_LOG_RUNTIME,
+               "%s must be called from the main thread (the thread that called rill_init), "
+               "outside task bodies; it was called %s",
+               call,
+               in_body ? "from a task body"
+               : w     ? "from a worker thread"
+                       : "from a thread Rill did not start");
+    return RILL_ERR_BAD_STATE;
+}
+
 /* The comm engine's collectives wait through the runtime: the main thread keeps running
  * tasks (another rank may need them to reach the collective) under the watchdog. */
 static bool comm_wait(void *arg, bool (*done)(void *), void *done_arg, const char *what)

@@ -249,6 +249,12 @@ struct rill_context {
 
 /** The calling thread's worker (NULL on threads that are not workers). */
 rill_worker_t *rill_worker_self(void);
+/** RILL_SUCCESS when the caller is the main thread (the one that called rill_init) and not
+ * inside a task body; else says so, naming call, and returns RILL_ERR_BAD_STATE. The calls
+ * that build, wait for or end the runtime's work (insert, wait, fini) check it. With
+ * any_other_thread, a thread Rill did not start passes too (destroying an object after
+ * rill_fini): only task bodies and workers are refused. Any thread. */
+rill_status_t rill_worker_check_main(const char *call, bool any_other_thread);
 
 /** Run one task: choose its device; on a GPU hand it to that GPU's manager; on the CPU,
  * have the host copies of its data brought up to date first (by the GPU that holds them),

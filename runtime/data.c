@@ -288,6 +288,8 @@ rill_status_t rill_data_destroy(rill_data_t **data_p)
 {
     if (!data_p || !*data_p)
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_data_destroy", true) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     if ((*data_p)->dc) {
         RILL_ERROR(RILL_LOG_DATA, "rill_data_destroy: this datum belongs to a collection; "
                                   "destroy the collection instead");
@@ -396,6 +398,8 @@ rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
 {
     if (!dc_p || !*dc_p)
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_collection_destroy", true) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     rill_status_t s = collection_check_unused(*dc_p, "rill_collection_destroy");
     if (s != RILL_SUCCESS)
         return s;
@@ -633,6 +637,8 @@ rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
 {
     if (!A_p || !*A_p)
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_matrix_destroy", true) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     rill_status_t s = collection_check_unused(&(*A_p)->dc, "rill_matrix_destroy");
     if (s != RILL_SUCCESS)
         return s;

@@ -77,12 +77,9 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
                    tp->id);
         return RILL_ERR_BAD_STATE;
     }
-    rill_worker_t *w = rill_worker_self();
-    if (!w || w->id != 0) {
-        RILL_ERROR(RILL_LOG_RUNTIME, "rill_taskpool_wait must be called from the main thread "
-                                     "(the thread that called rill_init)");
+    if (rill_worker_check_main("rill_taskpool_wait", false) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
-    }
+    rill_worker_t *w = rill_worker_self();
     tp->waited = true;
     /* the whole wait is watched: closing may wait in collectives, which keep this thread
      * running tasks (a rank that only slept there could starve the other ranks) */
@@ -111,6 +108,8 @@ rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p)
 {
     if (!tp_p || !*tp_p)
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_taskpool_destroy", true) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     rill_taskpool_t *tp = *tp_p;
     if (!tp->waited && tp->used) {
         /* an unwaited taskpool may still hold tasks: waiting is the only safe way out */

@@ -268,6 +268,8 @@ rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p)
 {
     if (!cls_p || !*cls_p)
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_dtd_class_destroy", true) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     if ((*cls_p)->users) {
         RILL_ERROR(RILL_LOG_DTD,
                    "rill_dtd_class_destroy: class '%s' has tasks in taskpool %u, which was not "
@@ -1832,6 +1834,8 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
 {
     if (!ctx || !tp_p)
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_dtd_taskpool_create", false) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     dtd_taskpool_t *tp = calloc(1, sizeof(*tp));
     if (!tp)
         return RILL_ERR_NO_MEMORY;
@@ -1956,12 +1960,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                    cls->name, tp->super.id);
         return RILL_ERR_BAD_STATE;
     }
-    rill_worker_t *w = rill_worker_self();
-    if (!w || w->id != 0) {
-        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_insert_task('%s') must be called from the main thread",
-                   cls->name);
+    if (rill_worker_check_main("rill_dtd_insert_task", false) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
-    }
+    rill_worker_t *w = rill_worker_self();
 
     /* validate and collect the arguments */
     dtd_arg_t args[RILL_DTD_MAX_ARGS];
@@ -2203,6 +2204,10 @@ static dtd_taskpool_t *data_call_check(rill_taskpool_t *super, rill_data_t *data
     if (!tp || !data || tp->super.ops != &dtd_taskpool_ops) {
         RILL_ERROR(RILL_LOG_DTD, "%s: needs a DTD taskpool and a datum", call);
         *status = RILL_ERR_INVALID_ARG;
+        return NULL;
+    }
+    if (rill_worker_check_main(call, false) != RILL_SUCCESS) {
+        *status = RILL_ERR_BAD_STATE;
         return NULL;
     }
     if (tp->closed) {

@@ -1125,6 +1125,8 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
 {
     if (!ctx || !prog || !tp_p || (prog->globals_size && !globals))
         return RILL_ERR_INVALID_ARG;
+    if (rill_worker_check_main("rill_ptg_taskpool_create", false) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     if (ctx->nranks > 1 && msg_tag < 0) {
         RILL_ERROR(RILL_LOG_RUNTIME, "PTG program %s: rill_init did not set up PTG's messages",
                    prog->name);

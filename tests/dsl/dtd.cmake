@@ -37,3 +37,9 @@ rill_add_test(NAME test_dtd_idle SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_id
 # taskpools open at once on one datum: each orders its own tasks (the datum's tracker slot)
 rill_add_test(NAME test_dtd_taskpools SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_taskpools.c
     LIBS rill_dsl LABELS dsl)
+# calls that build, wait for or end the work, made from task bodies, are refused (bodies on
+# the main thread with 1 worker, on either thread with 2)
+rill_add_test(NAME test_dtd_reentry SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dtd_reentry.c
+    LIBS rill_dsl LABELS dsl TEST test_dtd_reentry_1w ARGS --mca runtime_num_cores 1)
+rill_add_test(NAME test_dtd_reentry LABELS dsl TEST test_dtd_reentry_2w
+    ARGS --mca runtime_num_cores 2)

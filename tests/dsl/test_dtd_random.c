@@ -48,7 +48,9 @@ static rill_status_t body(rill_task_t *task)
     uint64_t id;
     task_desc_t d;
     uint64_t *tiles[MAX_FLOWS] = { 0 };
-    rill_dtd_unpack_args(task, &id, &d, &tiles[0], &tiles[1], &tiles[2], &tiles[3]);
+    rill_dtd_unpack_args(task, &id, &d);
+    for (int i = 0; i < d.nflows; i++) /* the tiles follow id and d */
+        tiles[i] = rill_dtd_arg(task, 2 + i);
     task_apply(id, &d, tiles);
     return RILL_SUCCESS;
 }
