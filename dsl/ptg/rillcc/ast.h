@@ -137,6 +137,11 @@ typedef struct program {
     tclass_t *classes;
 } program_t;
 
+/** At most this many bytes of source (16 MiB): a .rill file is a few KiB; a larger input
+ * is a mistake (a device, a generated blob), and reading it whole would take the memory
+ * (main.c refuses it before reading; rillcc_compile too, for other callers). */
+#define RILLCC_MAX_INPUT (16u << 20)
+
 /** The tree being built, and where diagnostics go (parser.y, lexer.l, check.c). */
 extern program_t rillcc_prog;
 extern int rillcc_errors;
