@@ -55,6 +55,26 @@ def special_inputs(rillcc, env, tmp):
     fails = expect(rillcc, big, env, 2, "at most 16777216 (16 MiB) of source", fails,
                    "an oversized file")
     os.unlink(big)
+    # expressions too long or deep: an error at the operator past RILLCC_MAX_DEPTH (1000)
+    # levels, never a stack overflow in the recursive walks (checks, generation, dump)
+    src = os.path.join(tmp, "deep.rill")
+    head = 'N [type = "int"]\nA [type = "rill_matrix_t *"]\nT(i)\n    i = 0 .. N-1\n    k = '
+    tail = "\n    : A(i, 0)\n    RW X <- A(i, 0)\nBODY\nEND\n"
+    for what, expr, rc_want, text in (
+            ("200,000 terms", "+".join(["i"] * 200000), 1,
+             "5:2008: error: expression nested deeper than 1000 levels"),
+            ("5,000 parentheses", "(" * 5000 + "i" + ")" * 5000, 1,
+             "5:1009: error: parentheses nested deeper than 1000 levels"),
+            ("1,000 parentheses", "(" * 1000 + "i" + ")" * 1000, 0, ""),
+            ("a chain of 1,000 operators", "+".join(["i"] * 1000), 0, ""),
+            ("20,000 unary minus", "-" * 20000 + "i", 1, "the parser's stack is full"),
+            ("3,000 nested ?:", "i ? " * 3000 + "i" + " : i" * 3000, 1,
+             "expression nested deeper than 1000 levels"),
+            ("1,001 nested ?:", "i ? " * 1001 + "i" + " : i" * 1001, 1,
+             "expression nested deeper than 1000 levels")):
+        with open(src, "w") as fh:
+            fh.write(head + expr + tail)
+        fails = expect(rillcc, src, env, rc_want, text, fails, what)
     return fails
 
 

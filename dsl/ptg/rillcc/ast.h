@@ -29,9 +29,15 @@ typedef struct expr {
     loc_t loc;
     long long ival;
     char *text;
-    int op; /* the operator's token (a character, or a parser token for two-character ones) */
+    int op;    /* the operator's token (a character, or a parser token for two-character ones) */
+    int depth; /* the subtree's height (1: a leaf), at most RILLCC_MAX_DEPTH */
     struct expr *a, *b, *c;
 } expr_t;
+
+/** The deepest expression tree (and parentheses) the parser takes: every walk of a tree
+ * (checks, generation, dump) recurses on it, so its depth bounds their stacks; a longer
+ * chain is an error at the operator that goes past it. */
+#define RILLCC_MAX_DEPTH 1000
 
 /* ---------------------------------------------------------------- dependencies */
 
