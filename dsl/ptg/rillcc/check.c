@@ -2,9 +2,12 @@
  * definitions, collections against values, and that the two sides of every dependency
  * between tasks agree. Each problem is reported at its place; checking goes on so one run
  * reports them all. */
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ast.h"
+#include "parser.h"
 
 static program_t *prog;
 
@@ -42,24 +45,81 @@ static def_t *def_find(const tclass_t *c, const char *name)
 
 /* ---------------------------------------------------------------- expressions */
 
+/** An expression's value when it is a constant: integers and operators only (no names,
+ * whose values come with the taskpool, nor numbers with a fraction), as C computes it on
+ * int64_t. */
+typedef struct cval {
+    bool known;
+    long long v;
+} cval_t;
+
+static const cval_t unknown = { false, 0 };
+
+/* op on the constants x and y, or unknown where C's result would be undefined: that is
+ * reported at e (the operator), as a task computing it would die (SIGFPE) or be wrong */
+static cval_t fold_bin(const expr_t *e, long long x, long long y)
+{
+    long long r = 0;
+    switch (e->op) {
+    case '+':
+    case '-':
+    case '*':
+        if (e->op == '+'   ? __builtin_add_overflow(x, y, &r)
+            : e->op == '-' ? __builtin_sub_overflow(x, y, &r)
+                           : __builtin_mul_overflow(x, y, &r)) {
+            rillcc_error(e->loc,
+                         "this constant expression overflows 64-bit integers (%lld %c %lld): "
+                         "its values lie in [-9223372036854775808, 9223372036854775807]",
+                         x, e->op, y);
+            return unknown;
+        }
+        return (cval_t){ true, r };
+    case '/':
+    case '%':
+        if (y == 0 || (x == LLONG_MIN && y == -1))
+            return unknown; /* reported by the caller, known divisor or not */
+        return (cval_t){ true, e->op == '/' ? x / y : x % y };
+    case '<':
+        return (cval_t){ true, x < y };
+    case '>':
+        return (cval_t){ true, x > y };
+    case LE:
+        return (cval_t){ true, x <= y };
+    case GE:
+        return (cval_t){ true, x >= y };
+    case EQ:
+        return (cval_t){ true, x == y };
+    case NE:
+        return (cval_t){ true, x != y };
+    case AND:
+        return (cval_t){ true, x && y };
+    case OR:
+        return (cval_t){ true, x || y };
+    }
+    return unknown;
+}
+
 /** Check the names of e: a global value, or a definition of c; with upto (a definition's
  * own range) only those defined before it. integer: the value must be an integer (ranges,
- * indices), so a number with a fraction is a type clash there. */
-static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bool integer,
-                       const char *where)
+ * indices), so a number with a fraction is a type clash there. A division or modulo by a
+ * constant 0 (or INT64_MIN / -1) is an error: the task computing it would die of SIGFPE.
+ * Returns e's value when it is a constant (folded once, bottom up, as the tree is walked).
+ * The recursion is as deep as the tree: at most RILLCC_MAX_DEPTH (parser.y). */
+static cval_t check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bool integer,
+                         const char *where)
 {
     if (!e)
-        return;
+        return unknown;
     switch (e->kind) {
     case E_INT:
-        return;
+        return (cval_t){ true, e->ival };
     case E_FLOAT:
         if (integer)
             rillcc_error(e->loc,
                          "%s is an integer, but '%s' is not: use an integer "
                          "expression here",
                          where, e->text);
-        return;
+        return unknown;
     case E_ID: {
         global_t *g = global_find(e->text);
         if (g) {
@@ -68,7 +128,7 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
                              "'%s' is a collection (%s), not a value: it cannot be used in an "
                              "expression (a tile of it is written %s(m, n) in a dependency)",
                              e->text, g->type, e->text);
-            return;
+            return unknown;
         }
         if (c) {
             for (const def_t *d = c->defs; d; d = d->next) {
@@ -82,17 +142,17 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
                     if (d == upto) {
                         rillcc_error(e->loc, "the definition of '%s' uses '%s' itself", upto->name,
                                      e->text);
-                        return;
+                        return unknown;
                     }
                     if (!before) {
                         rillcc_error(e->loc,
                                      "the definition of '%s' uses '%s', which is defined after "
                                      "it (line %d): define '%s' first",
                                      upto->name, e->text, d->loc.line, e->text);
-                        return;
+                        return unknown;
                     }
                 }
-                return;
+                return unknown;
             }
         }
         if (c && class_find(e->text))
@@ -103,21 +163,71 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
                          "'NAME [type = \"C type\"]')",
                          e->text, c ? ", nor a parameter or local of " : "", c ? c->name : "",
                          upto ? " defined before" : "");
-        return;
+        return unknown;
     }
-    case E_UN:
-        check_expr(e->a, c, upto, integer, where);
-        return;
-    case E_BIN:
-        check_expr(e->a, c, upto, integer, where);
-        check_expr(e->b, c, upto, integer, where);
-        return;
-    case E_TERN:
-        check_expr(e->a, c, upto, false, where);
-        check_expr(e->b, c, upto, integer, where);
-        check_expr(e->c, c, upto, integer, where);
-        return;
+    case E_UN: {
+        cval_t x = check_expr(e->a, c, upto, integer, where);
+        if (!x.known)
+            return unknown;
+        if (e->op == '!')
+            return (cval_t){ true, !x.v };
+        if (x.v == LLONG_MIN) {
+            rillcc_error(e->loc, "this constant expression overflows 64-bit integers "
+                                 "(-(-9223372036854775808))");
+            return unknown;
+        }
+        return (cval_t){ true, -x.v };
     }
+    case E_BIN: {
+        cval_t x = check_expr(e->a, c, upto, integer, where);
+        cval_t y = check_expr(e->b, c, upto, integer, where);
+        if ((e->op == '/' || e->op == '%') && y.known && y.v == 0)
+            rillcc_error(e->loc,
+                         "%s by zero: the divisor is a constant 0 (a task computing it would "
+                         "die of SIGFPE); divide by a non-zero value",
+                         e->op == '/' ? "division" : "modulo");
+        else if ((e->op == '/' || e->op == '%') && y.known && y.v == -1 && x.known &&
+                 x.v == LLONG_MIN)
+            rillcc_error(e->loc,
+                         "-9223372036854775808 %c -1 overflows 64-bit integers (a task "
+                         "computing it would die of SIGFPE)",
+                         e->op);
+        if (x.known && y.known)
+            return fold_bin(e, x.v, y.v);
+        /* C's && and || stop at their left operand */
+        if (x.known && ((e->op == AND && !x.v) || (e->op == OR && x.v)))
+            return (cval_t){ true, e->op == OR };
+        return unknown;
+    }
+    case E_TERN: {
+        cval_t x = check_expr(e->a, c, upto, false, where);
+        cval_t y = check_expr(e->b, c, upto, integer, where);
+        cval_t z = check_expr(e->c, c, upto, integer, where);
+        return x.known ? (x.v ? y : z) : unknown;
+    }
+    }
+    return unknown;
+}
+
+/* A range lo .. hi [.. step] runs upward (the generated loops: for (v = lo; v <= hi; v +=
+ * step), and a task is valid when lo <= v <= hi): with a constant step it must be
+ * positive, and a constant end must leave room for the last v += step (else the loop never
+ * ends). lo > hi is an empty range (no task), not an error. what: the range's owner. */
+static void check_range(const char *what, const expr_t *hi_e, cval_t hi, const expr_t *step_e,
+                        cval_t step)
+{
+    if (step_e && step.known && step.v == 0)
+        rillcc_error(step_e->loc, "the step of %s is 0: the range would never end", what);
+    else if (step_e && step.known && step.v < 0)
+        rillcc_error(step_e->loc,
+                     "the step of %s is %lld: a range lo .. hi .. step runs upward from lo "
+                     "to hi, so its step must be positive (lo > hi is an empty range)",
+                     what, step.v);
+    else if (hi.known && hi.v > LLONG_MAX - (step_e ? (step.known ? step.v : 1) : 1))
+        rillcc_error(hi_e->loc,
+                     "%s ends at %lld: its loop would overflow 64-bit integers past it; end "
+                     "it at most at %lld",
+                     what, hi.v, LLONG_MAX - (step_e && step.known ? step.v : 1));
 }
 
 /* ---------------------------------------------------------------- dependencies */
@@ -150,7 +260,9 @@ static void check_target(const tclass_t *c, const flow_t *f, const dep_t *d, con
     const char *arrow = d->dir == '<' ? "<-" : "->";
     for (const arg_t *a = t->args; a; a = a->next) {
         check_expr(a->lo, c, NULL, true, "an index");
-        check_expr(a->hi, c, NULL, true, "an index");
+        cval_t hi = check_expr(a->hi, c, NULL, true, "an index");
+        if (a->hi)
+            check_range("this range", a->hi, hi, NULL, unknown);
         /* ranges: an output to a set of tasks (a broadcast), or a control flow waiting for
          * a set of tasks (a gather); a data input comes from one place */
         if (a->hi && (t->kind == T_DATA || (d->dir == '<' && f->kind != F_CTL)))
@@ -263,10 +375,13 @@ static void check_class(tclass_t *c)
                          "give it one value",
                          d->name, c->name, c->name);
         check_expr(d->lo, c, d, true, "a parameter's range");
-        check_expr(d->hi, c, d, true, "a parameter's range");
-        check_expr(d->step, c, d, true, "a parameter's step");
-        if (d->step && d->step->kind == E_INT && d->step->ival == 0)
-            rillcc_error(d->step->loc, "the step of '%s' is 0: the range would never end", d->name);
+        cval_t hi = check_expr(d->hi, c, d, true, "a parameter's range");
+        cval_t step = check_expr(d->step, c, d, true, "a parameter's step");
+        if (d->hi) {
+            char what[300];
+            snprintf(what, sizeof(what), "'%s'", d->name);
+            check_range(what, d->hi, hi, d->step, step);
+        }
     }
     /* affinity */
     global_t *g = global_find(c->aff_name);
