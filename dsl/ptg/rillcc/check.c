@@ -8,6 +8,7 @@
 
 #include "ast.h"
 #include "parser.h"
+#include "rill/ptg.h" /* the runtime's limits of a class */
 
 static program_t *prog;
 
@@ -347,6 +348,11 @@ static void check_class(tclass_t *c)
 {
     /* parameters: distinct, each with a definition */
     for (int i = 0; i < c->nparams; i++) {
+        if (i == RILL_PTG_MAX_VARS)
+            rillcc_error(c->param_locs[i],
+                         "%s has %d parameters: the runtime takes at most %d parameters and "
+                         "locals together (RILL_PTG_MAX_VARS, rill/ptg.h)",
+                         c->name, c->nparams, RILL_PTG_MAX_VARS);
         for (int j = 0; j < i; j++)
             if (strcmp(c->params[i], c->params[j]) == 0)
                 rillcc_error(c->param_locs[i], "parameter '%s' of %s is listed twice", c->params[i],
@@ -363,8 +369,16 @@ static void check_class(tclass_t *c)
             rillcc_error(c->param_locs[i], "parameter '%s' of %s hides the global of that name",
                          c->params[i], c->name);
     }
-    /* definitions: in order, each using only globals and earlier definitions */
+    /* definitions: in order, each using only globals and earlier definitions; a task holds
+     * them in an array of the runtime (rill_ptg_task_t's v), which refuses a larger class
+     * at taskpool creation without naming the file */
+    int ndefs = 0;
     for (def_t *d = c->defs; d; d = d->next) {
+        if (++ndefs == RILL_PTG_MAX_VARS + 1 && c->nparams <= RILL_PTG_MAX_VARS)
+            rillcc_error(d->loc,
+                         "%s has more than %d parameters and locals ('%s' is number %d): the "
+                         "runtime takes at most %d (RILL_PTG_MAX_VARS, rill/ptg.h)",
+                         c->name, RILL_PTG_MAX_VARS, d->name, ndefs, RILL_PTG_MAX_VARS);
         for (def_t *e = c->defs; e != d; e = e->next)
             if (strcmp(e->name, d->name) == 0)
                 rillcc_error(d->loc, "'%s' is defined twice in %s (first at line %d)", d->name,
@@ -403,8 +417,14 @@ static void check_class(tclass_t *c)
         if (a->hi)
             rillcc_error(a->lo->loc, "the affinity is one tile: no range here");
     }
-    /* flows */
+    /* flows: at most the runtime's RILL_PTG_MAX_FLOWS (rill_ptg_task_t's data) */
+    int nflows = 0;
     for (flow_t *f = c->flows; f; f = f->next) {
+        if (++nflows == RILL_PTG_MAX_FLOWS + 1)
+            rillcc_error(f->loc,
+                         "%s has more than %d flows ('%s' is number %d): the runtime takes at "
+                         "most %d (RILL_PTG_MAX_FLOWS, rill/ptg.h)",
+                         c->name, RILL_PTG_MAX_FLOWS, f->name, nflows, RILL_PTG_MAX_FLOWS);
         for (flow_t *e = c->flows; e != f; e = e->next)
             if (strcmp(e->name, f->name) == 0)
                 rillcc_error(f->loc, "flow '%s' of %s is declared twice (first at line %d)",
