@@ -1,5 +1,6 @@
 /* PTG taskpools: what the C that rillcc generates from a .rill file (docs/ptg.md) calls.
- * Applications call the generated NAME_new(ctx, &globals, &tp), then rill_taskpool_wait
+ * Applications call the generated NAME_taskpool_create(ctx, &globals, &tp) (NAME: the .rill
+ * file's base name; NAME.h declares it and NAME_globals_t), then rill_taskpool_wait
  * and rill_taskpool_destroy as for any taskpool; they do not use this header directly. */
 #ifndef RILL_PTG_H
 #define RILL_PTG_H

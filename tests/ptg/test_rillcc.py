@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """rillcc on the corpus: every file of good/ compiles (exit 0); every file of bad/ fails
 (exit 1) with the message its first line expects ("// expect: LINE:COL: text") at that
-place; and rillcc never crashes: every prefix of the good files and seeded random byte
+place; inputs that are not a file's content (devices, directories, FIFOs, an oversized
+file) are refused with exit 2, and generated ones (an expression of 200,000 terms, deep
+parentheses) are reported, not a crash; and rillcc never crashes: every prefix of the good files and seeded random byte
 mutations of them end with exit 0 or 1 and a message, never a signal or a hang.
 
 usage: test_rillcc.py RILLCC CORPUS_DIR
@@ -17,6 +19,63 @@ def run(rillcc, path, env):
     p = subprocess.run([rillcc, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, errors="replace", timeout=20, env=env)
     return p.returncode, p.stderr
+
+
+def expect(rillcc, path, env, rc_want, text, fails, what):
+    """rillcc on path ends with rc_want and text in its messages; returns fails + 0 or 1."""
+    try:
+        rc, err = run(rillcc, path, env)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL {what}: rillcc did not end within 20 s")
+        return fails + 1
+    if rc != rc_want or text not in err:
+        print(f"FAIL {what}: exit {rc}, wanted {rc_want} and '{text}'; got:\n{err[-2000:]}")
+        return fails + 1
+    return fails
+
+
+def special_inputs(rillcc, env, tmp):
+    """Inputs that no file of bad/ can hold: what is not a regular file, what is too big
+    (16 MiB at most), and expressions too long or too deep for a committed file."""
+    fails = 0
+    # not a regular file: refused before reading (/dev/zero would be read forever)
+    if os.path.exists("/dev/zero"):
+        fails = expect(rillcc, "/dev/zero", env, 2, "is a device, not a regular file",
+                       fails, "/dev/zero")
+    fails = expect(rillcc, tmp, env, 2, "is a directory, not a regular file", fails,
+                   "a directory")
+    fifo = os.path.join(tmp, "pipe.rill")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(fifo)
+        fails = expect(rillcc, fifo, env, 2, "is a FIFO, not a regular file", fails, "a FIFO")
+        os.unlink(fifo)
+    big = os.path.join(tmp, "big.rill")
+    with open(big, "wb") as fh:  # sparse: 16 MiB + 1 of NUL bytes, never read
+        fh.truncate((16 << 20) + 1)
+    fails = expect(rillcc, big, env, 2, "at most 16777216 (16 MiB) of source", fails,
+                   "an oversized file")
+    os.unlink(big)
+    # expressions too long or deep: an error at the operator past RILLCC_MAX_DEPTH (1000)
+    # levels, never a stack overflow in the recursive walks (checks, generation, dump)
+    src = os.path.join(tmp, "deep.rill")
+    head = 'N [type = "int"]\nA [type = "rill_matrix_t *"]\nT(i)\n    i = 0 .. N-1\n    k = '
+    tail = "\n    : A(i, 0)\n    RW X <- A(i, 0)\nBODY\nEND\n"
+    for what, expr, rc_want, text in (
+            ("200,000 terms", "+".join(["i"] * 200000), 1,
+             "5:2008: error: expression nested deeper than 1000 levels"),
+            ("5,000 parentheses", "(" * 5000 + "i" + ")" * 5000, 1,
+             "5:1009: error: parentheses nested deeper than 1000 levels"),
+            ("1,000 parentheses", "(" * 1000 + "i" + ")" * 1000, 0, ""),
+            ("a chain of 1,000 operators", "+".join(["i"] * 1000), 0, ""),
+            ("20,000 unary minus", "-" * 20000 + "i", 1, "the parser's stack is full"),
+            ("3,000 nested ?:", "i ? " * 3000 + "i" + " : i" * 3000, 1,
+             "expression nested deeper than 1000 levels"),
+            ("1,001 nested ?:", "i ? " * 1001 + "i" + " : i" * 1001, 1,
+             "expression nested deeper than 1000 levels")):
+        with open(src, "w") as fh:
+            fh.write(head + expr + tail)
+        fails = expect(rillcc, src, env, rc_want, text, fails, what)
+    return fails
 
 
 def main():
@@ -49,6 +108,7 @@ def main():
     rng = random.Random(20261122)
     runs = 0
     with tempfile.TemporaryDirectory() as tmp:
+        fails += special_inputs(rillcc, env, tmp)
         path = os.path.join(tmp, "cut.rill")
         for f in good:
             with open(f, "rb") as fh:

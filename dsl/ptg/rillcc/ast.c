@@ -55,6 +55,7 @@ expr_t *expr_new(expr_kind_t kind, loc_t loc)
     expr_t *e = rillcc_alloc(sizeof(*e));
     e->kind = kind;
     e->loc = loc;
+    e->depth = 1;
     return e;
 }
 

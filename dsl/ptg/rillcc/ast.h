@@ -29,9 +29,15 @@ typedef struct expr {
     loc_t loc;
     long long ival;
     char *text;
-    int op; /* the operator's token (a character, or a parser token for two-character ones) */
+    int op;    /* the operator's token (a character, or a parser token for two-character ones) */
+    int depth; /* the subtree's height (1: a leaf), at most RILLCC_MAX_DEPTH */
     struct expr *a, *b, *c;
 } expr_t;
+
+/** The deepest expression tree (and parentheses) the parser takes: every walk of a tree
+ * (checks, generation, dump) recurses on it, so its depth bounds their stacks; a longer
+ * chain is an error at the operator that goes past it. */
+#define RILLCC_MAX_DEPTH 1000
 
 /* ---------------------------------------------------------------- dependencies */
 
@@ -136,6 +142,11 @@ typedef struct program {
     global_t *globals;
     tclass_t *classes;
 } program_t;
+
+/** At most this many bytes of source (16 MiB): a .rill file is a few KiB; a larger input
+ * is a mistake (a device, a generated blob), and reading it whole would take the memory
+ * (main.c refuses it before reading; rillcc_compile too, for other callers). */
+#define RILLCC_MAX_INPUT (16u << 20)
 
 /** The tree being built, and where diagnostics go (parser.y, lexer.l, check.c). */
 extern program_t rillcc_prog;

@@ -2,9 +2,14 @@
  * definitions, collections against values, and that the two sides of every dependency
  * between tasks agree. Each problem is reported at its place; checking goes on so one run
  * reports them all. */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ast.h"
+#include "parser.h"
+#include "rill/ptg.h" /* the runtime's limits of a class */
 
 static program_t *prog;
 
@@ -42,24 +47,81 @@ static def_t *def_find(const tclass_t *c, const char *name)
 
 /* ---------------------------------------------------------------- expressions */
 
+/** An expression's value when it is a constant: integers and operators only (no names,
+ * whose values come with the taskpool, nor numbers with a fraction), as C computes it on
+ * int64_t. */
+typedef struct cval {
+    bool known;
+    long long v;
+} cval_t;
+
+static const cval_t unknown = { false, 0 };
+
+/* op on the constants x and y, or unknown where C's result would be undefined: that is
+ * reported at e (the operator), as a task computing it would die (SIGFPE) or be wrong */
+static cval_t fold_bin(const expr_t *e, long long x, long long y)
+{
+    long long r = 0;
+    switch (e->op) {
+    case '+':
+    case '-':
+    case '*':
+        if (e->op == '+'   ? __builtin_add_overflow(x, y, &r)
+            : e->op == '-' ? __builtin_sub_overflow(x, y, &r)
+                           : __builtin_mul_overflow(x, y, &r)) {
+            rillcc_error(e->loc,
+                         "this constant expression overflows 64-bit integers (%lld %c %lld): "
+                         "its values lie in [-9223372036854775808, 9223372036854775807]",
+                         x, e->op, y);
+            return unknown;
+        }
+        return (cval_t){ true, r };
+    case '/':
+    case '%':
+        if (y == 0 || (x == LLONG_MIN && y == -1))
+            return unknown; /* reported by the caller, known divisor or not */
+        return (cval_t){ true, e->op == '/' ? x / y : x % y };
+    case '<':
+        return (cval_t){ true, x < y };
+    case '>':
+        return (cval_t){ true, x > y };
+    case LE:
+        return (cval_t){ true, x <= y };
+    case GE:
+        return (cval_t){ true, x >= y };
+    case EQ:
+        return (cval_t){ true, x == y };
+    case NE:
+        return (cval_t){ true, x != y };
+    case AND:
+        return (cval_t){ true, x && y };
+    case OR:
+        return (cval_t){ true, x || y };
+    }
+    return unknown;
+}
+
 /** Check the names of e: a global value, or a definition of c; with upto (a definition's
  * own range) only those defined before it. integer: the value must be an integer (ranges,
- * indices), so a number with a fraction is a type clash there. */
-static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bool integer,
-                       const char *where)
+ * indices), so a number with a fraction is a type clash there. A division or modulo by a
+ * constant 0 (or INT64_MIN / -1) is an error: the task computing it would die of SIGFPE.
+ * Returns e's value when it is a constant (folded once, bottom up, as the tree is walked).
+ * The recursion is as deep as the tree: at most RILLCC_MAX_DEPTH (parser.y). */
+static cval_t check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bool integer,
+                         const char *where)
 {
     if (!e)
-        return;
+        return unknown;
     switch (e->kind) {
     case E_INT:
-        return;
+        return (cval_t){ true, e->ival };
     case E_FLOAT:
         if (integer)
             rillcc_error(e->loc,
                          "%s is an integer, but '%s' is not: use an integer "
                          "expression here",
                          where, e->text);
-        return;
+        return unknown;
     case E_ID: {
         global_t *g = global_find(e->text);
         if (g) {
@@ -68,7 +130,7 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
                              "'%s' is a collection (%s), not a value: it cannot be used in an "
                              "expression (a tile of it is written %s(m, n) in a dependency)",
                              e->text, g->type, e->text);
-            return;
+            return unknown;
         }
         if (c) {
             for (const def_t *d = c->defs; d; d = d->next) {
@@ -82,17 +144,17 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
                     if (d == upto) {
                         rillcc_error(e->loc, "the definition of '%s' uses '%s' itself", upto->name,
                                      e->text);
-                        return;
+                        return unknown;
                     }
                     if (!before) {
                         rillcc_error(e->loc,
                                      "the definition of '%s' uses '%s', which is defined after "
                                      "it (line %d): define '%s' first",
                                      upto->name, e->text, d->loc.line, e->text);
-                        return;
+                        return unknown;
                     }
                 }
-                return;
+                return unknown;
             }
         }
         if (c && class_find(e->text))
@@ -103,21 +165,71 @@ static void check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bo
                          "'NAME [type = \"C type\"]')",
                          e->text, c ? ", nor a parameter or local of " : "", c ? c->name : "",
                          upto ? " defined before" : "");
-        return;
+        return unknown;
     }
-    case E_UN:
-        check_expr(e->a, c, upto, integer, where);
-        return;
-    case E_BIN:
-        check_expr(e->a, c, upto, integer, where);
-        check_expr(e->b, c, upto, integer, where);
-        return;
-    case E_TERN:
-        check_expr(e->a, c, upto, false, where);
-        check_expr(e->b, c, upto, integer, where);
-        check_expr(e->c, c, upto, integer, where);
-        return;
+    case E_UN: {
+        cval_t x = check_expr(e->a, c, upto, integer, where);
+        if (!x.known)
+            return unknown;
+        if (e->op == '!')
+            return (cval_t){ true, !x.v };
+        if (x.v == LLONG_MIN) {
+            rillcc_error(e->loc, "this constant expression overflows 64-bit integers "
+                                 "(-(-9223372036854775808))");
+            return unknown;
+        }
+        return (cval_t){ true, -x.v };
     }
+    case E_BIN: {
+        cval_t x = check_expr(e->a, c, upto, integer, where);
+        cval_t y = check_expr(e->b, c, upto, integer, where);
+        if ((e->op == '/' || e->op == '%') && y.known && y.v == 0)
+            rillcc_error(e->loc,
+                         "%s by zero: the divisor is a constant 0 (a task computing it would "
+                         "die of SIGFPE); divide by a non-zero value",
+                         e->op == '/' ? "division" : "modulo");
+        else if ((e->op == '/' || e->op == '%') && y.known && y.v == -1 && x.known &&
+                 x.v == LLONG_MIN)
+            rillcc_error(e->loc,
+                         "-9223372036854775808 %c -1 overflows 64-bit integers (a task "
+                         "computing it would die of SIGFPE)",
+                         e->op);
+        if (x.known && y.known)
+            return fold_bin(e, x.v, y.v);
+        /* C's && and || stop at their left operand */
+        if (x.known && ((e->op == AND && !x.v) || (e->op == OR && x.v)))
+            return (cval_t){ true, e->op == OR };
+        return unknown;
+    }
+    case E_TERN: {
+        cval_t x = check_expr(e->a, c, upto, false, where);
+        cval_t y = check_expr(e->b, c, upto, integer, where);
+        cval_t z = check_expr(e->c, c, upto, integer, where);
+        return x.known ? (x.v ? y : z) : unknown;
+    }
+    }
+    return unknown;
+}
+
+/* A range lo .. hi [.. step] runs upward (the generated loops: for (v = lo; v <= hi; v +=
+ * step), and a task is valid when lo <= v <= hi): with a constant step it must be
+ * positive, and a constant end must leave room for the last v += step (else the loop never
+ * ends). lo > hi is an empty range (no task), not an error. what: the range's owner. */
+static void check_range(const char *what, const expr_t *hi_e, cval_t hi, const expr_t *step_e,
+                        cval_t step)
+{
+    if (step_e && step.known && step.v == 0)
+        rillcc_error(step_e->loc, "the step of %s is 0: the range would never end", what);
+    else if (step_e && step.known && step.v < 0)
+        rillcc_error(step_e->loc,
+                     "the step of %s is %lld: a range lo .. hi .. step runs upward from lo "
+                     "to hi, so its step must be positive (lo > hi is an empty range)",
+                     what, step.v);
+    else if (hi.known && hi.v > LLONG_MAX - (step_e ? (step.known ? step.v : 1) : 1))
+        rillcc_error(hi_e->loc,
+                     "%s ends at %lld: its loop would overflow 64-bit integers past it; end "
+                     "it at most at %lld",
+                     what, hi.v, LLONG_MAX - (step_e && step.known ? step.v : 1));
 }
 
 /* ---------------------------------------------------------------- dependencies */
@@ -150,7 +262,9 @@ static void check_target(const tclass_t *c, const flow_t *f, const dep_t *d, con
     const char *arrow = d->dir == '<' ? "<-" : "->";
     for (const arg_t *a = t->args; a; a = a->next) {
         check_expr(a->lo, c, NULL, true, "an index");
-        check_expr(a->hi, c, NULL, true, "an index");
+        cval_t hi = check_expr(a->hi, c, NULL, true, "an index");
+        if (a->hi)
+            check_range("this range", a->hi, hi, NULL, unknown);
         /* ranges: an output to a set of tasks (a broadcast), or a control flow waiting for
          * a set of tasks (a gather); a data input comes from one place */
         if (a->hi && (t->kind == T_DATA || (d->dir == '<' && f->kind != F_CTL)))
@@ -235,6 +349,11 @@ static void check_class(tclass_t *c)
 {
     /* parameters: distinct, each with a definition */
     for (int i = 0; i < c->nparams; i++) {
+        if (i == RILL_PTG_MAX_VARS)
+            rillcc_error(c->param_locs[i],
+                         "%s has %d parameters: the runtime takes at most %d parameters and "
+                         "locals together (RILL_PTG_MAX_VARS, rill/ptg.h)",
+                         c->name, c->nparams, RILL_PTG_MAX_VARS);
         for (int j = 0; j < i; j++)
             if (strcmp(c->params[i], c->params[j]) == 0)
                 rillcc_error(c->param_locs[i], "parameter '%s' of %s is listed twice", c->params[i],
@@ -251,8 +370,16 @@ static void check_class(tclass_t *c)
             rillcc_error(c->param_locs[i], "parameter '%s' of %s hides the global of that name",
                          c->params[i], c->name);
     }
-    /* definitions: in order, each using only globals and earlier definitions */
+    /* definitions: in order, each using only globals and earlier definitions; a task holds
+     * them in an array of the runtime (rill_ptg_task_t's v), which refuses a larger class
+     * at taskpool creation without naming the file */
+    int ndefs = 0;
     for (def_t *d = c->defs; d; d = d->next) {
+        if (++ndefs == RILL_PTG_MAX_VARS + 1 && c->nparams <= RILL_PTG_MAX_VARS)
+            rillcc_error(d->loc,
+                         "%s has more than %d parameters and locals ('%s' is number %d): the "
+                         "runtime takes at most %d (RILL_PTG_MAX_VARS, rill/ptg.h)",
+                         c->name, RILL_PTG_MAX_VARS, d->name, ndefs, RILL_PTG_MAX_VARS);
         for (def_t *e = c->defs; e != d; e = e->next)
             if (strcmp(e->name, d->name) == 0)
                 rillcc_error(d->loc, "'%s' is defined twice in %s (first at line %d)", d->name,
@@ -263,10 +390,13 @@ static void check_class(tclass_t *c)
                          "give it one value",
                          d->name, c->name, c->name);
         check_expr(d->lo, c, d, true, "a parameter's range");
-        check_expr(d->hi, c, d, true, "a parameter's range");
-        check_expr(d->step, c, d, true, "a parameter's step");
-        if (d->step && d->step->kind == E_INT && d->step->ival == 0)
-            rillcc_error(d->step->loc, "the step of '%s' is 0: the range would never end", d->name);
+        cval_t hi = check_expr(d->hi, c, d, true, "a parameter's range");
+        cval_t step = check_expr(d->step, c, d, true, "a parameter's step");
+        if (d->hi) {
+            char what[300];
+            snprintf(what, sizeof(what), "'%s'", d->name);
+            check_range(what, d->hi, hi, d->step, step);
+        }
     }
     /* affinity */
     global_t *g = global_find(c->aff_name);
@@ -288,8 +418,14 @@ static void check_class(tclass_t *c)
         if (a->hi)
             rillcc_error(a->lo->loc, "the affinity is one tile: no range here");
     }
-    /* flows */
+    /* flows: at most the runtime's RILL_PTG_MAX_FLOWS (rill_ptg_task_t's data) */
+    int nflows = 0;
     for (flow_t *f = c->flows; f; f = f->next) {
+        if (++nflows == RILL_PTG_MAX_FLOWS + 1)
+            rillcc_error(f->loc,
+                         "%s has more than %d flows ('%s' is number %d): the runtime takes at "
+                         "most %d (RILL_PTG_MAX_FLOWS, rill/ptg.h)",
+                         c->name, RILL_PTG_MAX_FLOWS, f->name, nflows, RILL_PTG_MAX_FLOWS);
         for (flow_t *e = c->flows; e != f; e = e->next)
             if (strcmp(e->name, f->name) == 0)
                 rillcc_error(f->loc, "flow '%s' of %s is declared twice (first at line %d)",
@@ -338,6 +474,433 @@ static void check_class(tclass_t *c)
     }
 }
 
+/* ---------------------------------------------------------------- the tasks of a dependency */
+
+/* When P(p1..pn)'s flow X says '-> Y C(e1..em)', task C(e) receives it only if one of C's
+ * inputs '<- X P(f1..fn)' of flow Y names P(p) back: f with C's parameters q := e must give
+ * p (and the other way round for an input). Decided where the arguments are affine (integer
+ * linear combinations of parameters, locals, integer globals and constants): both sides
+ * become linear forms, and a side that differs from p by a non-zero constant can never name
+ * it, whatever the parameters and the guards. Anything else (a product of names, a division,
+ * a ?:, a range's element) may match: the check says nothing then (no false errors). */
+
+#define LIN_TERMS 8 /* more distinct names in one argument: not decided */
+
+typedef struct lin {
+    bool ok; /* affine (else: unknown) */
+    long long k;
+    int n;
+    const char *sym[LIN_TERMS]; /* a parameter of the sending side, a global, or a range's */
+    long long coef[LIN_TERMS];  /* element ("#k"), never 0 */
+} lin_t;
+
+static lin_t lin_const(long long k)
+{
+    lin_t l = { .ok = true, .k = k };
+    return l;
+}
+
+static lin_t lin_sym(const char *sym)
+{
+    lin_t l = { .ok = true, .n = 1 };
+    l.sym[0] = sym;
+    l.coef[0] = 1;
+    return l;
+}
+
+/* *a += m * b (m: 1 or -1, or a constant factor) */
+static void lin_addmul(lin_t *a, const lin_t *b, long long m)
+{
+    if (!a->ok || !b->ok) {
+        a->ok = false;
+        return;
+    }
+    long long t;
+    if (__builtin_mul_overflow(b->k, m, &t) || __builtin_add_overflow(a->k, t, &a->k)) {
+        a->ok = false;
+        return;
+    }
+    for (int i = 0; i < b->n; i++) {
+        if (__builtin_mul_overflow(b->coef[i], m, &t)) {
+            a->ok = false;
+            return;
+        }
+        int j = 0;
+        while (j < a->n && strcmp(a->sym[j], b->sym[i]) != 0)
+            j++;
+        if (j == a->n) {
+            if (a->n == LIN_TERMS) {
+                a->ok = false;
+                return;
+            }
+            a->sym[a->n] = b->sym[i];
+            a->coef[a->n++] = 0;
+        }
+        if (__builtin_add_overflow(a->coef[j], t, &a->coef[j])) {
+            a->ok = false;
+            return;
+        }
+        if (a->coef[j] == 0) { /* dropped: a form has no zero term */
+            a->n--;
+            a->sym[j] = a->sym[a->n];
+            a->coef[j] = a->coef[a->n];
+        }
+    }
+}
+
+/* A global of an integer type (not double, not a pointer): a symbol of the forms */
+static bool global_is_integer(const global_t *g)
+{
+    return !strchr(g->type, '*') && !strstr(g->type, "double") && !strstr(g->type, "float") &&
+           (strstr(g->type, "int") || strstr(g->type, "long") || strstr(g->type, "short") ||
+            strstr(g->type, "size_t") || strstr(g->type, "unsigned"));
+}
+
+/** The names of one class as forms: vars[i] is definition i's (a parameter's symbol or
+ * binding, a local's definition). */
+typedef struct scope {
+    const tclass_t *c;
+    lin_t vars[RILL_PTG_MAX_VARS];
+} scope_t;
+
+/* e as a linear form in scope s (recursion as deep as the tree: RILLCC_MAX_DEPTH) */
+static void lin_of(const expr_t *e, const scope_t *s, lin_t *out)
+{
+    lin_t r;
+    *out = (lin_t){ .ok = false };
+    switch (e->kind) {
+    case E_INT:
+        *out = lin_const(e->ival);
+        return;
+    case E_FLOAT:
+    case E_TERN:
+        return;
+    case E_ID: {
+        int i = 0;
+        for (const def_t *d = s->c->defs; d && i < RILL_PTG_MAX_VARS; d = d->next, i++)
+            if (strcmp(d->name, e->text) == 0) {
+                *out = s->vars[i];
+                return;
+            }
+        const global_t *g = global_find(e->text);
+        if (g && global_is_integer(g))
+            *out = lin_sym(g->name);
+        return;
+    }
+    case E_UN:
+        if (e->op != '-')
+            return;
+        lin_of(e->a, s, &r);
+        *out = lin_const(0);
+        lin_addmul(out, &r, -1);
+        return;
+    case E_BIN:
+        if (e->op != '+' && e->op != '-' && e->op != '*')
+            return;
+        lin_of(e->a, s, out);
+        lin_of(e->b, s, &r);
+        if (e->op != '*') {
+            lin_addmul(out, &r, e->op == '+' ? 1 : -1);
+            return;
+        }
+        if (!out->ok || !r.ok || (out->n && r.n)) { /* a product of names */
+            out->ok = false;
+            return;
+        }
+        if (out->n == 0) { /* k * r */
+            long long k = out->k;
+            *out = lin_const(0);
+            lin_addmul(out, &r, k);
+        } else {
+            lin_t a = *out;
+            *out = lin_const(0);
+            lin_addmul(out, &a, r.k);
+        }
+        return;
+    }
+}
+
+/* the locals of s->c from its parameters' forms (set by the caller), in order */
+static void scope_locals(scope_t *s)
+{
+    int i = 0;
+    for (const def_t *d = s->c->defs; d && i < RILL_PTG_MAX_VARS; d = d->next, i++)
+        if (!d->is_param)
+            lin_of(d->lo, s, &s->vars[i]);
+}
+
+static int def_pos(const tclass_t *c, const char *name)
+{
+    int i = 0;
+    for (const def_t *d = c->defs; d; d = d->next, i++)
+        if (strcmp(d->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* bounded text for messages */
+typedef struct text {
+    char buf[400];
+    size_t o;
+} text_t;
+
+static void put(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text_t *t, const char *fmt, ...)
+{
+    if (t->o >= sizeof(t->buf) - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->o, sizeof(t->buf) - t->o, fmt, ap);
+    va_end(ap);
+    t->o = n < 0 ? t->o : t->o + (size_t)n;
+    if (t->o >= sizeof(t->buf) - 1) {
+        t->o = sizeof(t->buf) - 1;
+        memcpy(t->buf + sizeof(t->buf) - 4, "...", 4);
+    }
+}
+
+static int op_prec(const expr_t *e)
+{
+    if (e->kind == E_TERN)
+        return 1;
+    if (e->kind == E_UN)
+        return 8;
+    if (e->kind != E_BIN)
+        return 9;
+    switch (e->op) {
+    case OR:
+        return 2;
+    case AND:
+        return 3;
+    case EQ:
+    case NE:
+        return 4;
+    case '<':
+    case '>':
+    case LE:
+    case GE:
+        return 5;
+    case '+':
+    case '-':
+        return 6;
+    default:
+        return 7;
+    }
+}
+
+/* e as written, with the parentheses its operators need */
+static void put_expr(text_t *t, const expr_t *e, int outer)
+{
+    int p = op_prec(e);
+    if (p < outer)
+        put(t, "(");
+    char one[2];
+    switch (e->kind) {
+    case E_INT:
+        put(t, "%lld", e->ival);
+        break;
+    case E_FLOAT:
+    case E_ID:
+        put(t, "%s", e->text);
+        break;
+    case E_UN:
+        put(t, "%c", e->op);
+        put_expr(t, e->a, 8);
+        break;
+    case E_BIN:
+        put_expr(t, e->a, p);
+        put(t, " %s ", rillcc_op_text(e->op, one));
+        put_expr(t, e->b, p + 1);
+        break;
+    case E_TERN:
+        put_expr(t, e->a, 2);
+        put(t, " ? ");
+        put_expr(t, e->b, 1);
+        put(t, " : ");
+        put_expr(t, e->c, 1);
+        break;
+    }
+    if (p < outer)
+        put(t, ")");
+}
+
+static void put_target(text_t *t, int dir, const target_t *tg)
+{
+    put(t, "%s %s %s(", dir == '<' ? "<-" : "->", tg->flow, tg->name);
+    for (const arg_t *a = tg->args; a; a = a->next) {
+        put_expr(t, a->lo, 0);
+        if (a->hi) {
+            put(t, " .. ");
+            put_expr(t, a->hi, 0);
+        }
+        put(t, "%s", a->next ? ", " : "");
+    }
+    put(t, ")");
+}
+
+static void put_lin(text_t *t, const lin_t *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        long long c = l->coef[i];
+        if (i == 0)
+            put(t, "%s", c < 0 ? "-" : "");
+        else
+            put(t, " %c ", c < 0 ? '-' : '+');
+        if (c != 1 && c != -1)
+            put(t, "%llu*", c < 0 ? 0ULL - (unsigned long long)c : (unsigned long long)c);
+        put(t, "%s", l->sym[i]);
+    }
+    if (l->n == 0)
+        put(t, "%lld", l->k);
+    else if (l->k)
+        put(t, " %c %llu", l->k < 0 ? '-' : '+',
+            l->k < 0 ? 0ULL - (unsigned long long)l->k : (unsigned long long)l->k);
+}
+
+/* d (in class c) is a difference: it is a constant other than 0 */
+static bool lin_differs(const lin_t *d)
+{
+    return d->ok && d->n == 0 && d->k != 0;
+}
+
+static const char *const fresh[RILL_PTG_MAX_VARS] = { "#0",  "#1",  "#2",  "#3", "#4",  "#5",
+                                                      "#6",  "#7",  "#8",  "#9", "#10", "#11",
+                                                      "#12", "#13", "#14", "#15" };
+
+/* Whether candidate ct (of class o, naming class c's task) can name task c(params) back, its
+ * class's parameters bound by t's arguments (in c's scope s); got: ct's arguments so bound,
+ * printable when every one is affine and names no range's element */
+static bool can_match(const tclass_t *c, const scope_t *s, const target_t *t, const tclass_t *o,
+                      const target_t *ct, text_t *got)
+{
+    scope_t os = { .c = o };
+    int k = 0;
+    for (const arg_t *a = t->args; a && k < o->nparams; a = a->next, k++) {
+        int i = def_pos(o, o->params[k]);
+        if (i < 0 || i >= RILL_PTG_MAX_VARS)
+            return true;
+        if (a->hi) /* one element of the range: a name of its own */
+            os.vars[i] = lin_sym(fresh[k]);
+        else
+            lin_of(a->lo, s, &os.vars[i]);
+    }
+    scope_locals(&os);
+    bool printable = true, differs = false;
+    lin_t shown[RILL_PTG_MAX_VARS][2];
+    k = 0;
+    for (const arg_t *a = ct->args; a && k < c->nparams; a = a->next, k++) {
+        lin_t p = lin_sym(c->params[k]), lo, hi;
+        lin_of(a->lo, &os, &lo);
+        shown[k][0] = lo;
+        lin_t dlo = lo;
+        lin_addmul(&dlo, &p, -1);
+        if (!a->hi) {
+            differs |= lin_differs(&dlo);
+        } else {
+            lin_of(a->hi, &os, &hi);
+            shown[k][1] = hi;
+            lin_t dhi = hi;
+            lin_addmul(&dhi, &p, -1);
+            /* p is in [lo, hi] only if lo - p <= 0 <= hi - p */
+            differs |= (dlo.ok && dlo.n == 0 && dlo.k > 0) || (dhi.ok && dhi.n == 0 && dhi.k < 0);
+            printable &= hi.ok;
+            for (int j = 0; j < hi.n; j++)
+                printable &= hi.sym[j][0] != '#';
+        }
+        printable &= lo.ok;
+        for (int j = 0; j < lo.n; j++)
+            printable &= lo.sym[j][0] != '#';
+    }
+    if (!differs)
+        return true;
+    if (printable) {
+        put(got, "%s(", c->name);
+        for (int j = 0; j < k; j++) {
+            put_lin(got, &shown[j][0]);
+            const arg_t *a = ct->args;
+            for (int m = 0; m < j; m++)
+                a = a->next;
+            if (a->hi) {
+                put(got, " .. ");
+                put_lin(got, &shown[j][1]);
+            }
+            put(got, "%s", j + 1 < k ? ", " : "");
+        }
+        put(got, ")");
+    }
+    return false;
+}
+
+/* class c's flow f's dependency d, target t (a task): some dependency of the other side can
+ * name this task back, else an error at t with both sides' text */
+static void check_target_args(const tclass_t *c, const flow_t *f, const dep_t *d, const target_t *t)
+{
+    const tclass_t *o = class_find(t->name);
+    const flow_t *of = o ? flow_find(o, t->flow) : NULL;
+    if (!of || t->nargs != o->nparams)
+        return;
+    scope_t s = { .c = c };
+    for (int k = 0; k < c->nparams; k++) {
+        int i = def_pos(c, c->params[k]);
+        if (i >= 0 && i < RILL_PTG_MAX_VARS)
+            s.vars[i] = lin_sym(c->params[k]);
+    }
+    scope_locals(&s);
+    int back = d->dir == '<' ? '>' : '<', n = 0;
+    const target_t *first = NULL;
+    int first_line = 0;
+    text_t got = { .o = 0 };
+    for (const dep_t *od = of->deps; od; od = od->next) {
+        if (od->dir != back)
+            continue;
+        const target_t *ts[2] = { od->then, od->other };
+        for (int i = 0; i < 2; i++) {
+            const target_t *ct = ts[i];
+            if (!ct || ct->kind != T_TASK || strcmp(ct->flow, f->name) != 0 ||
+                strcmp(ct->name, c->name) != 0 || ct->nargs != c->nparams)
+                continue;
+            text_t g = { .o = 0 };
+            if (can_match(c, &s, t, o, ct, &g))
+                return;
+            if (n++ == 0) {
+                first = ct;
+                first_line = od->loc.line;
+                got = g;
+            }
+        }
+    }
+    if (!first)
+        return; /* no dependency back at all: reported by check_target */
+    text_t me = { .o = 0 }, them = { .o = 0 }, dep = { .o = 0 }, other = { .o = 0 };
+    put(&me, "%s(", c->name);
+    for (int k = 0; k < c->nparams; k++)
+        put(&me, "%s%s", c->params[k], k + 1 < c->nparams ? ", " : "");
+    put(&me, ")");
+    put_target(&dep, d->dir, t);
+    put_target(&them, back, first);
+    if (got.o)
+        put(&other, ", which names %s there", got.buf);
+    rillcc_error(t->loc,
+                 "the two sides of this dependency disagree on the task: %s's '%s' is "
+                 "answered by %s's flow %s with '%s' (line %d)%s, not %s%s; the arguments on "
+                 "one side must give back the task on the other",
+                 me.buf, dep.buf, o->name, of->name, them.buf, first_line, other.buf, me.buf,
+                 n > 1 ? " (nor do its other dependencies on it)" : "");
+}
+
+static void check_args_agree(void)
+{
+    for (const tclass_t *c = prog->classes; c; c = c->next)
+        for (const flow_t *f = c->flows; f; f = f->next)
+            for (const dep_t *d = f->deps; d; d = d->next) {
+                const target_t *ts[2] = { d->then, d->other };
+                for (int i = 0; i < 2; i++)
+                    if (ts[i] && ts[i]->kind == T_TASK)
+                        check_target_args(c, f, d, ts[i]);
+            }
+}
+
 int rillcc_check(program_t *p)
 {
     prog = p;
@@ -358,6 +921,9 @@ int rillcc_check(program_t *p)
             rillcc_error(c->loc, "task class '%s' has the name of a global", c->name);
         check_class(c);
     }
+    /* on a program whose names and arities are right */
+    if (rillcc_errors == 0)
+        check_args_agree();
     if (!p->classes && rillcc_errors == 0)
         rillcc_warning((loc_t){ 1, 1 }, "no task class in this file");
     return rillcc_errors;

@@ -28,6 +28,11 @@ int rillcc_compile(const char *name, const char *src, size_t len, FILE *dump)
     rillcc_prog.file = name;
     rillcc_source = src;
     rillcc_source_len = len;
+    if (len > RILLCC_MAX_INPUT) {
+        rillcc_error((loc_t){ 1, 1 }, "the input is %zu bytes: at most %u (16 MiB) of source", len,
+                     RILLCC_MAX_INPUT);
+        return rillcc_errors;
+    }
     const char *nul = memchr(src, '\0', len);
     if (nul) {
         size_t at = (size_t)(nul - src);

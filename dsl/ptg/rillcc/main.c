@@ -7,9 +7,12 @@
  * usage error). --dump prints the tree the checks saw. Code generation (C that registers
  * the task classes with the runtime) comes with the PTG runtime; until then rillcc checks. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ast.h"
 
@@ -45,26 +48,77 @@ static char *c_name(const char *file)
     return s;
 }
 
+/* The whole file at path, or NULL with a message (exit 2). Only a regular file: a
+ * directory reads as nothing, a device (/dev/zero) or FIFO never ends. O_NONBLOCK: opening
+ * a FIFO with no writer would block before fstat could refuse it. */
 static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "rillcc: cannot read '%s': %s\n", path, strerror(errno));
         return NULL;
-    size_t cap = 4096, n = 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        fprintf(stderr, "rillcc: cannot read '%s': %s\n", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "rillcc: '%s' is %s, not a regular file: give a .rill file\n", path,
+                S_ISDIR(st.st_mode)                          ? "a directory"
+                : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                             : "a special file");
+        close(fd);
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > RILLCC_MAX_INPUT) {
+        fprintf(stderr, "rillcc: '%s' is %lld bytes: at most %u (16 MiB) of source\n", path,
+                (long long)st.st_size, RILLCC_MAX_INPUT);
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    /* one byte more than the limit: a file that grew since fstat is caught too */
+    size_t cap = (size_t)st.st_size + 1, n = 0;
     char *buf = malloc(cap);
     while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *b = realloc(buf, cap *= 2);
-        if (!b) {
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            fprintf(stderr, "rillcc: cannot read '%s': %s\n", path, strerror(errno));
             free(buf);
             buf = NULL;
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+        if (n < cap)
+            continue;
+        if (cap > RILLCC_MAX_INPUT) {
+            fprintf(stderr,
+                    "rillcc: '%s' is more than %u bytes (16 MiB): at most that much "
+                    "source\n",
+                    path, RILLCC_MAX_INPUT);
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        size_t ncap = cap * 2 > RILLCC_MAX_INPUT + 1 ? RILLCC_MAX_INPUT + 1 : cap * 2;
+        char *b = realloc(buf, ncap);
+        if (!b) {
+            fprintf(stderr, "rillcc: out of memory reading '%s'\n", path);
+            free(buf);
         }
         buf = b;
+        cap = ncap;
     }
-    fclose(f);
+    close(fd);
     *len = n;
     return buf;
 }
@@ -108,10 +162,8 @@ int main(int argc, char **argv)
     }
     size_t len = 0;
     char *src = read_all(file, &len);
-    if (!src) {
-        fprintf(stderr, "rillcc: cannot read '%s': %s\n", file, strerror(errno));
+    if (!src)
         return 2;
-    }
     int errors = rillcc_compile(file, src, len, dump ? stdout : NULL);
     if (!errors && c_out) {
         char hbuf[4096];

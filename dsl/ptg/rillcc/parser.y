@@ -20,13 +20,42 @@ static loc_t L(int line, int col)
 }
 #define AT(y) L((y).first_line, (y).first_column)
 
+/* bison's stack (on the heap): the parser stops with "memory exhausted" past it, which
+ * yyerror words as nesting too deep; RILLCC_MAX_DEPTH comes first for most inputs */
+#define YYMAXDEPTH 10000
+
+/* e with its height set, or, when that goes past RILLCC_MAX_DEPTH, an error at e's operator
+ * and a leaf in its place (whose height past the bound tells the nodes above it that this
+ * was reported): the tree stays bounded, so no walk of it can overflow the stack */
+static expr_t *bounded(expr_t *e)
+{
+    int d = 0;
+    expr_t *kids[3] = { e->a, e->b, e->c };
+    for (int i = 0; i < 3; i++) {
+        if (kids[i] && kids[i]->depth > RILLCC_MAX_DEPTH)
+            return kids[i]; /* reported below */
+        if (kids[i] && kids[i]->depth > d)
+            d = kids[i]->depth;
+    }
+    e->depth = d + 1;
+    if (e->depth <= RILLCC_MAX_DEPTH)
+        return e;
+    rillcc_error(e->loc,
+                 "expression nested deeper than %d levels (a chain of operators or of "
+                 "parentheses): split it, e.g. into locals 'x = ...' under the class's name",
+                 RILLCC_MAX_DEPTH);
+    expr_t *leaf = expr_new(E_INT, e->loc);
+    leaf->depth = RILLCC_MAX_DEPTH + 1;
+    return leaf;
+}
+
 static expr_t *bin(int op, expr_t *a, expr_t *b, loc_t loc)
 {
     expr_t *e = expr_new(E_BIN, loc);
     e->op = op;
     e->a = a;
     e->b = b;
-    return e;
+    return bounded(e);
 }
 
 static expr_t *un(int op, expr_t *a, loc_t loc)
@@ -34,7 +63,16 @@ static expr_t *un(int op, expr_t *a, loc_t loc)
     expr_t *e = expr_new(E_UN, loc);
     e->op = op;
     e->a = a;
-    return e;
+    return bounded(e);
+}
+
+static expr_t *tern(expr_t *a, expr_t *b, expr_t *c, loc_t loc)
+{
+    expr_t *e = expr_new(E_TERN, loc);
+    e->a = a;
+    e->b = b;
+    e->c = c;
+    return bounded(e);
 }
 
 static int count_args(const arg_t *a)
@@ -349,9 +387,7 @@ expr
     | expr NE expr { $$ = bin(NE, $1, $3, AT(@2)); }
     | expr AND expr { $$ = bin(AND, $1, $3, AT(@2)); }
     | expr OR expr { $$ = bin(OR, $1, $3, AT(@2)); }
-    | expr '?' expr ':' expr {
-          $$ = expr_new(E_TERN, AT(@2)); $$->a = $1; $$->b = $3; $$->c = $5;
-      }
+    | expr '?' expr ':' expr { $$ = tern($1, $3, $5, AT(@2)); }
     ;
 
 %%
@@ -359,6 +395,13 @@ expr
 static void yyerror(const char *msg)
 {
     loc_t l = { yylloc.first_line, yylloc.first_column };
+    if (strcmp(msg, "memory exhausted") == 0) { /* YYMAXDEPTH: a long unary or ?: chain */
+        rillcc_error(l,
+                     "expression nested too deeply: the parser's stack is full (%d levels); "
+                     "nest at most %d levels",
+                     YYMAXDEPTH, RILLCC_MAX_DEPTH);
+        return;
+    }
     /* bison's "syntax error, unexpected X, expecting Y or Z": keep its words, name the
      * tokens as they are written */
     static const struct {
