@@ -1092,10 +1092,12 @@ int rill_param_get_enum(const rill_param_t *param)
 
 rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p)
 {
-    rill_param_t *p = name ? reg_find(name) : NULL;
+    if (!name)
+        return RILL_ERR_INVALID_ARG;
+    rill_param_t *p = reg_find(name);
     if (!p)
         return RILL_ERR_NOT_FOUND;
-    if (param_p)
+    if (param_p) /* (optional: a look whether the name exists) */
         *param_p = p;
     return RILL_SUCCESS;
 }

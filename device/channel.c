@@ -348,6 +348,10 @@ static void waits_reap(stream_waits_t *w)
 
 rill_status_t rill_sem_stream_wait(cudaStream_t stream, const uint64_t *sem, uint64_t value)
 {
+    if (!sem) {
+        RILL_ERROR(RILL_LOG_DEVICE, "rill_sem_stream_wait: the semaphore is NULL");
+        return RILL_ERR_INVALID_ARG;
+    }
     char err[200];
     int cap = p_max_waits ? (int)rill_param_get_int(p_max_waits) : 64;
     int dev = -1, cur = -1;
@@ -430,6 +434,10 @@ out:
 
 rill_status_t rill_sem_stream_write(cudaStream_t stream, uint64_t *sem, uint64_t value)
 {
+    if (!sem) {
+        RILL_ERROR(RILL_LOG_DEVICE, "rill_sem_stream_write: the semaphore is NULL");
+        return RILL_ERR_INVALID_ARG;
+    }
     char err[200];
     rill_status_t s = rill_cu_stream_write64(stream, sem, value, err, sizeof(err));
     if (s != RILL_SUCCESS)

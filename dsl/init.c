@@ -37,6 +37,8 @@ rill_status_t rill_info_register_params(int *argc, char ***argv)
 
 rill_status_t rill_info_print_topology(FILE *out)
 {
+    if (!out)
+        return RILL_ERR_INVALID_ARG;
     /* this process's place on its node, from the launcher, without starting MPI */
     int local_rank, local_size;
     rill_comm_launcher_local(&local_rank, &local_size);
@@ -64,6 +66,8 @@ rill_status_t rill_info_print_topology(FILE *out)
 
 rill_status_t rill_info_print_devices(FILE *out)
 {
+    if (!out)
+        return RILL_ERR_INVALID_ARG;
     rill_cuda_print_devices(out);
     return RILL_SUCCESS;
 }

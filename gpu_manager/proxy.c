@@ -115,8 +115,17 @@ static atomic_uint next_channel_id = 1;
 
 /* ------------------------------------------------------------ calls on the manager thread */
 
+/* A pointer argument given as NULL: said, naming the call and the argument. */
+static rill_status_t null_arg(const char *fn, const char *what)
+{
+    RILL_ERROR(RILL_LOG_GPU, "%s: %s is NULL", fn, what);
+    return RILL_ERR_INVALID_ARG;
+}
+
 static rill_status_t proxy_of(rill_context_t *ctx, int gpu, gm_proxy_t **p, const char *what)
 {
+    if (!ctx)
+        return null_arg(what, "the context (ctx)");
     if (!ctx || gpu < 0 || gpu >= ctx->ngpus || !proxies[gpu]) {
         RILL_ERROR(RILL_LOG_GPU, "%s: GPU %d: this process has %d GPU(s)%s%s", what, gpu,
                    ctx ? ctx->ngpus : 0, ctx && ctx->ngpus == 0 ? ": " : "",
@@ -445,6 +454,8 @@ static rill_status_t do_free(gm_proxy_t *p, void *arg)
 
 rill_status_t rill_gpu_alloc(rill_context_t *ctx, int gpu, size_t size, void **ptr)
 {
+    if (!ptr)
+        return null_arg("rill_gpu_alloc", "the address to store the pointer at (ptr)");
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, "rill_gpu_alloc");
     if (s != RILL_SUCCESS)
@@ -483,14 +494,12 @@ static rill_status_t do_describe(gm_proxy_t *p, void *arg)
 rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, size_t size,
                               rill_regmem_t *reg)
 {
+    if (!ptr || !reg)
+        return null_arg("rill_regmem_get", !ptr ? "the memory (ptr)" : "the descriptor (reg)");
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, "rill_regmem_get");
     if (s != RILL_SUCCESS)
         return s;
-    if (!ptr || !reg) {
-        RILL_ERROR(RILL_LOG_GPU, "rill_regmem_get: NULL %s", !ptr ? "pointer" : "descriptor");
-        return RILL_ERR_INVALID_ARG;
-    }
     alloc_args_t a = { .ptr = ptr, .size = size, .reg = reg };
     s = call(p, do_describe, &a, "rill_regmem_get");
     if (s != RILL_SUCCESS)
@@ -513,6 +522,8 @@ static rill_status_t do_zero8(gm_proxy_t *p, void *arg)
 
 rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem)
 {
+    if (!sem)
+        return null_arg("rill_sem_create", "the semaphore (sem)");
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, "rill_sem_create");
     if (s != RILL_SUCCESS)
@@ -535,6 +546,8 @@ rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem)
 
 rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem)
 {
+    if (!sem)
+        return null_arg("rill_sem_destroy", "the semaphore (sem)");
     rill_status_t s = rill_gpu_free(ctx, gpu, sem->ptr);
     sem->ptr = NULL;
     return s;
@@ -634,6 +647,11 @@ rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu, const rill_
                                        const rill_sem_t *local_sem, rill_port_channel_t **pc)
 {
     static const char fn[] = "rill_port_channel_create";
+    if (!src || !dst || !remote_sem || !pc)
+        return null_arg(fn, !src          ? "the source region (src)"
+                            : !dst        ? "the destination region (dst)"
+                            : !remote_sem ? "the remote semaphore"
+                                          : "the address to store the channel at (pc)");
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, fn);
     if (s != RILL_SUCCESS)
@@ -681,7 +699,9 @@ static rill_status_t do_pc_destroy(gm_proxy_t *p, void *arg)
 
 rill_status_t rill_port_channel_destroy(rill_context_t *ctx, rill_port_channel_t **pc)
 {
-    if (!pc || !*pc)
+    if (!pc)
+        return null_arg("rill_port_channel_destroy", "the channel's address (pc)");
+    if (!*pc) /* nothing to destroy */
         return RILL_SUCCESS;
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, (*pc)->gpu, &p, "rill_port_channel_destroy");
@@ -694,6 +714,10 @@ rill_status_t rill_port_channel_destroy(rill_context_t *ctx, rill_port_channel_t
 
 rill_port_channel_dev_t rill_port_channel_device(const rill_port_channel_t *pc)
 {
+    if (!pc) {
+        null_arg("rill_port_channel_device", "the channel (pc)");
+        return (rill_port_channel_dev_t){ 0 };
+    }
     rill_port_channel_dev_t d = {
         .fifo = pc->fifo.dev, .flushed = pc->flushed_dev, .inbound = pc->local_sem, .expected = 0
     };
@@ -703,7 +727,9 @@ rill_port_channel_dev_t rill_port_channel_device(const rill_port_channel_t *pc)
 rill_status_t rill_port_channel_push(rill_port_channel_t *pc, unsigned flags, uint64_t dst_off,
                                      uint64_t src_off, uint64_t size, uint64_t *done_pos)
 {
-    if (!pc || flags == 0 || (flags & ~7u)) {
+    if (!pc)
+        return null_arg("rill_port_channel_push", "the channel (pc)");
+    if (flags == 0 || (flags & ~7u)) {
         RILL_ERROR(RILL_LOG_GPU,
                    "rill_port_channel_push: flags %u: allowed are RILL_PC_PUT, RILL_PC_SIGNAL "
                    "and RILL_PC_FLUSH combined",
@@ -729,6 +755,8 @@ rill_status_t rill_port_channel_push(rill_port_channel_t *pc, unsigned flags, ui
 rill_status_t rill_port_channel_wait_flushed(rill_port_channel_t *pc, uint64_t pos,
                                              double timeout_s)
 {
+    if (!pc)
+        return null_arg("rill_port_channel_wait_flushed", "the channel (pc)");
     uint64_t t0 = rill_time_ns();
     /* acquire pairs with the stream write (memory barrier first) behind the copies */
     while (__atomic_load_n(&pc->flushed_host[1], __ATOMIC_ACQUIRE) < pos) {
@@ -804,6 +832,11 @@ rill_status_t rill_memory_channel_create(rill_context_t *ctx, int gpu, const ril
                                          const rill_sem_t *local_sem, rill_memory_channel_t **mc)
 {
     static const char fn[] = "rill_memory_channel_create";
+    if (!local || !peer || !remote_sem || !mc)
+        return null_arg(fn, !local        ? "the local region"
+                            : !peer       ? "the peer region"
+                            : !remote_sem ? "the remote semaphore"
+                                          : "the address to store the channel at (mc)");
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, fn);
     if (s != RILL_SUCCESS)
@@ -825,7 +858,9 @@ rill_status_t rill_memory_channel_create(rill_context_t *ctx, int gpu, const ril
 
 rill_status_t rill_memory_channel_destroy(rill_context_t *ctx, rill_memory_channel_t **mc)
 {
-    if (!mc || !*mc)
+    if (!mc)
+        return null_arg("rill_memory_channel_destroy", "the channel's address (mc)");
+    if (!*mc) /* nothing to destroy */
         return RILL_SUCCESS;
     rill_status_t s = rill_gpu_free(ctx, (*mc)->gpu, (void *)(*mc)->outbound_block);
     free(*mc);
@@ -835,6 +870,10 @@ rill_status_t rill_memory_channel_destroy(rill_context_t *ctx, rill_memory_chann
 
 rill_memory_channel_dev_t rill_memory_channel_device(const rill_memory_channel_t *mc)
 {
+    if (!mc) {
+        null_arg("rill_memory_channel_device", "the channel (mc)");
+        return (rill_memory_channel_dev_t){ 0 };
+    }
     return mc->dev;
 }
 
@@ -859,9 +898,12 @@ int rill_channel_device_error(rill_context_t *ctx, int gpu, char *msg, size_t le
 
 rill_status_t rill_channel_counters(const rill_context_t *ctx, int gpu, rill_channel_counters_t *c)
 {
-    if (!ctx || gpu < 0 || gpu >= ctx->ngpus || !proxies[gpu] || !c)
-        return RILL_ERR_INVALID_ARG;
-    gm_proxy_t *p = proxies[gpu];
+    if (!c)
+        return null_arg("rill_channel_counters", "the counters (c)");
+    gm_proxy_t *p;
+    rill_status_t s = proxy_of((rill_context_t *)ctx, gpu, &p, "rill_channel_counters");
+    if (s != RILL_SUCCESS)
+        return s;
     c->requests = atomic_load(&p->n_req);
     c->puts = atomic_load(&p->n_put);
     c->put_bytes = atomic_load(&p->b_put);

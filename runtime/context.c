@@ -510,11 +510,15 @@ static void *worker_main(void *arg)
 
 int rill_context_rank(const rill_context_t *ctx)
 {
+    if (!ctx)
+        return -1;
     return ctx->rank;
 }
 
 int rill_context_nranks(const rill_context_t *ctx)
 {
+    if (!ctx)
+        return -1;
     return ctx->nranks;
 }
 
@@ -527,44 +531,58 @@ rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t
 
 int rill_context_local_nranks(const rill_context_t *ctx)
 {
+    if (!ctx)
+        return -1;
     return rill_comm_local_size(ctx->comm);
 }
 
 int rill_context_local_rank(const rill_context_t *ctx)
 {
+    if (!ctx)
+        return -1;
     return rill_comm_local_rank(ctx->comm);
 }
 
 int rill_context_nworkers(const rill_context_t *ctx)
 {
+    if (!ctx)
+        return -1;
     return ctx->nworkers;
 }
 
 int rill_context_ngpus(const rill_context_t *ctx)
 {
-    (void)ctx;
+    if (!ctx)
+        return -1;
     return rill_device_count() - 1; /* the GPUs whose managers started */
 }
 
 const char *rill_context_gpu_status(const rill_context_t *ctx)
 {
+    if (!ctx)
+        return NULL;
     return rill_device_count() > 1 ? "" : ctx->no_gpu_why;
 }
 
 const char *rill_context_gpu_name(const rill_context_t *ctx, int i)
 {
-    (void)ctx;
+    if (!ctx)
+        return NULL;
     rill_device_t *d = rill_device_get(i + 1);
     return i >= 0 && d ? d->name : NULL;
 }
 
 int rill_task_worker_id(const rill_task_t *task)
 {
+    if (!task)
+        return -1;
     return task->worker;
 }
 
 rill_context_t *rill_task_context(const rill_task_t *task)
 {
+    if (!task || !task->tp)
+        return NULL;
     return task->tp->ctx;
 }
 

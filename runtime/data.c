@@ -431,6 +431,8 @@ int rill_collection_in_use(const rill_collection_t *dc)
 
 int rill_collection_rank_of(const rill_collection_t *dc, uint64_t key)
 {
+    if (!dc)
+        return -1;
     return dc->rank_of(key, dc->arg);
 }
 
@@ -479,6 +481,8 @@ err_free_data:
 
 rill_data_t *rill_collection_data_of(rill_collection_t *dc, uint64_t key)
 {
+    if (!dc)
+        return NULL;
     return collection_datum(dc, key, dc->datum_size);
 }
 
@@ -570,6 +574,36 @@ rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb,
                    P, Q, (long long)P * Q, ctx->nranks, ctx->nranks);
         return RILL_ERR_MISMATCH;
     }
+    /* sizes in 64 bits: m + mb - 1 and mt * nt overflow an int for large matrices */
+    const long long mt = ((long long)m + mb - 1) / mb, nt = ((long long)n + nb - 1) / nb;
+    const long double tile_bytes = (long double)mb * (long double)nb * 8.0L;
+    const unsigned long long ntiles = (unsigned long long)mt * (unsigned long long)nt;
+    /* the tiles this rank holds (at most those of its share, rounded up) */
+    const unsigned long long mine = ntiles / (unsigned long long)ctx->nranks + mt + nt;
+    const long double bytes = (long double)mine * (long double)tile_bytes;
+    if (bytes > (long double)SIZE_MAX / 2 || tile_bytes > (long double)SIZE_MAX / 2 ||
+        ntiles > SIZE_MAX / (2 * sizeof(void *))) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_matrix_create: an %d x %d matrix of %d x %d tiles on %d rank(s) is "
+                   "%llu x %llu tiles of %.3Lg bytes, about %.3Lg bytes per "
+                   "rank: more than this process can address; choose smaller sizes or more ranks",
+                   m, n, mb, nb, ctx->nranks, (unsigned long long)mt, (unsigned long long)nt,
+                   tile_bytes, bytes);
+        return RILL_ERR_INVALID_ARG;
+    }
+    /* the local tiles are allocated here: more than the machine's memory can only end in
+     * the kernel killing the process later (ranks of one node share it: each is told) */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    long double phys = pages > 0 && page > 0 ? (long double)pages * page : 0;
+    if (phys > 0 && (long double)(ntiles / (unsigned long long)ctx->nranks) * tile_bytes > phys) {
+        RILL_ERROR(RILL_LOG_DATA,
+                   "rill_matrix_create: an %d x %d matrix on %d rank(s) needs about %.3Lg bytes "
+                   "of tiles per rank, more than this machine's %.3Lg bytes of memory; choose "
+                   "smaller sizes or more ranks",
+                   m, n, ctx->nranks,
+                   (long double)(ntiles / (unsigned long long)ctx->nranks) * tile_bytes, phys);
+        return RILL_ERR_NO_MEMORY;
+    }
     rill_matrix_t *A = calloc(1, sizeof(*A));
     if (!A)
         return RILL_ERR_NO_MEMORY;
@@ -577,8 +611,8 @@ rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb,
     A->n = n;
     A->mb = mb;
     A->nb = nb;
-    A->mt = (m + mb - 1) / mb;
-    A->nt = (n + nb - 1) / nb;
+    A->mt = (int)mt;
+    A->nt = (int)nt;
     A->P = P;
     A->Q = Q;
     A->dist = dist;
@@ -587,7 +621,7 @@ rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb,
     A->local = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(double *));
     A->local_data = calloc((size_t)A->mt * (size_t)A->nt + 1, sizeof(rill_data_t *));
     if (!A->local || !A->local_data)
-        goto err_free;
+        goto err_nomem;
     /* create the local tiles now so their storage exists for in-place generation */
     for (int i = 0; i < A->mt; i++)
         for (int j = 0; j < A->nt; j++) {
@@ -595,14 +629,18 @@ rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb,
                 continue;
             rill_data_t *d = rill_matrix_tile(A, i, j);
             if (!d)
-                goto err_free;
+                goto err_nomem;
             A->local[(size_t)i * (size_t)A->nt + (size_t)j] = rill_data_ptr(d);
             A->local_data[(size_t)i * (size_t)A->nt + (size_t)j] = d;
         }
     *A_p = A;
     return RILL_SUCCESS;
 
-err_free:
+err_nomem:
+    RILL_ERROR(RILL_LOG_DATA,
+               "rill_matrix_create: out of memory for an %d x %d matrix of %d x %d tiles on %d "
+               "rank(s) (%d x %d tiles of %.3Lg bytes; this rank holds about %.3Lg bytes)",
+               m, n, mb, nb, ctx->nranks, A->mt, A->nt, tile_bytes, bytes);
     collection_fini(&A->dc);
     free(A->local);
     free(A->local_data);
@@ -652,59 +690,85 @@ rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
 
 int rill_matrix_m(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->m;
 }
 int rill_matrix_n(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->n;
 }
 int rill_matrix_mb(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->mb;
 }
 int rill_matrix_nb(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->nb;
 }
 int rill_matrix_mt(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->mt;
 }
 int rill_matrix_nt(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->nt;
 }
 int rill_matrix_P(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->P;
 }
 int rill_matrix_Q(const rill_matrix_t *A)
 {
+    if (!A)
+        return -1;
     return A->Q;
 }
 
 int rill_matrix_tile_rows(const rill_matrix_t *A, int i)
 {
+    if (!A || i < 0 || i >= A->mt)
+        return -1;
     return (i == A->mt - 1 && A->m % A->mb) ? A->m % A->mb : A->mb;
 }
 
 int rill_matrix_tile_cols(const rill_matrix_t *A, int j)
 {
+    if (!A || j < 0 || j >= A->nt)
+        return -1;
     return (j == A->nt - 1 && A->n % A->nb) ? A->n % A->nb : A->nb;
 }
 
 int rill_matrix_tile_rank(const rill_matrix_t *A, int i, int j)
 {
+    if (!A || i < 0 || j < 0 || i >= A->mt || j >= A->nt)
+        return -1;
     return matrix_rank(A, i, j);
 }
 
 rill_matrix_dist_t rill_matrix_dist(const rill_matrix_t *A)
 {
+    if (!A)
+        return (rill_matrix_dist_t)-1;
     return A->dist;
 }
 
 rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j)
 {
+    if (!A)
+        return NULL;
     if (i < 0 || j < 0 || i >= A->mt || j >= A->nt) {
         RILL_ERROR(RILL_LOG_DATA, "rill_matrix_tile(%d, %d): outside the %d x %d tiles", i, j,
                    A->mt, A->nt);
@@ -717,6 +781,8 @@ rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j)
 
 double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j)
 {
+    if (!A)
+        return NULL;
     if (i < 0 || j < 0 || i >= A->mt || j >= A->nt)
         return NULL;
     return A->local[(size_t)i * (size_t)A->nt + (size_t)j];
@@ -741,6 +807,8 @@ double *rill_matrix_tile_write(rill_matrix_t *A, int i, int j)
 
 rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j)
 {
+    if (!A)
+        return NULL;
     if (i < 0 || j < 0 || i >= A->mt || j >= A->nt)
         return NULL;
     return A->local_data[(size_t)i * (size_t)A->nt + (size_t)j];
@@ -748,5 +816,7 @@ rill_data_t *rill_matrix_tile_local(rill_matrix_t *A, int i, int j)
 
 rill_collection_t *rill_matrix_collection(rill_matrix_t *A)
 {
+    if (!A)
+        return NULL;
     return &A->dc;
 }

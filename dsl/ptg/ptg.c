@@ -332,6 +332,8 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
 
 void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, int from_flow)
 {
+    if (!out || !out->tp || !params) /* (generated code never passes NULL) */
+        return;
     ptg_tp_t *tp = out->tp;
     ptg_inst_t *from = out->from;
     rill_data_t *d = from->dat[from_flow];
@@ -396,9 +398,32 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     deliver_local(out, cls, v, params, flow, d, size, buf, false);
 }
 
+/* Tile (i, j) lies outside A: the taskpool fails saying so (what: "reads", ...). */
+static bool tile_outside(rill_taskpool_t *tp, const rill_matrix_t *A, int64_t i, int64_t j,
+                         const char *what)
+{
+    int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A);
+    if (i >= 0 && j >= 0 && i < mt && j < nt)
+        return false;
+    rill_taskpool_fail(tp, RILL_ERR_INVALID_ARG,
+                       "PTG: a task %s tile (%lld, %lld), outside its %d x %d-tile matrix (tile "
+                       "indices 0..%d, 0..%d): check the indices of the flow's tile",
+                       what, (long long)i, (long long)j, mt, nt, mt - 1, nt - 1);
+    return true;
+}
+
 void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
 {
+    if (!t || !A)
+        return;
     ptg_inst_t *in = t->rt;
+    if (tile_outside(in->super.tp, A, i, j, "reads")) {
+        in->broken = true;
+        in->dat[flow] = NULL;
+        t->data[flow] = NULL;
+        t->size[flow] = 0;
+        return;
+    }
     rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j);
     in->dat[flow] = tile;
     t->data[flow] = host_ptr(tile);
@@ -417,7 +442,13 @@ void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i,
 
 void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
 {
+    if (!t || !A)
+        return;
     ptg_inst_t *in = t->rt;
+    if (tile_outside(in->super.tp, A, i, j, "takes a NEW tile the size of")) {
+        in->broken = true;
+        return;
+    }
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
                sizeof(double);
     ptg_buf_t *buf = buf_new(in->super.tp->ctx, n, 1, true);
@@ -438,6 +469,8 @@ static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, i
 
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, int from_flow)
 {
+    if (!out || !out->from || !A || tile_outside(&out->tp->super, A, i, j, "writes"))
+        return;
     rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j), *d = out->from->dat[from_flow];
     if (!tile) {
         rill_taskpool_fail(&out->tp->super, RILL_ERR_NOT_SUPPORTED,
@@ -921,6 +954,8 @@ static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, voi
 
 rill_status_t rill_ptg_init(rill_context_t *ctx)
 {
+    if (!ctx)
+        return RILL_ERR_INVALID_ARG;
     msg_tag = -1;
     const char *e = getenv("RILL_PTG_TEST_GPU_RELEASE");
     test_gpu_release = e && !strcmp(e, "1");

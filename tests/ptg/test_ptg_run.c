@@ -12,6 +12,7 @@
  *          the same arithmetic done sequentially: exactly
  *   remote (2 ranks or more) a task reading a tile another rank holds: the run fails
  *          with a message naming the tile (not built yet)
+ *   outside a tile index outside the matrix (read, written): the run fails saying so
  *   new    (1-4 ranks) NEW tiles: zero-filled, ragged, to a local and a remote successor
  *   gpu    (1-2 ranks, GPUs) CUDA bodies: a value carried over the ranks by tasks on the
  *          GPUs, brought home at the end; exit 77 (skipped) without a GPU
@@ -35,6 +36,7 @@
 #include "hop_run.h"
 #include "new_run.h"
 #include "noguard_run.h"
+#include "outside_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
 #include "dpotrf.h"
@@ -322,6 +324,31 @@ static int test_remote(void)
     return 0;
 }
 
+static int test_outside(void)
+{
+    static const char *const says[] = { "reads tile (-", "writes tile (" };
+    for (int mode = 0; mode < 2; mode++) {
+        rill_matrix_t *A;
+        CHECK_OK(rill_matrix_create(ctx, 8, 2, 2, 2, 1, 1, &A));
+        outside_run_globals_t g = { .A = A, .NT = 4, .MODE = mode };
+        test_capture_t cap;
+        test_capture_begin(&cap);
+        rill_taskpool_t *tp;
+        rill_status_t sc = outside_run_taskpool_create(ctx, &g, &tp);
+        rill_status_t s = sc == RILL_SUCCESS ? rill_taskpool_wait(tp) : sc;
+        char *err = test_capture_end(&cap);
+        CHECK_MSG(s == RILL_ERR_INVALID_ARG && err && strstr(err, says[mode]) &&
+                      strstr(err, "outside its 4 x 1-tile matrix") && !strstr(err, "which rank"),
+                  "mode %d: %s, message: %s", mode, rill_status_string(s), err ? err : "(none)");
+        free(err);
+        if (sc == RILL_SUCCESS)
+            CHECK_OK(rill_taskpool_destroy(&tp));
+        CHECK_OK(rill_matrix_destroy(&A));
+    }
+    printf("outside: a tile index outside the matrix fails the run, saying so\n");
+    return 0;
+}
+
 static int test_new(void)
 {
     int nranks = rill_context_nranks(ctx), mb = 4;
@@ -444,6 +471,8 @@ int main(int argc, char **argv)
         rc = test_stencil();
     else if (!strcmp(what, "expr"))
         rc = test_expr();
+    else if (!strcmp(what, "outside"))
+        rc = test_outside();
     else if (!strcmp(what, "remote"))
         rc = test_remote();
     else if (!strcmp(what, "new"))
