@@ -94,15 +94,18 @@ static void keep_first(rill_status_t *status, rill_status_t s)
 }
 
 /*
- * s as a message quotes it, into buf (QUOTE_BUF bytes): between single quotes, a byte
- * outside printable ASCII as \xHH and a backslash as \\, so that no control byte,
- * BOM or invisible character hides in the quoted text; beyond QUOTE_MAX bytes of s, the
- * rest is cut and the length given: 'abc...' (123456 bytes).
+ * s as a message shows it, into buf (QUOTE_BUF bytes): a byte outside printable ASCII as
+ * \xHH and a backslash as \\, so that no control byte, BOM or invisible character hides
+ * in the text; between single quotes when quoted; beyond QUOTE_MAX bytes of s, the rest
+ * is cut and the length given: 'abc...' (123456 bytes).
  */
-static const char *quote_text(const char *s, char *buf)
+static const char *show_text(const char *s, bool quoted, char *buf)
 {
+    if (!s)
+        s = "(null)";
     size_t len = strlen(s), o = 0;
-    buf[o++] = '\'';
+    if (quoted)
+        buf[o++] = '\'';
     for (size_t i = 0; i < len && i < QUOTE_MAX; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '\\') {
@@ -115,10 +118,15 @@ static const char *quote_text(const char *s, char *buf)
         }
     }
     if (len > QUOTE_MAX)
-        snprintf(buf + o, QUOTE_BUF - o, "...' (%zu bytes)", len);
+        snprintf(buf + o, QUOTE_BUF - o, "...%s (%zu bytes)", quoted ? "'" : "", len);
     else
-        snprintf(buf + o, QUOTE_BUF - o, "'");
+        snprintf(buf + o, QUOTE_BUF - o, "%s", quoted ? "'" : "");
     return buf;
+}
+
+static const char *quote_text(const char *s, char *buf)
+{
+    return show_text(s, true, buf);
 }
 
 static char *dup_or_null(const char *s)
@@ -443,11 +451,12 @@ static void where_text(rill_param_source_t source, const char *detail, char *buf
         snprintf(buf, n, "default");
         break;
     case RILL_PARAM_SOURCE_FILE:
-        snprintf(buf, n, "file %s", detail ? detail : "?");
+    case RILL_PARAM_SOURCE_ENV: {
+        char shown[QUOTE_BUF];
+        snprintf(buf, n, "%s %s", source == RILL_PARAM_SOURCE_FILE ? "file" : "environment",
+                 detail ? show_text(detail, false, shown) : "?");
         break;
-    case RILL_PARAM_SOURCE_ENV:
-        snprintf(buf, n, "environment %s", detail ? detail : "?");
-        break;
+    }
     case RILL_PARAM_SOURCE_CMDLINE:
         snprintf(buf, n, "--mca");
         break;
@@ -511,7 +520,7 @@ static rill_status_t param_apply(rill_param_t *p, const char *text, rill_param_s
 {
     uint64_t word = 0;
     if (!param_parse(p, text, &word)) {
-        char where[300], allowed[300], cur[128], quoted[QUOTE_BUF];
+        char where[QUOTE_BUF + 16], allowed[300], cur[128], quoted[QUOTE_BUF];
         where_text(source, detail, where, sizeof(where));
         allowed_long(p, allowed, sizeof(allowed));
         word_text(p, p->word, p->str, cur, sizeof(cur));
@@ -621,19 +630,20 @@ static rill_status_t read_line(const char *origin, unsigned long lineno, char *l
     size_t nlen = eq ? (size_t)(eq - s) : 0;
     while (nlen > 0 && isspace((unsigned char)s[nlen - 1]))
         nlen--;
-    char quoted[QUOTE_BUF];
+    char quoted[QUOTE_BUF], where[QUOTE_BUF];
+    show_text(origin, false, where);
     if (eq && nlen == 0) {
         RILL_ERROR(RILL_LOG_PARAMS,
                    "%s:%lu: malformed line %s: the parameter name is empty; expected "
                    "'name = value'",
-                   origin, lineno, quote_text(s, quoted));
+                   where, lineno, quote_text(s, quoted));
         return RILL_ERR_IO;
     }
     if (!eq || !name_is_valid_n(s, nlen)) {
         RILL_ERROR(RILL_LOG_PARAMS,
                    "%s:%lu: malformed line %s: expected 'name = value' (name: lower case "
                    "letters, digits and '_')",
-                   origin, lineno, quote_text(s, quoted));
+                   where, lineno, quote_text(s, quoted));
         return RILL_ERR_IO;
     }
     s[nlen] = '\0'; /* the value starts after eq, which this may overwrite */
@@ -668,9 +678,10 @@ rill_status_t rill_params_read_text(const char *origin, const char *text, size_t
         pos += n + (nl ? 1 : 0);
         lineno++;
         if (memchr(start, '\0', n)) {
+            char where[QUOTE_BUF];
             RILL_ERROR(RILL_LOG_PARAMS,
-                       "%s:%lu: malformed line: it holds a NUL byte (is this a text file?)", origin,
-                       lineno);
+                       "%s:%lu: malformed line: it holds a NUL byte (is this a text file?)",
+                       show_text(origin, false, where), lineno);
             keep_first(&status, RILL_ERR_IO);
             continue;
         }
@@ -845,16 +856,19 @@ static rill_status_t load_cmdline(int *argc, char ***argv)
             continue;
         }
         if (i + 2 >= n) {
+            char shown[QUOTE_BUF];
             RILL_ERROR(RILL_LOG_PARAMS, "--mca %s%s: expected --mca <name> <value>",
-                       i + 1 < n ? av[i + 1] : "", i + 1 < n ? " (no value)" : "(no name)");
+                       i + 1 < n ? quote_text(av[i + 1], shown) : "",
+                       i + 1 < n ? " (no value)" : "(no name)");
             keep_first(&status, RILL_ERR_INVALID_ARG);
             break; /* the dangling --mca [name] is ours: drop it too */
         }
         if (!av[i + 1][0]) {
+            char shown[QUOTE_BUF];
             RILL_ERROR(RILL_LOG_PARAMS,
-                       "command line: --mca '' '%s': the parameter name is empty; expected "
+                       "command line: --mca '' %s: the parameter name is empty; expected "
                        "--mca <name> <value>",
-                       av[i + 2]);
+                       quote_text(av[i + 2], shown));
             keep_first(&status, RILL_ERR_INVALID_ARG);
             i += 2; /* ours all the same: taken out of argv */
             continue;
@@ -978,9 +992,10 @@ static bool register_check(const char *name, rill_param_type_t type, rill_param_
     }
     *param_p = NULL;
     if (!name_is_valid(name)) {
+        char shown[QUOTE_BUF];
         RILL_ERROR(RILL_LOG_PARAMS,
-                   "invalid parameter name '%s': use lower case letters, digits and '_'",
-                   name ? name : "(null)");
+                   "invalid parameter name %s: use lower case letters, digits and '_'",
+                   quote_text(name, shown));
         *status_p = RILL_ERR_INVALID_ARG;
         return true;
     }
@@ -1221,8 +1236,9 @@ rill_status_t rill_params_resolve(void)
 rill_status_t rill_param_set(const char *name, const char *value)
 {
     if (!name_is_valid(name) || !value) {
-        RILL_ERROR(RILL_LOG_PARAMS, "rill_param_set('%s', '%s'): %s", name ? name : "(null)",
-                   value ? value : "(null)",
+        char shown_name[QUOTE_BUF], shown_value[QUOTE_BUF];
+        RILL_ERROR(RILL_LOG_PARAMS, "rill_param_set(%s, %s): %s", quote_text(name, shown_name),
+                   value ? quote_text(value, shown_value) : "(null)",
                    value ? "invalid parameter name (lower case letters, digits and '_')"
                          : "no value");
         return RILL_ERR_INVALID_ARG;
@@ -1351,19 +1367,21 @@ int rill_params_warn_unknown(void)
             count++;
             if (already_warned(e->name))
                 continue;
-            char where[300];
+            char where[QUOTE_BUF + 16], shown[QUOTE_BUF], value[QUOTE_BUF];
             where_text((rill_param_source_t)s, e->detail, where, sizeof(where));
             const char *near = e->name[0] ? nearest_name(e->name) : NULL;
             if (!e->name[0]) /* only a RILL_MCA_=value variable gives one */
                 RILL_WARN(RILL_LOG_PARAMS,
                           "environment: the variable %s=%s has an empty parameter name; "
                           "ignored (expected %s<name>=<value>)",
-                          e->detail ? e->detail : ENV_PREFIX, e->value, ENV_PREFIX);
+                          show_text(e->detail ? e->detail : ENV_PREFIX, false, shown),
+                          show_text(e->value, false, value), ENV_PREFIX);
             else if (near)
-                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s); did you mean '%s'?",
-                          e->name, where, near);
+                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter %s (%s); did you mean '%s'?",
+                          quote_text(e->name, shown), where, near);
             else
-                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s)", e->name, where);
+                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter %s (%s)", quote_text(e->name, shown),
+                          where);
             char *copy = strdup(e->name);
             if (copy &&
                 grow((void **)&reg.warned, &reg.capwarned, reg.nwarned + 1, sizeof(*reg.warned)))

@@ -658,6 +658,17 @@ static void test_file_bytes(void)
     err = capture_end();
     snprintf(want, sizeof(want), "bad value '6\\x01' for parameter 'ok_v' (file %s:7)", conf);
     CHECK(s == RILL_ERR_INVALID_ARG && strstr(err, want), "bad value: %d %s", s, err);
+    /* and so does the warning about an unknown name, from the environment here */
+    clean_env_home();
+    setenv("RILL_MCA_esc\x1b[1m", "1", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    capture_begin();
+    int unknown = rill_params_warn_unknown();
+    err = capture_end();
+    CHECK(unknown == 1 && strstr(err, "unknown parameter 'esc\\x1B[1m' (environment "
+                                      "RILL_MCA_esc\\x1B[1m)"),
+          "unknown: %d %s", unknown, err);
+    unsetenv("RILL_MCA_esc\x1b[1m");
 }
 
 int main(void)
