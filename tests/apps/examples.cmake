@@ -17,3 +17,13 @@ foreach(ex dtd_axpy readme_axpy)
             $<TARGET_FILE:${ex}> --mca dtd_window_size 0)
     set_tests_properties(example_${ex}_bad_mca PROPERTIES LABELS "apps" TIMEOUT 90)
 endforeach()
+# docs/dtd.md's distributed example: on 2 and 3 ranks (blocks homed k % nranks), and alone
+foreach(np 2 3)
+    add_test(NAME example_dtd_distributed_np${np}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np ${np} $<TARGET_FILE:dtd_distributed>)
+    set_tests_properties(example_dtd_distributed_np${np} PROPERTIES LABELS "apps;mpi" TIMEOUT 120
+        PASS_REGULAR_EXPRESSION "dtd_distributed: ${np} ranks, 72 tasks: correct")
+endforeach()
+add_test(NAME example_dtd_distributed COMMAND dtd_distributed)
+set_tests_properties(example_dtd_distributed PROPERTIES LABELS "apps" TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "dtd_distributed: 1 ranks, 72 tasks: correct")
