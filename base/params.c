@@ -4,11 +4,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -19,7 +22,12 @@ extern char **environ;
 #define HOME_FILE       "/.rill/mca-params.conf"
 #define SIZE_EXAMPLES   "a size such as 4096, 64k or 1M"
 #define BOOL_ALLOWED    "a boolean: 1/0/true/false/yes/no/on/off"
-#define NUM_TEXT_MAX    128 /* longest number or name a numeric/bool/enum value may be */
+#define NUM_TEXT_MAX    128           /* longest number or name a numeric/bool/enum value may be */
+#define FILE_MAX        (1024 * 1024) /* the largest parameter file read, in bytes */
+#define FILE_MAX_TEXT   "1 MiB"
+#define QUOTE_MAX       160 /* bytes of a line or value a message quotes */
+#define QUOTE_BUF       (QUOTE_MAX * 4 + 48)
+#define UTF8_BOM        "\xEF\xBB\xBF"
 
 struct rill_param {
     char *name;
@@ -83,6 +91,42 @@ static void keep_first(rill_status_t *status, rill_status_t s)
 {
     if (*status == RILL_SUCCESS)
         *status = s;
+}
+
+/*
+ * s as a message shows it, into buf (QUOTE_BUF bytes): a byte outside printable ASCII as
+ * \xHH and a backslash as \\, so that no control byte, BOM or invisible character hides
+ * in the text; between single quotes when quoted; beyond QUOTE_MAX bytes of s, the rest
+ * is cut and the length given: 'abc...' (123456 bytes).
+ */
+static const char *show_text(const char *s, bool quoted, char *buf)
+{
+    if (!s)
+        s = "(null)";
+    size_t len = strlen(s), o = 0;
+    if (quoted)
+        buf[o++] = '\'';
+    for (size_t i = 0; i < len && i < QUOTE_MAX; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = '\\';
+        } else if (c < 0x20 || c > 0x7e) {
+            o += (size_t)snprintf(buf + o, QUOTE_BUF - o, "\\x%02X", c);
+        } else {
+            buf[o++] = (char)c;
+        }
+    }
+    if (len > QUOTE_MAX)
+        snprintf(buf + o, QUOTE_BUF - o, "...%s (%zu bytes)", quoted ? "'" : "", len);
+    else
+        snprintf(buf + o, QUOTE_BUF - o, "%s", quoted ? "'" : "");
+    return buf;
+}
+
+static const char *quote_text(const char *s, char *buf)
+{
+    return show_text(s, true, buf);
 }
 
 static char *dup_or_null(const char *s)
@@ -407,11 +451,12 @@ static void where_text(rill_param_source_t source, const char *detail, char *buf
         snprintf(buf, n, "default");
         break;
     case RILL_PARAM_SOURCE_FILE:
-        snprintf(buf, n, "file %s", detail ? detail : "?");
+    case RILL_PARAM_SOURCE_ENV: {
+        char shown[QUOTE_BUF];
+        snprintf(buf, n, "%s %s", source == RILL_PARAM_SOURCE_FILE ? "file" : "environment",
+                 detail ? show_text(detail, false, shown) : "?");
         break;
-    case RILL_PARAM_SOURCE_ENV:
-        snprintf(buf, n, "environment %s", detail ? detail : "?");
-        break;
+    }
     case RILL_PARAM_SOURCE_CMDLINE:
         snprintf(buf, n, "--mca");
         break;
@@ -475,13 +520,12 @@ static rill_status_t param_apply(rill_param_t *p, const char *text, rill_param_s
 {
     uint64_t word = 0;
     if (!param_parse(p, text, &word)) {
-        char where[300], allowed[300], cur[128];
+        char where[QUOTE_BUF + 16], allowed[300], cur[128], quoted[QUOTE_BUF];
         where_text(source, detail, where, sizeof(where));
         allowed_long(p, allowed, sizeof(allowed));
         word_text(p, p->word, p->str, cur, sizeof(cur));
-        RILL_ERROR(RILL_LOG_PARAMS,
-                   "bad value '%s' for parameter '%s' (%s): expected %s; keeping %s", text, p->name,
-                   where, allowed, cur);
+        RILL_ERROR(RILL_LOG_PARAMS, "bad value %s for parameter '%s' (%s): expected %s; keeping %s",
+                   quote_text(text, quoted), p->name, where, allowed, cur);
         return RILL_ERR_INVALID_ARG;
     }
     rill_status_t status;
@@ -586,18 +630,20 @@ static rill_status_t read_line(const char *origin, unsigned long lineno, char *l
     size_t nlen = eq ? (size_t)(eq - s) : 0;
     while (nlen > 0 && isspace((unsigned char)s[nlen - 1]))
         nlen--;
+    char quoted[QUOTE_BUF], where[QUOTE_BUF];
+    show_text(origin, false, where);
     if (eq && nlen == 0) {
         RILL_ERROR(RILL_LOG_PARAMS,
-                   "%s:%lu: malformed line '%s': the parameter name is empty; expected "
+                   "%s:%lu: malformed line %s: the parameter name is empty; expected "
                    "'name = value'",
-                   origin, lineno, s);
+                   where, lineno, quote_text(s, quoted));
         return RILL_ERR_IO;
     }
     if (!eq || !name_is_valid_n(s, nlen)) {
         RILL_ERROR(RILL_LOG_PARAMS,
-                   "%s:%lu: malformed line '%s': expected 'name = value' (name: lower case "
+                   "%s:%lu: malformed line %s: expected 'name = value' (name: lower case "
                    "letters, digits and '_')",
-                   origin, lineno, s);
+                   where, lineno, quote_text(s, quoted));
         return RILL_ERR_IO;
     }
     s[nlen] = '\0'; /* the value starts after eq, which this may overwrite */
@@ -622,6 +668,9 @@ rill_status_t rill_params_read_text(const char *origin, const char *text, size_t
     char *line = NULL;
     size_t cap = 0, pos = 0;
     unsigned long lineno = 0;
+    /* a UTF-8 byte order mark (as some editors write) before the first line is skipped */
+    if (len >= sizeof(UTF8_BOM) - 1 && memcmp(text, UTF8_BOM, sizeof(UTF8_BOM) - 1) == 0)
+        pos = sizeof(UTF8_BOM) - 1;
     while (pos < len) {
         const char *start = text + pos;
         const char *nl = memchr(start, '\n', len - pos);
@@ -629,9 +678,10 @@ rill_status_t rill_params_read_text(const char *origin, const char *text, size_t
         pos += n + (nl ? 1 : 0);
         lineno++;
         if (memchr(start, '\0', n)) {
+            char where[QUOTE_BUF];
             RILL_ERROR(RILL_LOG_PARAMS,
-                       "%s:%lu: malformed line: it holds a NUL byte (is this a text file?)", origin,
-                       lineno);
+                       "%s:%lu: malformed line: it holds a NUL byte (is this a text file?)",
+                       show_text(origin, false, where), lineno);
             keep_first(&status, RILL_ERR_IO);
             continue;
         }
@@ -650,39 +700,94 @@ rill_status_t rill_params_read_text(const char *origin, const char *text, size_t
     return status;
 }
 
-/* Read `name = value` lines from path. A missing file is fine when optional. */
+/* What a file that is not a regular file is, for the message refusing it. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+/*
+ * Read `name = value` lines from path. A missing file is fine when optional. Only a
+ * regular file of at most FILE_MAX bytes is read: a device (/dev/zero), a FIFO or a
+ * directory is refused before a byte is read (opened without blocking, so a FIFO with no
+ * writer does not hang), and a file that holds more is refused after FILE_MAX + 1 bytes
+ * (its size as stat gives it is not trusted: /proc files say 0).
+ */
 static rill_status_t load_file(const char *path, bool optional)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         if (optional && errno == ENOENT)
             return RILL_SUCCESS;
         RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
         return RILL_ERR_IO;
     }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (!grow((void **)&text, &cap, len + 4096, 1)) {
-            free(text);
-            fclose(f);
-            return RILL_ERR_NO_MEMORY;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
+        close(fd);
+        return RILL_ERR_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "parameter file %s is %s: expected a regular file of 'name = value' lines", path,
+                   file_kind(st.st_mode));
+        close(fd);
+        return RILL_ERR_IO;
+    }
+    if (st.st_size > FILE_MAX) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "parameter file %s is too large (%lld bytes): a parameter file holds at most "
+                   "%s (%d bytes)",
+                   path, (long long)st.st_size, FILE_MAX_TEXT, FILE_MAX);
+        close(fd);
+        return RILL_ERR_IO;
+    }
+    char *text = malloc(FILE_MAX + 1);
+    if (!text) {
+        close(fd);
+        return RILL_ERR_NO_MEMORY;
+    }
+    size_t len = 0;
+    int err = 0;
+    while (len < FILE_MAX + 1) {
+        ssize_t got = read(fd, text + len, FILE_MAX + 1 - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            err = errno;
+            break;
         }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
         if (got == 0)
             break;
+        len += (size_t)got;
     }
+    close(fd);
     rill_status_t status;
-    if (ferror(f)) {
-        RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(errno));
+    if (err) {
+        RILL_ERROR(RILL_LOG_PARAMS, "cannot read parameter file %s: %s", path, strerror(err));
+        status = RILL_ERR_IO;
+    } else if (len > FILE_MAX) {
+        RILL_ERROR(RILL_LOG_PARAMS,
+                   "parameter file %s is too large (more than %d bytes): a parameter file holds "
+                   "at most %s (%d bytes)",
+                   path, FILE_MAX, FILE_MAX_TEXT, FILE_MAX);
         status = RILL_ERR_IO;
     } else {
         status = rill_params_read_text(path, text, len);
         RILL_VERBOSE(RILL_LOG_PARAMS, 2, "read parameter file %s", path);
     }
     free(text);
-    fclose(f);
     return status;
 }
 
@@ -751,16 +856,19 @@ static rill_status_t load_cmdline(int *argc, char ***argv)
             continue;
         }
         if (i + 2 >= n) {
+            char shown[QUOTE_BUF];
             RILL_ERROR(RILL_LOG_PARAMS, "--mca %s%s: expected --mca <name> <value>",
-                       i + 1 < n ? av[i + 1] : "", i + 1 < n ? " (no value)" : "(no name)");
+                       i + 1 < n ? quote_text(av[i + 1], shown) : "",
+                       i + 1 < n ? " (no value)" : "(no name)");
             keep_first(&status, RILL_ERR_INVALID_ARG);
             break; /* the dangling --mca [name] is ours: drop it too */
         }
         if (!av[i + 1][0]) {
+            char shown[QUOTE_BUF];
             RILL_ERROR(RILL_LOG_PARAMS,
-                       "command line: --mca '' '%s': the parameter name is empty; expected "
+                       "command line: --mca '' %s: the parameter name is empty; expected "
                        "--mca <name> <value>",
-                       av[i + 2]);
+                       quote_text(av[i + 2], shown));
             keep_first(&status, RILL_ERR_INVALID_ARG);
             i += 2; /* ours all the same: taken out of argv */
             continue;
@@ -884,9 +992,10 @@ static bool register_check(const char *name, rill_param_type_t type, rill_param_
     }
     *param_p = NULL;
     if (!name_is_valid(name)) {
+        char shown[QUOTE_BUF];
         RILL_ERROR(RILL_LOG_PARAMS,
-                   "invalid parameter name '%s': use lower case letters, digits and '_'",
-                   name ? name : "(null)");
+                   "invalid parameter name %s: use lower case letters, digits and '_'",
+                   quote_text(name, shown));
         *status_p = RILL_ERR_INVALID_ARG;
         return true;
     }
@@ -1129,8 +1238,9 @@ rill_status_t rill_params_resolve(void)
 rill_status_t rill_param_set(const char *name, const char *value)
 {
     if (!name_is_valid(name) || !value) {
-        RILL_ERROR(RILL_LOG_PARAMS, "rill_param_set('%s', '%s'): %s", name ? name : "(null)",
-                   value ? value : "(null)",
+        char shown_name[QUOTE_BUF], shown_value[QUOTE_BUF];
+        RILL_ERROR(RILL_LOG_PARAMS, "rill_param_set(%s, %s): %s", quote_text(name, shown_name),
+                   value ? quote_text(value, shown_value) : "(null)",
                    value ? "invalid parameter name (lower case letters, digits and '_')"
                          : "no value");
         return RILL_ERR_INVALID_ARG;
@@ -1259,19 +1369,21 @@ int rill_params_warn_unknown(void)
             count++;
             if (already_warned(e->name))
                 continue;
-            char where[300];
+            char where[QUOTE_BUF + 16], shown[QUOTE_BUF], value[QUOTE_BUF];
             where_text((rill_param_source_t)s, e->detail, where, sizeof(where));
             const char *near = e->name[0] ? nearest_name(e->name) : NULL;
             if (!e->name[0]) /* only a RILL_MCA_=value variable gives one */
                 RILL_WARN(RILL_LOG_PARAMS,
                           "environment: the variable %s=%s has an empty parameter name; "
                           "ignored (expected %s<name>=<value>)",
-                          e->detail ? e->detail : ENV_PREFIX, e->value, ENV_PREFIX);
+                          show_text(e->detail ? e->detail : ENV_PREFIX, false, shown),
+                          show_text(e->value, false, value), ENV_PREFIX);
             else if (near)
-                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s); did you mean '%s'?",
-                          e->name, where, near);
+                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter %s (%s); did you mean '%s'?",
+                          quote_text(e->name, shown), where, near);
             else
-                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter '%s' (%s)", e->name, where);
+                RILL_WARN(RILL_LOG_PARAMS, "unknown parameter %s (%s)", quote_text(e->name, shown),
+                          where);
             char *copy = strdup(e->name);
             if (copy &&
                 grow((void **)&reg.warned, &reg.capwarned, reg.nwarned + 1, sizeof(*reg.warned)))

@@ -22,15 +22,26 @@ TOP = os.path.dirname(HERE)
 
 try:
     import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
 except ImportError:
+    # This python3 lacks matplotlib (a pyenv or venv interpreter first on PATH, say): run
+    # again under the system's /usr/bin/python3 if that is another one (as
+    # tools/rill_trace_plot does), else say what to install.
+    system = "/usr/bin/python3"
+    if (os.environ.get("RILL_PLOT_REEXEC") is None and os.path.exists(system)
+            and sys.executable != system):
+        os.environ["RILL_PLOT_REEXEC"] = "1"
+        try:
+            os.execv(system, [system, os.path.realpath(__file__)] + sys.argv[1:])
+        except OSError:
+            pass
     sys.exit(
-        "plot.py: matplotlib is missing: apt-get install python3-matplotlib (or pip install "
-        "matplotlib); scripts/bootstrap.sh installs it"
+        f"plot.py: matplotlib is missing for {sys.executable}: apt-get install "
+        "python3-matplotlib (or pip install matplotlib); scripts/bootstrap.sh installs it"
     )
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 
 class CsvError(Exception):

@@ -9,7 +9,9 @@
  *     and the line itself);
  * then the unknown names are warned about, every parameter is listed, the sources are
  * reloaded and the registry is reset, so nothing is left for the next input (LeakSanitizer
- * sees every leak). Invariants that the API promises abort() when broken.
+ * sees every leak). Invariants that the API promises abort() when broken; among them, the
+ * registry's messages (stderr is a memory stream meanwhile) that quote a malformed line or
+ * an unknown name hold no byte outside printable ASCII (they show such bytes as \xHH).
  * Built with libFuzzer (-DRILL_FUZZ=ON, clang) as fuzz_params, and in every build as
  * fuzz_params_replay, which runs this over the committed corpus (a CTest test).
  */
@@ -254,12 +256,56 @@ static void clean_process_env(void)
     }
 }
 
+/* ------------------------------------------------------------ the messages */
+
+static FILE *real_stderr;
+static char *msg_buf;
+static size_t msg_len;
+
+/* Catch the registry's messages (log.c writes them to stderr) in memory. */
+static void messages_begin(void)
+{
+    real_stderr = stderr;
+    FILE *m = open_memstream(&msg_buf, &msg_len);
+    if (m)
+        stderr = m;
+}
+
+/* Give stderr back; each message that quotes what the input gave must show it escaped. */
+static void messages_end(void)
+{
+    if (stderr == real_stderr)
+        return;
+    fclose(stderr);
+    stderr = real_stderr;
+    for (char *line = msg_buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char saved = line[len];
+        line[len] = '\0';
+        /* the message itself, not a quote of the input (which may hold these words) */
+        if (strncmp(line, "[rill params] error: fuzz.conf:", 31) == 0 ||
+            strncmp(line, "[rill params] warning: unknown parameter ", 41) == 0) {
+            for (size_t i = 0; i < len; i++)
+                ENSURE(line[i] >= 0x20 && line[i] < 0x7f, line);
+        }
+        line[len] = saved;
+        line += len + (nl ? 1 : 0);
+    }
+    if (rill_fuzz_report_fd == 2 && msg_buf) /* where stderr is kept (-v): shown */
+        fputs(msg_buf, stderr);
+    free(msg_buf);
+    msg_buf = NULL;
+    msg_len = 0;
+}
+
 /* ------------------------------------------------------------ the target */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     clean_process_env();
     rill_params_reset();
+    messages_begin();
     char *lines[MAX_LINES];
     size_t nlines = split_lines(data, size, lines);
     bool register_first = size > 0 && (data[0] & 1);
@@ -405,5 +451,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(prefixed[i]);
         free(lines[i]);
     }
+    messages_end();
     return 0;
 }

@@ -1,9 +1,11 @@
 /* base/params: the value sources (files, environment, --mca, rill_param_set),
  * their precedence, argv editing, file errors, reloads and unknown-name warnings. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -500,6 +502,175 @@ static void test_read_text(void)
     CHECK(rill_params_read_text("mem", NULL, 0) == RILL_SUCCESS, "empty text");
 }
 
+/* Load with RILL_MCA_param_files=path; the status, the messages in *err_p. */
+static rill_status_t load_listed(const char *path, const char **err_p)
+{
+    clean_env_home();
+    setenv("RILL_MCA_param_files", path, 1);
+    capture_begin();
+    rill_status_t s = rill_params_load(NULL, NULL);
+    *err_p = capture_end();
+    return s;
+}
+
+/*
+ * Only regular files of at most 1 MiB are read: a device, a directory or a FIFO listed in
+ * RILL_MCA_param_files (or standing as $HOME/.rill/mca-params.conf) is refused at once by
+ * name and kind, and a larger file by its size, each with one message and RILL_ERR_IO.
+ * (The reader used to read /dev/zero until memory ran out, and to block on a FIFO: an
+ * alarm ends the test then, and outside sanitizers the address space is bounded.)
+ */
+static void test_file_kinds(void)
+{
+    const char *err;
+    rill_status_t s;
+    alarm(60);
+
+    s = load_listed("/dev/zero", &err);
+    CHECK(s == RILL_ERR_IO && strstr(err, "parameter file /dev/zero is a character device") &&
+              strstr(err, "regular file") && count_lines(err) == 1,
+          "/dev/zero: %d %s", s, err);
+
+    s = load_listed(tmpdir, &err);
+    CHECK(s == RILL_ERR_IO && strstr(err, tmpdir) && strstr(err, "is a directory") &&
+              strstr(err, "regular file") && count_lines(err) == 1,
+          "directory: %d %s", s, err);
+
+    char fifo[512];
+    snprintf(fifo, sizeof(fifo), "%s/params.fifo", tmpdir);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+    s = load_listed(fifo, &err); /* no writer: the old reader blocked here */
+    CHECK(s == RILL_ERR_IO && strstr(err, fifo) && strstr(err, "is a FIFO") &&
+              count_lines(err) == 1,
+          "FIFO: %d %s", s, err);
+    unlink(fifo);
+
+    /* 1 MiB of good lines is read; one byte more is refused, naming the limit */
+    char big[512];
+    snprintf(big, sizeof(big), "%s/big.conf", tmpdir);
+    static const char line[] = "big_a = 7   # padding to 32 b\n"; /* 31 bytes */
+    for (int extra = 0; extra <= 1; extra++) {
+        FILE *f = fopen(big, "w");
+        size_t n = 0;
+        while (n + sizeof(line) - 1 <= 1024 * 1024) {
+            fputs(line, f);
+            n += sizeof(line) - 1;
+        }
+        for (; n < 1024 * 1024 + (size_t)extra; n++)
+            fputc('\n', f);
+        fclose(f);
+        s = load_listed(big, &err);
+        if (!extra) {
+            CHECK(s == RILL_SUCCESS && !err[0], "1 MiB file: %d %s", s, err);
+        } else {
+            CHECK(s == RILL_ERR_IO && strstr(err, big) &&
+                      strstr(err, "too large (1048577 bytes)") && strstr(err, "at most 1 MiB") &&
+                      count_lines(err) == 1,
+                  "1 MiB + 1 file: %d %s", s, err);
+        }
+    }
+    unlink(big);
+
+    /* the same for $HOME/.rill/mca-params.conf: a directory there, then /dev/zero */
+    char dir[512], home_conf[600];
+    snprintf(dir, sizeof(dir), "%s/.rill", tmpdir);
+    mkdir(dir, 0700);
+    snprintf(home_conf, sizeof(home_conf), "%s/mca-params.conf", dir);
+    unlink(home_conf);
+    CHECK(mkdir(home_conf, 0700) == 0, "mkdir %s", home_conf);
+    clean_env_home();
+    capture_begin();
+    s = rill_params_load(NULL, NULL);
+    err = capture_end();
+    CHECK(s == RILL_ERR_IO && strstr(err, home_conf) && strstr(err, "is a directory") &&
+              count_lines(err) == 1,
+          "home directory: %d %s", s, err);
+    rmdir(home_conf);
+    CHECK(symlink("/dev/zero", home_conf) == 0, "symlink %s", home_conf);
+    clean_env_home(); /* removes the link */
+    CHECK(symlink("/dev/zero", home_conf) == 0, "symlink %s", home_conf);
+    capture_begin();
+    s = rill_params_load(NULL, NULL);
+    err = capture_end();
+    CHECK(s == RILL_ERR_IO && strstr(err, home_conf) && strstr(err, "a character device") &&
+              count_lines(err) == 1,
+          "home /dev/zero: %d %s", s, err);
+    unlink(home_conf);
+    alarm(0);
+}
+
+/*
+ * A leading UTF-8 byte order mark is skipped; in every message quoting a line or a value,
+ * bytes outside printable ASCII show as \xHH (and a backslash as \\), and a long line is cut
+ * with its length given, so the quoted text never hides what is wrong.
+ */
+static void test_file_bytes(void)
+{
+    char conf[512];
+    const char *err;
+    write_file("bom.conf",
+               "\xEF\xBB\xBF"
+               "bom_a = 1\nbom_b = 2\n",
+               conf, sizeof(conf));
+    rill_status_t s = load_listed(conf, &err);
+    CHECK(s == RILL_SUCCESS && !err[0], "BOM file: %d %s", s, err);
+    rill_param_t *a, *b;
+    rill_param_register_int("bom_a", "", 1, 0, 0, 9, &a);
+    rill_param_register_int("bom_b", "", 1, 0, 0, 9, &b);
+    CHECK(rill_param_get_int(a) == 1 && rill_param_get_int(b) == 2,
+          "BOM file values: %" PRId64 " %" PRId64, rill_param_get_int(a), rill_param_get_int(b));
+
+    /* a BOM anywhere else, control bytes, a tab in a name, a backslash, a long line */
+    char longline[1001];
+    memset(longline, 'x', 1000);
+    longline[1000] = '\0';
+    char text[2000];
+    snprintf(text, sizeof(text),
+             "ok_a = 1\n"
+             "\xEF\xBB\xBFmid_bom = 2\n"
+             "ctl\x1b[2K_a = 3\n"
+             "tab\tname = 4\n"
+             "back\\slash = 5\n"
+             "%s\n"
+             "ok_v = 6\x01\n",
+             longline);
+    write_file("bytes.conf", text, conf, sizeof(conf));
+    s = load_listed(conf, &err);
+    CHECK(s == RILL_ERR_IO, "bytes file: %d", s);
+    char want[800];
+    static const char *const quoted[] = { "'\\xEF\\xBB\\xBFmid_bom = 2'", "'ctl\\x1B[2K_a = 3'",
+                                          "'tab\\x09name = 4'", "'back\\\\slash = 5'" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(want, sizeof(want), "%s:%d: malformed line %s: expected 'name = value'", conf,
+                 i + 2, quoted[i]);
+        CHECK(strstr(err, want), "no \"%s\" in: %s", want, err);
+    }
+    snprintf(want, sizeof(want), "%s:6: malformed line '%.160s...' (1000 bytes): ", conf, longline);
+    CHECK(strstr(err, want), "no \"%s\" in: %s", want, err);
+    CHECK(count_lines(err) == 5, "one line per malformed line: %s", err);
+    for (const char *c = err; *c; c++)
+        CHECK(*c == '\n' || (*c >= 0x20 && *c < 0x7f), "a raw byte 0x%02X in: %s",
+              (unsigned char)*c, err);
+    /* a bad value's message escapes it the same way */
+    rill_param_t *v;
+    capture_begin();
+    s = rill_param_register_int("ok_v", "", 1, 0, 0, 9, &v);
+    err = capture_end();
+    snprintf(want, sizeof(want), "bad value '6\\x01' for parameter 'ok_v' (file %s:7)", conf);
+    CHECK(s == RILL_ERR_INVALID_ARG && strstr(err, want), "bad value: %d %s", s, err);
+    /* and so does the warning about an unknown name, from the environment here */
+    clean_env_home();
+    setenv("RILL_MCA_esc\x1b[1m", "1", 1);
+    CHECK(rill_params_load(NULL, NULL) == RILL_SUCCESS, "load");
+    capture_begin();
+    int unknown = rill_params_warn_unknown();
+    err = capture_end();
+    CHECK(unknown == 1 && strstr(err, "unknown parameter 'esc\\x1B[1m' (environment "
+                                      "RILL_MCA_esc\\x1B[1m)"),
+          "unknown: %d %s", unknown, err);
+    unsetenv("RILL_MCA_esc\x1b[1m");
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -515,6 +686,13 @@ int main(void)
     test_suggestions();
     test_empty_names();
     test_read_text();
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    /* the old reader of /dev/zero fails here (no memory) instead of taking the machine's */
+    struct rlimit as = { 1UL << 30, 1UL << 30 };
+    setrlimit(RLIMIT_AS, &as);
+#endif
+    test_file_bytes();
+    test_file_kinds();
     clean_env_home();
     return test_finish();
 }

@@ -38,6 +38,14 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         ${rill_trace_tools} ${rill_trace_out})
     set(rill_timeline ${Python3_EXECUTABLE} ${rill_trace_tools}/rill_trace_timeline
         ${rill_trace_data}/run.0.json ${rill_trace_data}/run.1.json)
+    # a window in which no event starts is no error: it says so, what runs through it and
+    # the next event (the README's --start 1000 --end 1100 fell in the main job's start-up)
+    add_test(NAME trace_tools_timeline_empty_window COMMAND env
+        "ALSO=running through it: 20.000 -> 430.500  rank 0  worker 0 \\(main thread\\)  potrf"
+        sh ${CMAKE_SOURCE_DIR}/tests/apps/expect_exit.sh 30 0
+        "^no event starts between 100.000 and 101.000 us \\(events start from 0.000 to 1915.000 us\\)$"
+        ${rill_timeline} --start 100 --end 101)
+    set_tests_properties(trace_tools_timeline_empty_window PROPERTIES LABELS "unit;trace")
     add_test(NAME trace_tools_timeline_no_name COMMAND ${rill_expect_fail}
         "error: no slice named 'nosuch' in the input" ${rill_timeline} --name nosuch)
     add_test(NAME trace_tools_timeline_nth COMMAND ${rill_expect_fail}
@@ -103,3 +111,11 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         message(STATUS "trace_tools_plot test skipped: no python3 here imports matplotlib")
     endif()
 endif()
+
+# bench/plot.py and tools/rill_trace_plot under a python3 without matplotlib (a venv made
+# from /usr/bin/python3): each runs again under /usr/bin/python3 (skipped where that one
+# lacks matplotlib too)
+add_test(NAME python_matplotlib_fallback
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python_fallback.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(python_matplotlib_fallback PROPERTIES LABELS "unit;trace" TIMEOUT 120
+    SKIP_RETURN_CODE 77)
