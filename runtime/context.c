@@ -90,7 +90,8 @@ rill_status_t rill_core_register_params(void)
     s = rill_param_register_enum("runtime_device",
                                  "Where tasks with several incarnations run: auto (the GPU that "
                                  "holds the data they write, else the least loaded device), cpu "
-                                 "(CPU bodies only), gpu (GPU bodies whenever a class has one)",
+                                 "(CPU bodies only), gpu (GPU bodies whenever a class has one; a process with no "
+                                 "GPU warns at start and runs the CPU bodies)",
                                  RILL_PARAM_LEVEL_USER, devs, "auto", &param_device);
     if (s == RILL_SUCCESS) /* it decides which ranks' tiles move GPU to GPU */
         s = rill_param_set_same_on_all_ranks(param_device);
@@ -694,6 +695,12 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
                   ctx->no_gpu_why);
         ctx->ngpus = 0;
     }
+    if (ctx->ngpus == 0 && ctx->device_choice == 2)
+        RILL_WARN(RILL_LOG_RUNTIME,
+                  "runtime_device = gpu, but this process has no GPU (%s): every task runs its "
+                  "CPU body, and a class with only a GPU body fails. Set runtime_device to auto "
+                  "or cpu, or run where GPUs are",
+                  ctx->no_gpu_why[0] ? ctx->no_gpu_why : "none found");
     if (ctx->ngpus > 0) { /* the managers' completions and remote tiles: stay awake longer */
         int gpu_spin = (int)rill_param_get_int(param_gpu_spin_us);
         if (ctx->idle_spin_us < gpu_spin)

@@ -27,3 +27,9 @@ endforeach()
 add_test(NAME example_dtd_distributed COMMAND dtd_distributed)
 set_tests_properties(example_dtd_distributed PROPERTIES LABELS "apps" TIMEOUT 60
     PASS_REGULAR_EXPRESSION "dtd_distributed: 1 ranks, 72 tasks: correct")
+# runtime_device = gpu in a process with no GPU: said at start, and the CPU bodies run
+add_test(NAME example_dtd_axpy_device_gpu_no_gpu COMMAND ${CMAKE_SOURCE_DIR}/tests/apps/cpu_only.sh
+    $<TARGET_FILE:dtd_axpy> --mca runtime_device gpu)
+set_tests_properties(example_dtd_axpy_device_gpu_no_gpu PROPERTIES LABELS "apps" TIMEOUT 60
+    SKIP_RETURN_CODE 77
+    PASS_REGULAR_EXPRESSION "runtime_device = gpu, but this process has no GPU")
