@@ -60,6 +60,7 @@ static struct {
     pthread_mutex_t lock; /* buffers list */
     trace_buf_t *bufs;
     char *stats_json;
+    FILE *file; /* <prefix>.<rank>.json, opened at start (rill_trace_open) */
     bool started;
 } trace = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -96,6 +97,24 @@ rill_status_t rill_trace_start(int rank, int nranks)
     trace.started = rill_trace_enabled;
     if (trace.started && trace.origin_ns == 0)
         trace.origin_ns = rill_time_ns() - (uint64_t)trace.offset_ns;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_trace_open(void)
+{
+    if (!trace.started || trace.file)
+        return RILL_SUCCESS;
+    char path[4200];
+    snprintf(path, sizeof(path), "%s.%d.json", trace.prefix, trace.rank);
+    trace.file = fopen(path, "w");
+    if (!trace.file) {
+        RILL_ERROR(RILL_LOG_PROFILE,
+                   "profile_trace: cannot write %s: %s (the prefix's folder must exist and be "
+                   "writable)",
+                   path, strerror(errno));
+        trace.started = false;
+        return RILL_ERR_IO;
+    }
     return RILL_SUCCESS;
 }
 
@@ -349,7 +368,8 @@ rill_status_t rill_trace_finish(void)
     trace.started = false;
     char path[4200];
     snprintf(path, sizeof(path), "%s.%d.json", trace.prefix, trace.rank);
-    FILE *f = fopen(path, "w");
+    FILE *f = trace.file ? trace.file : fopen(path, "w");
+    trace.file = NULL;
     rill_status_t status = RILL_SUCCESS;
     if (!f) {
         RILL_ERROR(RILL_LOG_PROFILE, "profile_trace: cannot write %s: %s", path, strerror(errno));

@@ -31,6 +31,10 @@ rill_status_t rill_trace_register_params(void);
 /** Start a trace for this rank of nranks. Main thread, after the comm layer knows the
  * rank. */
 rill_status_t rill_trace_start(int rank, int nranks);
+/** Create `<prefix>.<rank>.json` now, so that a path that cannot be written fails the
+ * start (RILL_ERR_IO, logged with the path) rather than the end of a whole run. Main
+ * thread, after rill_trace_start. */
+rill_status_t rill_trace_open(void);
 /** The clock alignment measured by the comm layer: aligned = local - offset_ns; times are
  * written relative to origin_ns (an aligned time, the same on every rank). Main thread,
  * before the threads that record start. */

@@ -172,6 +172,8 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
     if (status == RILL_SUCCESS) {
         /* the GPUs of the node's ranks reach each other's memory (CUDA IPC, checked) */
         status = rill_gpu_channels_connect(ctx);
+        if (status == RILL_SUCCESS) /* a trace path that cannot be written fails here */
+            status = rill_trace_open();
         if (status == RILL_SUCCESS)
             status = rill_dtd_init(ctx);
         if (status == RILL_SUCCESS)
@@ -203,7 +205,9 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
     rill_host_tile_cache_drain(); /* the page-locked tile buffers kept for reuse */
     rill_gpu_channels_forget();
     rill_ptg_fini();
-    rill_dtd_fini();
+    rill_status_t s = rill_dtd_fini(); /* a lost DOT graph fails the run */
+    if (status == RILL_SUCCESS)
+        status = s;
     atomic_store(&context_live, false);
     return status;
 }

@@ -863,7 +863,13 @@ int dla_testing_fini(dla_testing_t *t)
     t->gpus_all = NULL;
     if (t->dla)
         rill_dla_destroy(&t->dla);
-    if (t->ctx)
-        rill_fini(&t->ctx);
+    if (t->ctx) { /* a lost trace or task graph fails the run too */
+        rill_status_t s = rill_fini(&t->ctx);
+        if (s != RILL_SUCCESS) {
+            fprintf(stderr, "%s: error: rill_fini failed: %s\n", t->name ? t->name : "testing",
+                    rill_status_string(s));
+            t->failed = 1;
+        }
+    }
     return t->failed ? 1 : 0;
 }

@@ -63,8 +63,9 @@ rill_status_t rill_dtd_register_params(void)
 
 rill_status_t rill_dtd_init(rill_context_t *ctx)
 {
-    (void)ctx;
-    rill_status_t s;
+    rill_status_t s = dtd_dot_init(ctx->rank); /* first: it only opens its file */
+    if (s != RILL_SUCCESS)
+        return s;
     for (int i = 0; i < NB_SIZE_CLASSES; i++)
         if ((s = rill_mempool_init(&dtd.tasks[i], size_classes[i])) != RILL_SUCCESS)
             goto err;
@@ -72,7 +73,6 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
         goto err;
     atomic_init(&dtd.next_serial, 1);
     dtd.ctx = ctx;
-    dtd_dot_init(ctx->rank);
     rill_spinlock_init(&dtd.act_lock);
     rill_hmap_init(&dtd.acts);
     rill_hmap_init(&dtd.anns);
@@ -93,11 +93,11 @@ err:
     return s;
 }
 
-void rill_dtd_fini(void)
+rill_status_t rill_dtd_fini(void)
 {
     if (!dtd.ready)
-        return;
-    dtd_dot_finish();
+        return RILL_SUCCESS;
+    rill_status_t status = dtd_dot_finish();
     dtd_seq_fini();
     RILL_HMAP_FOREACH(&dtd.acts, e)
     {
@@ -120,6 +120,7 @@ void rill_dtd_fini(void)
         rill_mempool_fini(&dtd.tasks[i]);
     rill_mempool_fini(&dtd.succs);
     dtd.ready = false;
+    return status;
 }
 
 /* ------------------------------------------------------------ classes */

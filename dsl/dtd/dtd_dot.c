@@ -20,6 +20,8 @@ static struct {
     uint64_t ntasks, max_tasks, last_serial; /* last task recorded */
     bool truncated;
     int rank;
+    FILE *file; /* the output, created at rill_init (dtd_dot_init) */
+    char path[4200];
 } dot;
 
 rill_status_t dtd_dot_register_params(void)
@@ -37,7 +39,7 @@ rill_status_t dtd_dot_register_params(void)
                                    RILL_PARAM_LEVEL_USER, 10000, 1, 1 << 30, &dot.p_max);
 }
 
-void dtd_dot_init(int rank)
+rill_status_t dtd_dot_init(int rank)
 {
     const char *p = rill_param_get_string(dot.p_prefix);
     dtd_dot_on = p && p[0];
@@ -46,6 +48,20 @@ void dtd_dot_init(int rank)
     dot.ntasks = dot.last_serial = 0;
     dot.truncated = false;
     rill_strbuf_fini(&dot.text);
+    if (!dtd_dot_on)
+        return RILL_SUCCESS;
+    /* created now: a path that cannot be written fails the start, not the end of the run */
+    snprintf(dot.path, sizeof(dot.path), "%s.%d.dot", p, rank);
+    dot.file = fopen(dot.path, "w");
+    if (!dot.file) {
+        RILL_ERROR(RILL_LOG_DTD,
+                   "profile_dot: cannot write %s: %s (the prefix's folder must exist and be "
+                   "writable)",
+                   dot.path, strerror(errno));
+        dtd_dot_on = false;
+        return RILL_ERR_IO;
+    }
+    return RILL_SUCCESS;
 }
 
 #define emit(...) rill_strbuf_printf(&dot.text, __VA_ARGS__)
@@ -90,30 +106,27 @@ void dtd_dot_remote(uint64_t serial, uint64_t flow, bool out, int peer)
         emit("  x%" PRIx64 " -> t%" PRIu64 " [style=dashed];\n", flow, serial);
 }
 
-void dtd_dot_finish(void)
+rill_status_t dtd_dot_finish(void)
 {
-    if (!dtd_dot_on && !dot.text.buf)
-        return;
-    if (dtd_dot_on) {
-        char path[4200];
-        snprintf(path, sizeof(path), "%s.%d.dot", rill_param_get_string(dot.p_prefix), dot.rank);
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            RILL_ERROR(RILL_LOG_DTD, "profile_dot: cannot write %s: %s", path, strerror(errno));
-        } else {
-            fprintf(f, "digraph rank%d {\n  label=\"rank %d: %" PRIu64 " tasks%s\";\n", dot.rank,
-                    dot.rank, dot.ntasks,
-                    dot.truncated     ? " (truncated at profile_dot_max_tasks)"
-                    : dot.text.failed ? " (truncated: out of memory)"
-                                      : "");
-            if (dot.text.len)
-                fwrite(dot.text.buf, 1, dot.text.len, f);
-            fputs("}\n", f);
-            if (fclose(f) != 0)
-                RILL_ERROR(RILL_LOG_DTD, "profile_dot: writing %s failed: %s", path,
-                           strerror(errno));
+    rill_status_t status = RILL_SUCCESS;
+    if (dot.file) {
+        FILE *f = dot.file;
+        dot.file = NULL;
+        fprintf(f, "digraph rank%d {\n  label=\"rank %d: %" PRIu64 " tasks%s\";\n", dot.rank,
+                dot.rank, dot.ntasks,
+                dot.truncated     ? " (truncated at profile_dot_max_tasks)"
+                : dot.text.failed ? " (truncated: out of memory)"
+                                  : "");
+        if (dot.text.len)
+            fwrite(dot.text.buf, 1, dot.text.len, f);
+        fputs("}\n", f);
+        if (ferror(f) | (fclose(f) != 0)) {
+            RILL_ERROR(RILL_LOG_DTD, "profile_dot: writing %s failed: %s", dot.path,
+                       strerror(errno));
+            status = RILL_ERR_IO;
         }
     }
     rill_strbuf_fini(&dot.text);
     dtd_dot_on = false;
+    return status;
 }

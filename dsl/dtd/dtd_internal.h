@@ -219,15 +219,15 @@ void dtd_seq_forget(dtd_taskpool_t *tp);
  * profile_dot is set: tasks, local edges, remote edges (flow = the transfer's id). */
 extern bool dtd_dot_on;
 rill_status_t dtd_dot_register_params(void);
-void dtd_dot_init(int rank);
+rill_status_t dtd_dot_init(int rank); /* creates the file: RILL_ERR_IO if it cannot */
 void dtd_dot_task(uint64_t serial, const char *cls, uint32_t tp_id);
 void dtd_dot_edge(uint64_t pred, uint64_t succ);
 void dtd_dot_remote(uint64_t serial, uint64_t flow, bool out, int peer);
-void dtd_dot_finish(void);
+rill_status_t dtd_dot_finish(void); /* RILL_ERR_IO: the graph was lost (said) */
 
 /** Pools and parameters of the DTD layer: set up by rill_init, freed by rill_fini. */
 rill_status_t rill_dtd_register_params(void);
 rill_status_t rill_dtd_init(rill_context_t *ctx);
-void rill_dtd_fini(void);
+rill_status_t rill_dtd_fini(void); /* RILL_ERR_IO: the DOT graph was lost */
 
 #endif
