@@ -3,6 +3,8 @@
  * precomputes the workers' steal orders by hwloc distance. */
 #include "topology.h"
 
+#include "rill/runtime.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <hwloc.h>
@@ -48,7 +50,7 @@ rill_status_t rill_topo_register_params(void)
                                 "Number of worker threads (one per core) of this process; 0: one "
                                 "per core given to the process. More than the cores given makes "
                                 "workers share cores",
-                                RILL_PARAM_LEVEL_USER, 0, 0, 4096, &p);
+                                RILL_PARAM_LEVEL_USER, 0, 0, RILL_MAX_CORES, &p);
     if (p)
         param_num_cores = p;
     if (s != RILL_SUCCESS)

@@ -65,7 +65,7 @@ static void usage(const dla_testing_t *t, FILE *f)
             "                (the diagonal tiles too: grid row (i + j + j / P) %% P with Q = 1,\n"
             "                else (i + i / lcm(P, Q)) %% P); default\n"
             "                %s\n"
-            "  -c cores      cores per process given to Rill, 0..65536 (default 0: all it is "
+            "  -c cores      cores per process given to Rill, 0..%d (default 0: all it is "
             "given)\n"
             "  -g gpus       GPUs per process, 0..8 (default: all of the process's share of "
             "the node's GPUs; 0: CPUs only)\n"
@@ -84,7 +84,7 @@ static void usage(const dla_testing_t *t, FILE *f)
             "      -- sched gpq runtime_watchdog_s 10\n",
             DLA_TESTING_MAX_SIZE, DLA_TESTING_MAX_SIZE,
             t->features & DLA_TESTING_GEMM ? "cyclic" : "skewed (one rank's GPUs likewise)",
-            RILL_DLA_CHECK_THRESHOLD);
+            RILL_MAX_CORES, RILL_DLA_CHECK_THRESHOLD);
 }
 
 /* The distributions' names, in rill_matrix_dist_t's order (--dist, the header). */
@@ -203,7 +203,7 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         { "-t", 0, &t->NB, 1, DLA_TESTING_MAX_SIZE },
         { "-P", 0, &t->P, 1, DLA_TESTING_MAX_SIZE },
         { "-Q", 0, &t->Q, 1, DLA_TESTING_MAX_SIZE },
-        { "-c", 0, &t->cores, 0, 65536 },
+        { "-c", 0, &t->cores, 0, RILL_MAX_CORES }, /* runtime_num_cores' range */
         { "-g", 0, &t->gpus, 0, 8 },
         { "--nruns", 0, &t->nruns, 1, 1000000 },
         { "--warmup", 0, &t->warmup, 0, 100 },

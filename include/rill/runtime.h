@@ -39,6 +39,10 @@ rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p);
  */
 rill_status_t rill_fini(rill_context_t **ctx_p);
 
+/** The most worker threads (cores) a process may give Rill: runtime_num_cores' upper
+ * bound, for programs that check an option against it before rill_init. */
+#define RILL_MAX_CORES 4096
+
 /** This process's rank and the number of ranks (0 and 1 without MPI). Any thread. */
 int rill_context_rank(const rill_context_t *ctx);
 int rill_context_nranks(const rill_context_t *ctx);

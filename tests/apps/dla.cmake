@@ -106,6 +106,12 @@ dla_fail_test(dla_err_dist "option --dist needs cyclic, diagonal or skewed, got 
 dla_fail_test(dla_err_grid_overflow "641 x 6700417 = 4294967297 does not match the 1 ranks"
     COMMAND testing_dpotrf -N 100 -P 641 -Q 6700417)
 # every numeric option: an error naming the option and its range, exit 2
+# the testers' option ranges are the runtime's: -c past runtime_num_cores' 4096 is the
+# tester's usage error naming -c (it used to pass the tester and fail in rill_init)
+dla_usage_test(dla_err_cores_over "option -c must be an integer in \\[0, 4096\\], got '5000'"
+    COMMAND testing_dpotrf -N 100 -c 5000)
+dla_usage_test(dla_err_gpus_over "option -g must be an integer in \\[0, 8\\], got '9'"
+    COMMAND testing_dgemm -N 100 -g 9)
 dla_usage_test(dla_err_tile0 "option -t must be an integer in \\[1, 1073741824\\], got '0'"
     COMMAND testing_dpotrf -N 100 -t 0)
 dla_usage_test(dla_err_negative_n "option -N must be an integer in \\[0, 1073741824\\], got '-5'"
