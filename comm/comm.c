@@ -501,6 +501,8 @@ static rill_status_t comm_coll_run(rill_comm_t *comm, comm_coll_t *coll, const c
     atomic_init(&coll->done, 0);
     coll->status = RILL_SUCCESS;
     coll->owner.kind = COMM_REQ_COLL;
+    atomic_fetch_add_explicit(&comm->ncoll, 1, memory_order_relaxed);
+    atomic_store_explicit(&comm->last_coll, what, memory_order_relaxed);
     rill_comm_post(comm, &coll->cmd);
     if (comm->waiter.wait && comm->waiter.wait(comm->waiter.arg, coll_done, coll, what))
         return coll->status;
@@ -542,9 +544,19 @@ rill_status_t rill_comm_allreduce_u64(rill_comm_t *comm, const uint64_t *in, uin
     return comm_coll_run(comm, &coll, what[op]);
 }
 
+/* What each rank puts before its part of an allgather: a rank that was in another
+ * collective, or gave another size, shows as a different record (its bytes are whatever
+ * MPI matched, or MPI fails with a truncation, said in comm_mpi_fail). */
+typedef struct gather_head {
+    uint64_t magic; /* GATHER_MAGIC */
+    uint64_t seq;   /* the rank's collectives so far */
+    uint64_t size;
+} gather_head_t;
+#define GATHER_MAGIC 0x72696c6c67617468ull /* "rillgath" */
+
 rill_status_t rill_comm_allgather(rill_comm_t *comm, const void *in, size_t size, void *out)
 {
-    if (!comm || (size && (!in || !out)) || size > INT32_MAX) {
+    if (!comm || (size && (!in || !out)) || size > INT32_MAX - sizeof(gather_head_t)) {
         RILL_ERROR(RILL_LOG_COMM, "rill_comm_allgather: bad argument: %zu bytes", size);
         return RILL_ERR_INVALID_ARG;
     }
@@ -553,8 +565,40 @@ rill_status_t rill_comm_allgather(rill_comm_t *comm, const void *in, size_t size
             memmove(out, in, size);
         return RILL_SUCCESS;
     }
-    comm_coll_t coll = { .cmd.kind = COMM_CMD_ALLGATHER, .gin = in, .gout = out, .gsize = size };
-    return comm_coll_run(comm, &coll, "a collective with every rank (allgather)");
+    const size_t rec = sizeof(gather_head_t) + size;
+    unsigned char *mine = malloc(rec), *all = malloc(rec * (size_t)comm->size);
+    if (!mine || !all) {
+        free(mine);
+        free(all);
+        return RILL_ERR_NO_MEMORY;
+    }
+    gather_head_t head = { GATHER_MAGIC, atomic_load_explicit(&comm->ncoll, memory_order_relaxed),
+                           size };
+    memcpy(mine, &head, sizeof(head));
+    if (size)
+        memcpy(mine + sizeof(head), in, size);
+    comm_coll_t coll = { .cmd.kind = COMM_CMD_ALLGATHER, .gin = mine, .gout = all, .gsize = rec };
+    rill_status_t s = comm_coll_run(comm, &coll, "a collective with every rank (allgather)");
+    for (int r = 0; s == RILL_SUCCESS && r < comm->size; r++) {
+        gather_head_t h;
+        memcpy(&h, all + (size_t)r * rec, sizeof(h));
+        if (h.magic != GATHER_MAGIC || h.seq != head.seq || h.size != size) {
+            RILL_ERROR(RILL_LOG_COMM,
+                       "allgather of %zu bytes (this rank's collective %llu): rank %d %s. Every "
+                       "rank must call rill_context_allgather with the same size, wait for its "
+                       "taskpools and call rill_fini in the same order",
+                       size, (unsigned long long)head.seq, r,
+                       h.magic != GATHER_MAGIC ? "was not in it (it was in another collective)"
+                       : h.size != size        ? "gave another size"
+                                               : "was at another collective of its sequence");
+            s = RILL_ERR_MISMATCH;
+        } else if (size)
+            memcpy((unsigned char *)out + (size_t)r * size, all + (size_t)r * rec + sizeof(h),
+                   size);
+    }
+    free(mine);
+    free(all);
+    return s;
 }
 
 rill_status_t rill_comm_barrier(rill_comm_t *comm)

@@ -208,6 +208,10 @@ typedef struct comm_peer_stats {
 
 struct rill_comm {
     int rank, size, local_rank, local_size;
+    /* collectives this rank made and the last one's name, for the message of a mismatch
+     * (written by the posting thread, read by the comm thread when MPI fails: relaxed) */
+    atomic_ullong ncoll;
+    _Atomic(const char *) last_coll;
     int node_id; /* the lowest rank of this process's node */
     /* parameters, read at init */
     size_t short_limit, aggregate_max;

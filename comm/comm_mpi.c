@@ -47,6 +47,21 @@ static _Noreturn void comm_mpi_fail(const rill_comm_t *comm, const char *what, i
                    comm ? comm->rank : -1, peer, msg);
     else
         RILL_ERROR(RILL_LOG_COMM, "%s failed on rank %d: %s", what, comm ? comm->rank : -1, msg);
+    int cls = 0;
+    if (rc > MPI_SUCCESS && rc <= MPI_ERR_LASTCODE)
+        MPI_Error_class(rc, &cls);
+    if (cls == MPI_ERR_TRUNCATE && comm) /* the usual face of mismatched collectives */
+        RILL_ERROR(
+            RILL_LOG_COMM,
+            "a message arrived longer than its receive: when that is a collective, the "
+            "ranks did not make the same collectives in the same order (this rank made "
+            "%llu, the last %s). Every rank must call rill_context_allgather, wait for "
+            "its taskpools and call rill_fini in the same order",
+            (unsigned long long)atomic_load_explicit(&((rill_comm_t *)comm)->ncoll,
+                                                     memory_order_relaxed),
+            atomic_load_explicit(&((rill_comm_t *)comm)->last_coll, memory_order_relaxed)
+                ? atomic_load_explicit(&((rill_comm_t *)comm)->last_coll, memory_order_relaxed)
+                : "none");
     MPI_Abort(MPI_COMM_WORLD, 1);
     abort();
 }
@@ -156,6 +171,12 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
     COMM_MPI_CHECK(comm, "MPI_Comm_dup", -1, MPI_Comm_dup(MPI_COMM_WORLD, &comm->mpi_comm));
     COMM_MPI_CHECK(comm, "MPI_Comm_set_errhandler", -1,
                    MPI_Comm_set_errhandler(comm->mpi_comm, MPI_ERRORS_RETURN));
+    /* Open MPI raises the errors of some requests (a non-blocking collective's) on
+     * MPI_COMM_WORLD: when MPI is ours, they come back to us too, to be said with what
+     * this rank was doing (comm_mpi_fail) */
+    if (comm->mpi_initialized_by_us)
+        COMM_MPI_CHECK(comm, "MPI_Comm_set_errhandler", -1,
+                       MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     COMM_MPI_CHECK(comm, "MPI_Comm_rank", -1, MPI_Comm_rank(comm->mpi_comm, &comm->rank));
     COMM_MPI_CHECK(comm, "MPI_Comm_size", -1, MPI_Comm_size(comm->mpi_comm, &comm->size));
     MPI_Comm local;
@@ -867,6 +888,9 @@ static int comm_poll_stop(rill_comm_t *c)
     if (!c->barrier_posted) {
         if (c->dirty_head || c->sends_inflight_am || c->send_pending.count || c->send_inflight)
             return 0;
+        atomic_fetch_add_explicit(&c->ncoll, 1, memory_order_relaxed);
+        atomic_store_explicit(&c->last_coll, "the final barrier of rill_fini",
+                              memory_order_relaxed);
         COMM_MPI_CHECK(c, "MPI_Ibarrier", -1, MPI_Ibarrier(c->mpi_comm, &c->stop_req));
         c->barrier_posted = true;
         return 1;

@@ -82,3 +82,12 @@ foreach(np 2 3 4)
         endforeach()
     endforeach()
 endforeach()
+# collectives the ranks do not make alike: each rank says so (not only MPI's truncation)
+foreach(how alone sizes)
+    add_test(NAME test_comm_collmismatch_${how}_np2
+        COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "in the same order"
+            ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 $<TARGET_FILE:test_dtd_dist>
+            collmismatch ${how})
+    set_tests_properties(test_comm_collmismatch_${how}_np2 PROPERTIES LABELS "mpi;dsl"
+        TIMEOUT 90 ENVIRONMENT EXPECT_EACH_RANK=2)
+endforeach()

@@ -13,6 +13,8 @@
  *   diverge_window first|middle|short N   the sequences differ before a window fills
  *                (an extra task first, another class midway, one rank stopping midway):
  *                a rank blocked in its window must not wait forever
+ *   collmismatch alone|sizes   rank 0 alone in an allgather, or each rank with its own
+ *                size: every rank says the ranks did not make the same collectives
  *   collstall    rank 1's only worker (its main thread) runs a 2.5 s task inside the
  *                collectives that close the taskpool, while rank 0 waits in them: with
  *                runtime_watchdog_s 1, rank 0's watchdog reports the collective it waits
@@ -676,6 +678,25 @@ static int test_diverge_window(rill_context_t *ctx, const char *how, int n)
     return 1;
 }
 
+/* Collectives the ranks do not make alike: rank 0 alone calls rill_context_allgather
+ * ("alone"), or every rank does with its own size ("sizes"). Each rank must say the ranks
+ * did not make the same collectives, not only die of MPI's truncation error. */
+static int test_collmismatch(rill_context_t *ctx, const char *how)
+{
+    int me = rill_context_rank(ctx), nranks = rill_context_nranks(ctx);
+    double in[8] = { 0 }, *out = calloc((size_t)nranks * 8, sizeof(double));
+    CHECK(out);
+    rill_status_t s = RILL_SUCCESS;
+    if (!strcmp(how, "sizes"))
+        s = rill_context_allgather(ctx, in, sizeof(double) * (size_t)(1 + me), out);
+    else if (me == 0)
+        s = rill_context_allgather(ctx, in, sizeof(in), out);
+    fprintf(stderr, "rank %d: allgather returned %d\n", me, s);
+    free(out);
+    rill_fini(&ctx);
+    return 1; /* ending normally is the failure */
+}
+
 int main(int argc, char **argv)
 {
     rill_context_t *ctx;
@@ -684,11 +705,10 @@ int main(int argc, char **argv)
     CHECK(rill_context_local_nranks(ctx) == rill_context_nranks(ctx));
     CHECK(rill_context_local_rank(ctx) >= 0 &&
           rill_context_local_rank(ctx) < rill_context_local_nranks(ctx));
-    CHECK_MSG(
-        argc >= 2,
-        "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
-        "diverge_window first|middle|short N | collstall | window N",
-        argv[0]);
+    CHECK_MSG(argc >= 2,
+              "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
+              "diverge_window first|middle|short N | collstall | window N",
+              argv[0]);
     int rc = 1;
     const char *what = argv[1];
     if (!strcmp(what, "chain") && argc >= 3)
@@ -705,6 +725,8 @@ int main(int argc, char **argv)
         rc = test_discard(ctx);
     else if (!strcmp(what, "diverge"))
         rc = test_diverge(ctx);
+    else if (!strcmp(what, "collmismatch") && argc >= 3)
+        return test_collmismatch(ctx, argv[2]);
     else if (!strcmp(what, "diverge_window") && argc >= 4)
         rc = test_diverge_window(ctx, argv[2], atoi(argv[3]));
     else if (!strcmp(what, "collstall"))
