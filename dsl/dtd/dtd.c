@@ -401,6 +401,8 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     uint64_t flow = rill_trace_on() && t->cls == &recv_class && t->super.flow_in
                         ? t->super.flow_in ^ 1 /* 0: the hook did not run (insertion failed) */
                         : 0;
+    if (flow && !node) /* no reader (a datum brought home at the end): the flow ends here */
+        rill_trace_flow('f', flow, rill_time_ns());
     while (node) {
         dtd_succ_t *next = node->next;
         dtd_task_t *s = node->task;
@@ -2166,16 +2168,25 @@ rill_status_t rill_dtd_unpack_args_n(int n, rill_task_t *task, ...)
         return RILL_ERR_INVALID_ARG;
     }
     dtd_task_t *t = (dtd_task_t *)task;
-    if (n < 0 || n > t->nargs) {
+    va_list ap;
+    /* pointers past the task's arguments may only be NULL (skipped): checked before any
+     * is written, so a refused call changes nothing */
+    va_start(ap, task);
+    int given = 0;
+    for (int i = 0; i < n; i++)
+        if (va_arg(ap, void *))
+            given = i + 1;
+    va_end(ap);
+    if (n < 0 || given > t->nargs) {
         RILL_ERROR(RILL_LOG_DTD,
                    "rill_dtd_unpack_args: %d pointers given to a '%s' task, which has %d "
-                   "arguments; pass at most one pointer per argument, in insertion order",
-                   n, t->cls->name, t->nargs);
+                   "arguments; pass at most one pointer per argument, in insertion order (NULL "
+                   "skips one)",
+                   given, t->cls->name, t->nargs);
         return RILL_ERR_INVALID_ARG;
     }
-    va_list ap;
     va_start(ap, task);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < given; i++) {
         void *dst = va_arg(ap, void *);
         if (!dst)
             continue;

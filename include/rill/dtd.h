@@ -121,7 +121,8 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls, i
  * only the first ones. A macro: the number of pointers is counted at compile time (at most
  * 64) and checked against the task's arguments in every build. Errors (nothing is
  * written): RILL_ERR_INVALID_ARG outside a DTD task, or with more pointers than the task
- * has arguments (the message names the class and both counts). Worker running the task.
+ * has arguments (the message names the class and both counts; NULLs past the last
+ * argument are allowed). Worker running the task.
  */
 #define rill_dtd_unpack_args(...)                                                                  \
     rill_dtd_unpack_args_n(RILL_PP_NARGS(__VA_ARGS__) - 1, __VA_ARGS__)

@@ -128,6 +128,11 @@ def check_flows(traces):
                 fail(f"flow {fid}: ends at {e['ts']} us on rank {er}, before it starts at "
                      f"{s['ts']} us on rank {r}")
             remote += 1
+    # every flow that starts ends somewhere (a datum brought home at the end, with no
+    # reader, once left its local flow open)
+    unended = [fid for fid in starts if fid not in ends]
+    if unended:
+        fail(f"{len(unended)} flow(s) start and never end, e.g. id {unended[0]}")
     sends = sum(c["count"] for t in traces for c in t["otherData"]["rill_stats"]["classes"]
                 if c["class"] == "send")
     recvs = sum(c["count"] for t in traces for c in t["otherData"]["rill_stats"]["classes"]
