@@ -148,7 +148,12 @@ int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step
 /** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
  * without inputs from other tasks start at once. On several ranks every rank creates it,
  * in the same order as its other taskpools, with the same globals (its own matrices);
- * a task's output to a task of another rank travels as an activation message. Main thread. */
+ * a task's output to a task of another rank travels as an activation message. A range
+ * that cannot be enumerated (a step <= 0, an end above INT64_MAX - step) or a division that
+ * cannot be computed in the ranges, locals or affinity is RILL_ERR_INVALID_ARG (out of
+ * memory: RILL_ERR_NO_MEMORY), with a message naming them: the tasks it started run no
+ * body, the taskpool ends and is destroyed, *tp is NULL (docs/ptg.md, "What the run
+ * checks"). Main thread. */
 rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
                                        const void *globals, rill_taskpool_t **tp);
 
