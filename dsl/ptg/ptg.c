@@ -47,6 +47,17 @@ static ptg_buf_t *buf_new(rill_context_t *ctx, size_t size, int refs, bool zero)
     return b;
 }
 
+/* The globals of a taskpool follow a header that names it, so the generated code's reports
+ * (rill_ptg_expr_error, given the globals) find their taskpool. */
+typedef union globals_head {
+    struct ptg_tp *tp;
+    max_align_t align;
+} globals_head_t;
+
+/* errors reported by the generated code on this thread (rill_ptg_expr_error): the runtime
+ * compares it around its calls to know whether what they computed is usable */
+static _Thread_local unsigned expr_errors;
+
 static void *buf_bytes(ptg_buf_t *b)
 {
     return rill_data_host_copy(&b->data)->ptr;
@@ -97,8 +108,59 @@ typedef struct ptg_tp {
     size_t nbuckets, nwaiting;
     atomic_ullong created, completed;
     atomic_ullong sent, received; /* activation messages (termination, ptg_close) */
+    /* per class: the tasks of this rank (counted when the creation enumerates the ranges)
+     * and those that completed: at the end, the difference that is not waiting in the
+     * table never received any input (ptg_stuck) */
+    uint64_t *nlocal;
+    atomic_ullong *ndone;
+    uint64_t *nwait_cls; /* per class: the instances in the table (under lock) */
+    /* the creation failed (a range or an expression that every rank computes): the bodies
+     * of the tasks it started already do not run */
+    atomic_bool cancelled;
     struct ptg_tp *live_next;
 } ptg_tp_t;
+
+static ptg_tp_t *tp_of_globals(const void *g)
+{
+    return ((const globals_head_t *)g - 1)->tp;
+}
+
+void rill_ptg_expr_error(const void *g, int *bad, const char *what, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    expr_errors++;
+    if (bad)
+        *bad = 1;
+    ptg_tp_t *tp = tp_of_globals(g);
+    rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG, "PTG %s: %s %s", tp->prog->name, what,
+                       msg);
+}
+
+int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step, const char *what)
+{
+    if (step <= 0) {
+        rill_ptg_expr_error(g, bad, what,
+                            "has the range %lld .. %lld .. %lld, whose step is %s: a step must "
+                            "be positive (%s)",
+                            (long long)lo, (long long)hi, (long long)step, step ? "negative" : "0",
+                            step ? "a negative step never reaches the end" : "0 never ends");
+        return 0;
+    }
+    if (hi > INT64_MAX - step) {
+        rill_ptg_expr_error(g, bad, what,
+                            "has the range %lld .. %lld .. %lld, whose end is above "
+                            "INT64_MAX - step = %lld: the loop's last step would overflow; "
+                            "lower the end",
+                            (long long)lo, (long long)hi, (long long)step,
+                            (long long)(INT64_MAX - step));
+        return 0;
+    }
+    return 1;
+}
 
 /* ------------------------------------------------------------ messages */
 
@@ -178,6 +240,7 @@ struct rill_ptg_out {
     /* probe: look, do nothing but the home chores (a GPU ran the task: does its release
      * need host bytes?) */
     bool probe, need_host;
+    unsigned errors; /* expr_errors when the release began */
 };
 
 static uint64_t key_hash(int cls, const int64_t *v, int n)
@@ -196,8 +259,8 @@ static rill_hook_status_t run_body(rill_task_t *task, bool cuda)
     ptg_inst_t *i = (ptg_inst_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
-    if (i->broken) /* the run failed already, saying why */
-        return RILL_HOOK_ERROR;
+    if (i->broken || atomic_load_explicit(&tp->cancelled, memory_order_relaxed))
+        return RILL_HOOK_ERROR; /* the run failed already, saying why */
     rill_status_t s = cuda ? c->body_cuda(&i->t) : c->body_cpu(&i->t);
     if (s == RILL_SUCCESS)
         return RILL_HOOK_DONE;
@@ -241,6 +304,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     ptg_inst_t *i = rill_mempool_alloc(&inst_pool);
     if (!i)
         return NULL;
+    unsigned errs = expr_errors;
     memset(&i->super, 0, sizeof(i->super));
     i->super.tc = &tp->tcs[cls];
     i->super.tp = &tp->super;
@@ -262,6 +326,8 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     memcpy(i->t.v, params, sizeof(int64_t) * (size_t)c->nvars);
     memcpy(i->key, key, sizeof(int64_t) * (size_t)c->nparams);
     c->data_inputs(tp->globals, &i->t);
+    if (expr_errors != errs) /* an expression of it failed the run, saying why */
+        i->broken = true;
     rill_taskpool_pending_add(&tp->super, 1);
     atomic_fetch_add_explicit(&tp->created, 1, memory_order_relaxed);
     return i;
@@ -292,11 +358,15 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
             return;
         }
         i->hash = h;
+        unsigned errs = expr_errors;
         i->remaining = c->ninputs(tp->globals, v);
+        if (expr_errors != errs)
+            i->broken = true;
         i->hnext = tp->buckets[b];
         tp->buckets[b] = i;
         pp = &tp->buckets[b];
         tp->nwaiting++;
+        tp->nwait_cls[cls]++;
     }
     if (broken) /* its input was lost (the run failed, saying why): the body must not run */
         i->broken = true;
@@ -315,6 +385,7 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
     if (ready) {                    /* no more inputs: out of the table */
         *pp = i->hnext;
         tp->nwaiting--;
+        tp->nwait_cls[cls]--;
     }
     rill_spinlock_unlock(&tp->lock);
     buf_unref(buf); /* not kept (NULL when it was): give the reference back */
@@ -342,7 +413,12 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     int64_t v[RILL_PTG_MAX_VARS] = { 0 };
     for (int k = 0; k < c->nparams; k++)
         v[c->param_var[k]] = params[k];
-    if (!c->valid(tp->globals, v)) {
+    if (expr_errors != out->errors) /* the release's expressions failed the run: its */
+        return;                     /* outputs are not what the program says */
+    int valid = c->valid(tp->globals, v);
+    if (expr_errors != out->errors)
+        return;
+    if (!valid) {
         char args[96];
         size_t o = 0;
         for (int k = 0; k < c->nparams && o < sizeof(args); k++)
@@ -355,6 +431,8 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         return;
     }
     int rank = c->rank(tp->globals, v);
+    if (expr_errors != out->errors)
+        return;
     if (out->probe) {
         out->need_host |= rank != tp->super.ctx->rank && d; /* its bytes travel */
         return;
@@ -469,7 +547,11 @@ static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, i
 
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, int from_flow)
 {
-    if (!out || !out->from || !A || tile_outside(&out->tp->super, A, i, j, "writes"))
+    if (!out || !out->from || !A)
+        return;
+    if (expr_errors != out->errors) /* the release's expressions failed the run */
+        return;
+    if (tile_outside(&out->tp->super, A, i, j, "writes"))
         return;
     rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j), *d = out->from->dat[from_flow];
     if (!tile) {
@@ -534,7 +616,7 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
             if (i->dat[f] && (c->flow_mode[f] & RILL_FLOW_WRITE))
                 rill_data_wrote(i->dat[f], dev);
     i->wrote = true;
-    rill_ptg_out_t out = { .tp = tp, .from = i };
+    rill_ptg_out_t out = { .tp = tp, .from = i, .errors = expr_errors };
     out.remote = out.fixed;
     out.capremote = (int)(sizeof(out.fixed) / sizeof(out.fixed[0]));
     /* a GPU manager's thread (w NULL: its completions, and the tasks it fails): it must
@@ -573,6 +655,7 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
             buf_unref(i->owned[f]);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tp->ndone[i->cls], 1, memory_order_relaxed);
     rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
 }
@@ -809,7 +892,7 @@ typedef struct get_arg {
  * the run failed already): deliver it to each target, each taking one of buf's references. */
 static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, const char *targets, ptg_buf_t *buf)
 {
-    rill_ptg_out_t out = { .tp = tp };
+    rill_ptg_out_t out = { .tp = tp, .errors = expr_errors };
     const char *p = targets;
     for (uint32_t k = 0; k < m->ntargets; k++) {
         ptg_target_t tg;
@@ -820,9 +903,10 @@ static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, const char *target
         p += target_bytes(tp, tg.cls);
         for (int q = 0; q < c->nparams; q++)
             v[c->param_var[q]] = params[q];
-        c->valid(tp->globals, v); /* the locals */
+        unsigned errs = expr_errors;
+        c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
         deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, m->size, buf,
-                      m->size && !buf);
+                      (m->size && !buf) || expr_errors != errs);
     }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
@@ -966,51 +1050,230 @@ rill_status_t rill_ptg_init(rill_context_t *ctx)
 
 /* ------------------------------------------------------------ taskpool */
 
+/* "NAME(p0, p1, ...)": a task of class c with the parameters key (list order) */
+static void task_name(char *buf, size_t cap, const rill_ptg_class_t *c, const int64_t *key)
+{
+    size_t o = (size_t)snprintf(buf, cap, "%s(", c->name);
+    for (int k = 0; k < c->nparams && o < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)key[k]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, ")");
+}
+
 typedef struct start_arg {
     ptg_tp_t *tp;
     int cls;
     rill_ptg_out_t *out;
-    bool failed;
+    unsigned errors; /* expr_errors at the start */
+    bool failed;     /* out of memory: the creation fails */
+    /* an error that every rank finds the same (a range, an expression of the ranges, the
+     * locals or the affinity: every rank enumerates every task): the creation fails */
+    bool global;
+    bool local;                     /* an error of a task of this rank: the run fails */
+    int64_t key[RILL_PTG_MAX_VARS]; /* the task whose inputs are checked */
 } start_arg_t;
 
-static void start_visit(void *arg, const int64_t *v)
+/* An input of a task of this rank (a->cls, a->key) comes from task (cls, params), which
+ * must lie in its class's ranges: else the task would wait for it forever. */
+static void source_check(void *arg, int flow, int cls, const int64_t *params)
+{
+    (void)flow;
+    start_arg_t *a = arg;
+    const rill_ptg_class_t *sc = &a->tp->prog->classes[cls];
+    if (a->local || cls < 0 || cls >= a->tp->prog->nclasses)
+        return;
+    int64_t v[RILL_PTG_MAX_VARS] = { 0 };
+    for (int k = 0; k < sc->nparams; k++)
+        v[sc->param_var[k]] = params[k];
+    unsigned errs = expr_errors;
+    int valid = sc->valid(a->tp->globals, v);
+    if (expr_errors != errs || !valid)
+        a->local = true;
+    if (valid || expr_errors != errs)
+        return;
+    char me[112], src[112];
+    task_name(me, sizeof(me), &a->tp->prog->classes[a->cls], a->key);
+    task_name(src, sizeof(src), sc, params);
+    rill_taskpool_fail(&a->tp->super, RILL_ERR_INVALID_ARG,
+                       "PTG task %s waits for an input from %s, which is outside %s's parameter "
+                       "ranges: %s would never run (a guard is missing in the .rill file)",
+                       me, src, sc->name, me);
+}
+
+static int start_visit(void *arg, const int64_t *v)
 {
     start_arg_t *a = arg;
-    const rill_ptg_class_t *c = &a->tp->prog->classes[a->cls];
-    if (a->failed || c->rank(a->tp->globals, v) != a->tp->super.ctx->rank ||
-        c->ninputs(a->tp->globals, v) != 0)
-        return;
+    ptg_tp_t *tp = a->tp;
+    const rill_ptg_class_t *c = &tp->prog->classes[a->cls];
+    int rank = c->rank(tp->globals, v);
+    if (expr_errors != a->errors) { /* every rank computes every task's rank */
+        a->global = true;
+        return 1;
+    }
+    if (rank != tp->super.ctx->rank)
+        return 0;
+    tp->nlocal[a->cls]++;
     int64_t key[RILL_PTG_MAX_VARS];
     for (int k = 0; k < c->nparams; k++)
         key[k] = v[c->param_var[k]];
-    ptg_inst_t *i = inst_new(a->tp, a->cls, v, key);
+    int n = c->ninputs(tp->globals, v);
+    if (expr_errors != a->errors) {
+        a->local = true;
+        return 1;
+    }
+    if (n != 0) { /* it waits for them: each must come from a task in its class's ranges */
+        memcpy(a->key, key, sizeof(key));
+        c->sources(tp->globals, v, source_check, a);
+        a->local |= expr_errors != a->errors;
+        return a->local;
+    }
+    ptg_inst_t *i = inst_new(tp, a->cls, v, key);
     if (!i) {
         a->failed = true;
-        return;
+        return 1;
     }
+    a->local |= i->broken; /* it runs no body; the run failed, saying why */
     i->super.next = a->out->ready;
     a->out->ready = &i->super;
     /* hand them over in batches: the workers start while the enumeration goes on */
     if (++a->out->nready == 256) {
-        rill_sched_push(a->tp->super.ctx, rill_worker_self(), a->out->ready, a->out->nready);
+        rill_sched_push(tp->super.ctx, rill_worker_self(), a->out->ready, a->out->nready);
         a->out->ready = NULL;
         a->out->nready = 0;
     }
+    return a->local;
 }
 
-/* Nothing but the creation hold pending: no task, no activation being fetched. In a failed
- * run, instances still waiting for inputs do not count: some never get them (a lost tile,
- * an excess input) and are dropped once no message can come any more (ptg_purge). */
+/* Nothing but the creation hold and the instances waiting for inputs pending: no task
+ * ready or running, no activation being fetched. The waiting instances can only be made
+ * ready by a message (counted by the termination) or a running task: none. Read under the
+ * table's lock, where a waiting instance is created (and counted in pending) and made
+ * ready, so both numbers are of one moment. */
 static bool locally_idle(void *arg)
 {
     ptg_tp_t *tp = arg;
-    long long pending = atomic_load_explicit(&tp->super.pending, memory_order_acquire);
-    if (pending > 1 && atomic_load_explicit(&tp->super.error, memory_order_acquire)) {
-        rill_spinlock_lock(&tp->lock);
-        pending -= (long long)tp->nwaiting;
-        rill_spinlock_unlock(&tp->lock);
-    }
+    if (atomic_load_explicit(&tp->super.pending, memory_order_acquire) <= 1)
+        return true;
+    rill_spinlock_lock(&tp->lock);
+    long long pending =
+        atomic_load_explicit(&tp->super.pending, memory_order_acquire) - (long long)tp->nwaiting;
+    rill_spinlock_unlock(&tp->lock);
     return pending <= 1;
+}
+
+/* The tasks of class cls of this rank that never received an input, at the end (locally
+ * idle): its tasks, less those that completed and those waiting in the table. */
+static uint64_t never_started(ptg_tp_t *tp, int cls, uint64_t waiting)
+{
+    uint64_t done = atomic_load_explicit(&tp->ndone[cls], memory_order_relaxed) + waiting;
+    return tp->nlocal[cls] > done ? tp->nlocal[cls] - done : 0;
+}
+
+/* How many tasks of this rank wait for inputs at the end (locally idle): those in the table
+ * and those that never received one. A failed run's own do not count (it fails already).
+ * Main thread. */
+static uint64_t ptg_stuck(ptg_tp_t *tp)
+{
+    if (atomic_load_explicit(&tp->super.error, memory_order_acquire))
+        return 0;
+    uint64_t n = 0;
+    rill_spinlock_lock(&tp->lock);
+    for (int c = 0; c < tp->prog->nclasses; c++)
+        n += tp->nwait_cls[c] + never_started(tp, c, tp->nwait_cls[c]);
+    rill_spinlock_unlock(&tp->lock);
+    return n;
+}
+
+static ptg_inst_t *table_find(ptg_tp_t *tp, int cls, const int64_t *key)
+{
+    const rill_ptg_class_t *c = &tp->prog->classes[cls];
+    uint64_t h = key_hash(cls, key, c->nparams);
+    ptg_inst_t *i = tp->buckets[h % tp->nbuckets];
+    while (i && !(i->hash == h && i->cls == cls &&
+                  !memcmp(i->key, key, sizeof(int64_t) * (size_t)c->nparams)))
+        i = i->hnext;
+    return i;
+}
+
+/* The tasks of a class of this rank that wait for task inputs and are not in the table:
+ * they either ran or never received an input. The first few are kept. */
+typedef struct stuck_arg {
+    ptg_tp_t *tp;
+    int cls;
+    uint64_t n;
+    int kept;
+    int64_t keys[4][RILL_PTG_MAX_VARS];
+    int ninputs[4];
+} stuck_arg_t;
+
+static int stuck_visit(void *arg, const int64_t *v)
+{
+    stuck_arg_t *a = arg;
+    ptg_tp_t *tp = a->tp;
+    const rill_ptg_class_t *c = &tp->prog->classes[a->cls];
+    if (c->rank(tp->globals, v) != tp->super.ctx->rank)
+        return 0;
+    int n = c->ninputs(tp->globals, v);
+    int64_t key[RILL_PTG_MAX_VARS];
+    for (int k = 0; k < c->nparams; k++)
+        key[k] = v[c->param_var[k]];
+    if (n == 0 || table_find(tp, a->cls, key))
+        return 0;
+    if (a->kept < 4) {
+        memcpy(a->keys[a->kept], key, sizeof(key));
+        a->ninputs[a->kept++] = n;
+    }
+    a->n++;
+    return 0;
+}
+
+/* The run cannot go on: nstuck tasks of this rank wait for inputs that no task will send
+ * (a cycle, an input from a task that never runs). Fail it naming some of them: those in
+ * the table with the inputs they still wait for, and those that never received one where
+ * they can be told apart from the tasks that ran (all of a class's candidates never did).
+ * Main thread, locally idle. */
+static void ptg_fail_stuck(ptg_tp_t *tp, uint64_t nstuck)
+{
+    char names[200];
+    size_t o = 0;
+    int shown = 0;
+    names[0] = '\0';
+    rill_spinlock_lock(&tp->lock);
+    for (size_t b = 0; b < tp->nbuckets && shown < 4; b++)
+        for (ptg_inst_t *i = tp->buckets[b]; i && shown < 4; i = i->hnext, shown++) {
+            char t[96];
+            task_name(t, sizeof(t), &tp->prog->classes[i->cls], i->key);
+            if (o < sizeof(names))
+                o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s waits for %d input(s)",
+                                      shown ? ", " : "", t, i->remaining);
+        }
+    rill_spinlock_unlock(&tp->lock);
+    for (int c = 0; c < tp->prog->nclasses; c++) {
+        uint64_t never = never_started(tp, c, tp->nwait_cls[c]);
+        if (!never)
+            continue;
+        stuck_arg_t a = { .tp = tp, .cls = c };
+        tp->prog->classes[c].enumerate(tp->globals, stuck_visit, &a);
+        if (a.n == never) /* all of them never received an input: they can be named */
+            for (int k = 0; k < a.kept && shown < 4; k++, shown++) {
+                char t[96];
+                task_name(t, sizeof(t), &tp->prog->classes[c], a.keys[k]);
+                if (o < sizeof(names))
+                    o +=
+                        (size_t)snprintf(names + o, sizeof(names) - o, "%s%s waits for %d input(s)",
+                                         shown ? ", " : "", t, a.ninputs[k]);
+            }
+        else if (o < sizeof(names)) {
+            o += (size_t)snprintf(names + o, sizeof(names) - o,
+                                  "%s%llu task(s) of %s never received an input", shown ? ", " : "",
+                                  (unsigned long long)never, tp->prog->classes[c].name);
+            shown++;
+        }
+    }
+    rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
+                       "PTG %s: %llu task(s) of this rank wait for inputs that no task will send "
+                       "(a cycle of dependencies, or an input from a task that never runs): %s",
+                       tp->prog->name, (unsigned long long)nstuck, names);
 }
 
 /* A failed run, once no activation can come any more: the instances still waiting for
@@ -1027,6 +1290,8 @@ static void ptg_purge(ptg_tp_t *tp)
             all = i;
         }
     tp->nwaiting = 0;
+    for (int c = 0; c < tp->prog->nclasses; c++)
+        tp->nwait_cls[c] = 0;
     rill_spinlock_unlock(&tp->lock);
     while (all) {
         ptg_inst_t *i = all;
@@ -1041,31 +1306,37 @@ static void ptg_purge(ptg_tp_t *tp)
 /*
  * Termination on several ranks (Mattern's four counters). A rank does not know what it
  * will receive, so the creation hold is dropped only once: every rank is idle (nothing
- * but the hold pending: no task, no activation being fetched) when it joins a wave, and
- * two consecutive waves (allreduce sums of every rank's sent and received activations)
- * find the same totals with sent == received. Then the receives counted by the first wave
- * equal the sends counted by the second, so no activation was in flight and no rank was
- * active at the end of the first wave: nothing can make a task any more. Every rank sees
- * the same sums, so all take the same number of waves (the collectives match). While a
- * wave's allreduce is under way the main thread keeps running tasks (the comm waiter).
+ * but the hold and instances waiting for inputs pending: no task, no activation being
+ * fetched) when it joins a wave, and two consecutive waves (allreduce sums of every rank's
+ * sent and received activations) find the same totals with sent == received. Then the
+ * receives counted by the first wave equal the sends counted by the second, so no
+ * activation was in flight and no rank was active at the end of the first wave: nothing
+ * can make a task any more. Every rank sees the same sums, so all take the same number of
+ * waves (the collectives match). While a wave's allreduce is under way the main thread
+ * keeps running tasks (the comm waiter). Each wave also sums the tasks that wait for
+ * inputs (ptg_stuck): at the end, any means they wait forever, and every rank fails (each
+ * naming its own).
  */
 static rill_status_t ptg_close(rill_taskpool_t *super)
 {
     ptg_tp_t *tp = (ptg_tp_t *)super;
     rill_context_t *ctx = super->ctx;
+    uint64_t stuck_all;
     if (ctx->nranks > 1) {
         rill_worker_t *w = rill_worker_self();
         for (int round = 0;; round++) {
-            uint64_t c[2][2];
+            uint64_t c[2][3];
             for (int wave = 0; wave < 2; wave++) {
                 rill_context_wait(w, locally_idle, tp, "PTG: this rank's tasks (termination)",
                                   super);
                 c[wave][0] = atomic_load(&tp->sent);
                 c[wave][1] = atomic_load(&tp->received);
+                c[wave][2] = ptg_stuck(tp);
                 rill_status_t s =
-                    rill_comm_allreduce_u64(ctx->comm, c[wave], c[wave], 2, RILL_COMM_SUM);
+                    rill_comm_allreduce_u64(ctx->comm, c[wave], c[wave], 3, RILL_COMM_SUM);
                 if (s != RILL_SUCCESS) {
                     rill_taskpool_fail(super, s, "PTG termination: the allreduce failed");
+                    ptg_purge(tp);
                     rill_taskpool_pending_sub(super, 1);
                     return s;
                 }
@@ -1075,11 +1346,25 @@ static rill_status_t ptg_close(rill_taskpool_t *super)
                          "%llu/%llu",
                          super->id, round, (unsigned long long)c[0][0], (unsigned long long)c[1][0],
                          (unsigned long long)c[0][1], (unsigned long long)c[1][1]);
-            if (c[0][0] == c[0][1] && c[1][0] == c[1][1] && c[0][0] == c[1][0])
+            if (c[0][0] == c[0][1] && c[1][0] == c[1][1] && c[0][0] == c[1][0]) {
+                stuck_all = c[1][2];
                 break;
+            }
         }
-    } else
+    } else {
         rill_context_wait(rill_worker_self(), locally_idle, tp, "PTG: this rank's tasks", super);
+        stuck_all = ptg_stuck(tp);
+    }
+    if (stuck_all && !atomic_load_explicit(&super->error, memory_order_acquire)) {
+        uint64_t mine = ptg_stuck(tp);
+        if (mine)
+            ptg_fail_stuck(tp, mine);
+        else
+            rill_taskpool_fail(super, RILL_ERR_INVALID_ARG,
+                               "PTG %s: %llu task(s) of other ranks wait for inputs that no task "
+                               "will send (their ranks name them): the run cannot end",
+                               tp->prog->name, (unsigned long long)stuck_all);
+    }
     if (atomic_load_explicit(&super->error, memory_order_acquire))
         ptg_purge(tp);
     rill_taskpool_pending_sub(super, 1); /* the creation hold */
@@ -1143,7 +1428,10 @@ static void ptg_destroy(rill_taskpool_t *super)
         }
     free(tp->buckets);
     free(tp->tcs);
-    free(tp->globals);
+    free(tp->nlocal);
+    free(tp->ndone);
+    free(tp->nwait_cls);
+    free((globals_head_t *)tp->globals - 1);
     free(tp);
 }
 
@@ -1198,16 +1486,29 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     tp->nbuckets = 4096;
     tp->buckets = calloc(tp->nbuckets, sizeof(*tp->buckets));
     tp->tcs = calloc((size_t)prog->nclasses, sizeof(*tp->tcs));
-    tp->globals = malloc(prog->globals_size ? prog->globals_size : 1);
-    if (!tp->buckets || !tp->tcs || !tp->globals) {
+    size_t ncls = prog->nclasses ? (size_t)prog->nclasses : 1;
+    tp->nlocal = calloc(ncls, sizeof(*tp->nlocal));
+    tp->ndone = calloc(ncls, sizeof(*tp->ndone));
+    tp->nwait_cls = calloc(ncls, sizeof(*tp->nwait_cls));
+    /* the globals after a header naming the taskpool (rill_ptg_expr_error) */
+    globals_head_t *head = malloc(sizeof(*head) + (prog->globals_size ? prog->globals_size : 1));
+    if (!tp->buckets || !tp->tcs || !tp->nlocal || !tp->ndone || !tp->nwait_cls || !head) {
         free(tp->buckets);
         free(tp->tcs);
-        free(tp->globals);
+        free(tp->nlocal);
+        free(tp->ndone);
+        free(tp->nwait_cls);
+        free(head);
         free(tp);
         return RILL_ERR_NO_MEMORY;
     }
+    head->tp = tp;
+    tp->globals = head + 1;
     if (prog->globals_size)
         memcpy(tp->globals, globals, prog->globals_size);
+    for (int c = 0; c < prog->nclasses; c++)
+        atomic_init(&tp->ndone[c], 0);
+    atomic_init(&tp->cancelled, false);
     rill_spinlock_init(&tp->lock);
     atomic_init(&tp->created, 0);
     atomic_init(&tp->completed, 0);
@@ -1274,14 +1575,34 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         free(mine);
         mine = n;
     }
-    /* the tasks that wait for no other task start now */
-    rill_ptg_out_t out = { .tp = tp };
-    start_arg_t a = { .tp = tp, .out = &out };
-    for (a.cls = 0; a.cls < prog->nclasses && !a.failed; a.cls++)
-        prog->classes[a.cls].enumerate(tp->globals, start_visit, &a);
+    /* the tasks that wait for no other task start now; every range is checked as it is
+     * enumerated, and each task of this rank that waits for inputs has them from tasks in
+     * their classes' ranges */
+    rill_ptg_out_t out = { .tp = tp, .errors = expr_errors };
+    start_arg_t a = { .tp = tp, .out = &out, .errors = expr_errors };
+    for (a.cls = 0; a.cls < prog->nclasses; a.cls++) {
+        int stopped = prog->classes[a.cls].enumerate(tp->globals, start_visit, &a);
+        if (stopped && !a.failed && !a.local) /* its own ranges or expressions: reported */
+            a.global = true;
+        if (a.failed || a.local || a.global)
+            break;
+    }
     if (a.failed)
-        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory starting PTG %s",
-                           prog->name);
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY,
+                           "out of memory starting PTG %s (%llu tasks created)", prog->name,
+                           (unsigned long long)atomic_load(&tp->created));
+    if (a.failed || a.global) {
+        /* the creation fails, on every rank alike for an error of the ranges (every rank
+         * enumerates them all): the tasks it started already run no body; the taskpool
+         * ends (the termination with the other ranks) and goes */
+        atomic_store(&tp->cancelled, true);
+        rill_sched_push(ctx, rill_worker_self(), out.ready, out.nready);
+        rill_taskpool_t *t = &tp->super;
+        rill_status_t s = rill_taskpool_wait(t);
+        rill_taskpool_destroy(&t);
+        *tp_p = NULL;
+        return s != RILL_SUCCESS ? s : RILL_ERR_INVALID_ARG;
+    }
     rill_sched_push(ctx, rill_worker_self(), out.ready, out.nready);
     *tp_p = &tp->super;
     return RILL_SUCCESS;

@@ -50,12 +50,20 @@ typedef struct rill_ptg_class {
     const uint8_t *flow_mode;
     /** Whether the parameters (set in v) lie in their ranges; fills the locals. */
     int (*valid)(const void *g, int64_t *v);
-    /** Call visit(arg, v) for every tuple of the parameters' ranges (locals filled). */
-    void (*enumerate)(const void *g, void (*visit)(void *arg, const int64_t *v), void *arg);
+    /** Call visit(arg, v) for every tuple of the parameters' ranges (locals filled), in
+     * definition order; a visit that returns non-zero stops it. Each range is checked
+     * (rill_ptg_range) before its loop, each division computed (rill_ptg_div): a range or
+     * an expression that cannot be computed is reported and stops it. Returns non-zero
+     * when it stopped (a visit asked, or an error was reported). */
+    int (*enumerate)(const void *g, int (*visit)(void *arg, const int64_t *v), void *arg);
     /** The rank that runs the task (its affinity tile's owner). */
     int (*rank)(const void *g, const int64_t *v);
     /** How many inputs come from other tasks (the task waits for them). */
     int (*ninputs)(const void *g, const int64_t *v);
+    /** Call visit(arg, flow, cls, params) for each input from a task, as ninputs counts
+     * them: this task's flow, the task (class cls, params in its list order). */
+    void (*sources)(const void *g, const int64_t *v,
+                    void (*visit)(void *arg, int flow, int cls, const int64_t *params), void *arg);
     /** Set the data of the flows whose input is a tile of a collection. */
     void (*data_inputs)(const void *g, rill_ptg_task_t *t);
     /** Hand the outputs to their successors and tiles (once the body ran). */
@@ -107,10 +115,45 @@ void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i
 void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
                          int from_flow);
 
+/** An expression of the generated code that cannot be computed, or a range that cannot be
+ * enumerated: what (the class, the .rill file's line and the expression's text) and the
+ * message fail the taskpool whose globals g are (RILL_ERR_INVALID_ARG: its creation when
+ * it enumerates the ranges, else the run); *bad (may be NULL) is set. Any thread. */
+void rill_ptg_expr_error(const void *g, int *bad, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** a / b (op '/') or a % b (op '%') on int64_t, as C computes it, where C does not trap:
+ * a divisor 0 or INT64_MIN / -1 (SIGFPE) is reported (rill_ptg_expr_error) and gives 0.
+ * The generated code computes its integer divisions through it. */
+static inline int64_t rill_ptg_div(const void *g, int *bad, int64_t a, int64_t b, int op,
+                                   const char *what)
+{
+    if (b == 0 || (b == -1 && a == INT64_MIN)) {
+        rill_ptg_expr_error(g, bad, what, "%s (%lld %c %lld)",
+                            b ? "overflows 64-bit integers"
+                              : (op == '/' ? "divides by zero" : "is a modulo by zero"),
+                            (long long)a, op, (long long)b);
+        return 0;
+    }
+    return op == '/' ? a / b : a % b;
+}
+
+/** A parameter's range lo .. hi .. step, before its loop runs (in definition order): the
+ * step must be positive (0 never ends, a negative one never reaches hi) and hi at most
+ * INT64_MAX - step (the loop's last step would overflow); else it is reported
+ * (rill_ptg_expr_error: what names the class, the parameter and the .rill line) and 0 is
+ * returned. 1: the range can be enumerated (it may be empty, lo > hi). */
+int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step, const char *what);
+
 /** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
  * without inputs from other tasks start at once. On several ranks every rank creates it,
  * in the same order as its other taskpools, with the same globals (its own matrices);
- * a task's output to a task of another rank travels as an activation message. Main thread. */
+ * a task's output to a task of another rank travels as an activation message. A range
+ * that cannot be enumerated (a step <= 0, an end above INT64_MAX - step) or a division that
+ * cannot be computed in the ranges, locals or affinity is RILL_ERR_INVALID_ARG (out of
+ * memory: RILL_ERR_NO_MEMORY), with a message naming them: the tasks it started run no
+ * body, the taskpool ends and is destroyed, *tp is NULL (docs/ptg.md, "What the run
+ * checks"). Main thread. */
 rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
                                        const void *globals, rill_taskpool_t **tp);
 

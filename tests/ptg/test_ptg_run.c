@@ -18,6 +18,14 @@
  *          GPUs, brought home at the end; exit 77 (skipped) without a GPU
  *   expr   nested expressions (ranges, locals, priorities) as rillcc compiles them, against
  *          the same C expressions
+ *   noprod a task waits for an input from a task outside its class's ranges: the run fails
+ *          naming both (no silent success)
+ *   cycle  (1-2 ranks) tasks that wait for each other (cycles of 2 and 5, over the ranks)
+ *          and a task that waits for one of them: the wait fails on every rank, naming them
+ *   range  ranges whose step (0, negative) or end (near INT64_MAX) come with the globals:
+ *          the creation fails naming the parameter and the values (no endless loop)
+ *   div    run-time division and modulo by 0 and INT64_MIN / -1 in a local, a guard and a
+ *          priority: the creation or the run fails naming the expression (no SIGFPE)
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -30,13 +38,17 @@
 #include "rill/rill.h"
 
 #include "chain_run.h"
+#include "cycle_run.h"
+#include "div_run.h"
 #include "expr_run.h"
 #include "fan_run.h"
 #include "gpu_run.h"
 #include "hop_run.h"
 #include "new_run.h"
 #include "noguard_run.h"
+#include "noprod_run.h"
 #include "outside_run.h"
+#include "range_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
 #include "dpotrf.h"
@@ -452,6 +464,180 @@ static int test_expr(void)
     return 0;
 }
 
+/* A run that must fail: create (status sc) then wait (s); the first error and what was
+ * logged. */
+static rill_status_t failing_run(rill_status_t (*create)(rill_taskpool_t **, const void *),
+                                 const void *g, char **log, bool *at_create)
+{
+    test_capture_t cap;
+    test_capture_begin(&cap); /* before the create: tasks may fail during it */
+    rill_taskpool_t *tp = NULL;
+    rill_status_t s = create(&tp, g);
+    *at_create = s != RILL_SUCCESS;
+    if (s == RILL_SUCCESS) {
+        s = rill_taskpool_wait(tp);
+        rill_status_t d = rill_taskpool_destroy(&tp);
+        if (d != RILL_SUCCESS && s == RILL_SUCCESS)
+            s = d;
+    } else if (tp)
+        s = RILL_ERR_BAD_STATE; /* a failed creation gives no taskpool */
+    *log = test_capture_end(&cap);
+    return s;
+}
+
+static rill_status_t create_noprod(rill_taskpool_t **tp, const void *g)
+{
+    return noprod_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_cycle(rill_taskpool_t **tp, const void *g)
+{
+    return cycle_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_range(rill_taskpool_t **tp, const void *g)
+{
+    return range_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_div(rill_taskpool_t **tp, const void *g)
+{
+    return div_run_taskpool_create(ctx, g, tp);
+}
+
+#define EXPECT_FAIL(s, log, want)                                                                  \
+    do {                                                                                           \
+        CHECK_MSG((s) == RILL_ERR_INVALID_ARG, "%s: returned %s, expected RILL_ERR_INVALID_ARG",   \
+                  want, rill_status_string(s));                                                    \
+        CHECK_MSG((log) && strstr((log), (want)), "the message does not say '%s': %s", want,       \
+                  (log) ? (log) : "(none)");                                                       \
+    } while (0)
+
+static int test_noprod(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2, 2, 2, 1, 1, &A));
+    noprod_run_globals_t g = { .N = 4, .A = A };
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_noprod, &g, &log, &at_create);
+    EXPECT_FAIL(s, log,
+                "PTG task C(2) waits for an input from P(2), which is outside P's "
+                "parameter ranges");
+    free(log);
+    g.N = 2; /* every consumer has its producer */
+    rill_taskpool_t *tp;
+    CHECK_OK(noprod_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("noprod: C(2) waiting for P(2), outside P's range, fails the run naming both\n");
+    return 0;
+}
+
+static int test_cycle(void)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    static const int sizes[] = { 2, 5 };
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        int n = sizes[k];
+        rill_matrix_t *A;
+        CHECK_OK(rill_matrix_create(ctx, 1, n, 1, 1, 1, nranks, &A)); /* tile (0, i): rank i % P */
+        cycle_run_globals_t g = { .N = n, .A = A };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_cycle, &g, &log, &at_create);
+        CHECK_MSG(!at_create, "cycle of %d: the creation failed: %s", n, log ? log : "(none)");
+        EXPECT_FAIL(s, log, "wait for inputs that no task will send");
+        /* each rank names its own: T(me) is on this rank (tile (0, me)), W(0) on rank 0 */
+        char want[64];
+        snprintf(want, sizeof(want), "T(%d) waits for 1 input(s)", me);
+        if (n <= 2 || nranks == 1 || me > 0) /* rank 0 names W(0) and up to 3 of its T's */
+            EXPECT_FAIL(s, log, want);
+        if (me == 0)
+            EXPECT_FAIL(s, log, "W(0) waits for 1 input(s)");
+        free(log);
+        CHECK_OK(rill_matrix_destroy(&A));
+    }
+    if (me == 0)
+        printf("cycle: cycles of 2 and 5 tasks on %d rank(s), and a task waiting for one: the "
+               "wait fails on every rank, naming them\n",
+               nranks);
+    return 0;
+}
+
+static int test_range(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2, 2, 2, 1, 1, &A));
+    static const struct {
+        int64_t lo, hi, step;
+        const char *want;
+    } cases[] = {
+        { 0, 10, 0,
+          "R, parameter j (range_run.rill:12) has the range 0 .. 10 .. 0, whose step "
+          "is 0" },
+        { 0, 10, -2, "has the range 0 .. 10 .. -2, whose step is negative" },
+        { 5, -3, 0, "has the range 5 .. -3 .. 0, whose step is 0" }, /* empty, still wrong */
+        { 0, INT64_MAX, 1, "whose end is above INT64_MAX - step = 9223372036854775806" },
+        { INT64_MAX - 10, INT64_MAX - 2, 3, "whose end is above INT64_MAX - step" },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        range_run_globals_t g = {
+            .LO = cases[k].lo, .HI = cases[k].hi, .S = cases[k].step, .A = A
+        };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_range, &g, &log, &at_create);
+        CHECK_MSG(at_create, "range %zu: the creation did not fail", k);
+        EXPECT_FAIL(s, log, cases[k].want);
+        free(log);
+    }
+    /* a range near the end that is right: its last step lands on INT64_MAX - 3 */
+    range_run_globals_t g = { .LO = INT64_MAX - 9, .HI = INT64_MAX - 3, .S = 3, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(range_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("range: steps of 0 and below and ends past INT64_MAX - step fail the creation, "
+           "naming them\n");
+    return 0;
+}
+
+static int test_div(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2, 2, 2, 1, 1, &A));
+    static const struct {
+        int m;
+        int64_t d, b;
+        bool at_create;
+        const char *want;
+    } cases[] = {
+        { 1, 0, 7, true, "V, div_run.rill:14: (B + i) / D divides by zero (7 / 0)" },
+        { 1, -1, INT64_MIN, true,
+          "(B + i) / D overflows 64-bit integers "
+          "(-9223372036854775808 / -1)" },
+        { 4, 0, 0, true, "V, div_run.rill:15: i % D is a modulo by zero (0 % 0)" },
+        { 2, 0, 0, false, "V, div_run.rill:17: i % D is a modulo by zero" },
+        { 3, 0, 0, false, "V, div_run.rill:19: N / D divides by zero (4 / 0)" },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        div_run_globals_t g = { .N = 4, .D = cases[k].d, .B = cases[k].b, .M = cases[k].m, .A = A };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_div, &g, &log, &at_create);
+        CHECK_MSG(at_create == cases[k].at_create, "div %zu: the creation %s", k,
+                  at_create ? "failed" : "did not fail");
+        EXPECT_FAIL(s, log, cases[k].want);
+        free(log);
+    }
+    div_run_globals_t g = { .N = 4, .D = 2, .B = 0, .M = 2, .A = A }; /* divisions that work */
+    rill_taskpool_t *tp;
+    CHECK_OK(div_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("div: division and modulo by 0 and INT64_MIN / -1 in a local, a guard and a "
+           "priority fail the creation or the run, naming the expression\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -479,10 +665,18 @@ int main(int argc, char **argv)
         rc = test_new();
     else if (!strcmp(what, "gpu"))
         rc = test_gpu();
+    else if (!strcmp(what, "noprod"))
+        rc = test_noprod();
+    else if (!strcmp(what, "cycle"))
+        rc = test_cycle();
+    else if (!strcmp(what, "range"))
+        rc = test_range();
+    else if (!strcmp(what, "div"))
+        rc = test_div();
     else {
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
-                "stencil, expr, remote, new, gpu\n",
+                "stencil, expr, remote, new, gpu, noprod, cycle, range, div\n",
                 what);
         rc = 2;
     }

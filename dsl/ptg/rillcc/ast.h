@@ -135,6 +135,15 @@ static inline bool global_is_collection(const global_t *g)
     return g && strstr(g->type, "rill_matrix_t") && strchr(g->type, '*');
 }
 
+/** A global of an integer type (not double, not a pointer): a symbol of check.c's affine
+ * forms; the generated code divides it through rill_ptg_div. */
+static inline bool global_is_integer(const global_t *g)
+{
+    return !strchr(g->type, '*') && !strstr(g->type, "double") && !strstr(g->type, "float") &&
+           (strstr(g->type, "int") || strstr(g->type, "long") || strstr(g->type, "short") ||
+            strstr(g->type, "size_t") || strstr(g->type, "unsigned"));
+}
+
 typedef struct program {
     const char *file;
     char *prologue; /* %{ ... %}, copied into the generated C */

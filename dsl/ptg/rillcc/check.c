@@ -548,14 +548,6 @@ static void lin_addmul(lin_t *a, const lin_t *b, long long m)
     }
 }
 
-/* A global of an integer type (not double, not a pointer): a symbol of the forms */
-static bool global_is_integer(const global_t *g)
-{
-    return !strchr(g->type, '*') && !strstr(g->type, "double") && !strstr(g->type, "float") &&
-           (strstr(g->type, "int") || strstr(g->type, "long") || strstr(g->type, "short") ||
-            strstr(g->type, "size_t") || strstr(g->type, "unsigned"));
-}
-
 /** The names of one class as forms: vars[i] is definition i's (a parameter's symbol or
  * binding, a local's definition). */
 typedef struct scope {

@@ -49,6 +49,107 @@ static int flow_index(const tclass_t *c, const char *name)
     return -1;
 }
 
+/* Whether e is computed on integers in the generated C (its / and % then go through
+ * rill_ptg_div): integers, parameters and locals (int64_t), globals of an integer type. */
+static bool is_integer(const expr_t *e, const tclass_t *c)
+{
+    switch (e->kind) {
+    case E_INT:
+        return true;
+    case E_FLOAT:
+        return false;
+    case E_ID: {
+        if (c && def_index(c, e->text) >= 0)
+            return true;
+        for (const global_t *g = prog->globals; g; g = g->next)
+            if (!strcmp(g->name, e->text))
+                return global_is_integer(g);
+        return false;
+    }
+    case E_UN:
+        return e->op == '!' || is_integer(e->a, c);
+    case E_BIN:
+        if (e->op != '+' && e->op != '-' && e->op != '*' && e->op != '/' && e->op != '%')
+            return true; /* comparisons, && and || give an int */
+        return is_integer(e->a, c) && is_integer(e->b, c);
+    case E_TERN:
+        return is_integer(e->b, c) && is_integer(e->c, c);
+    }
+    return false;
+}
+
+/* e's text as written (fully parenthesised below the top), at most cap - 1 bytes into
+ * buf at *o; "..." marks a cut. The recursion is as deep as the tree (bounded). */
+static void expr_text(const expr_t *e, char *buf, size_t cap, size_t *o, bool top)
+{
+    if (*o + 1 >= cap)
+        return;
+    char one[2];
+    switch (e->kind) {
+    case E_INT:
+        *o += (size_t)snprintf(buf + *o, cap - *o, "%lld", e->ival);
+        break;
+    case E_FLOAT:
+    case E_ID:
+        *o += (size_t)snprintf(buf + *o, cap - *o, "%s", e->text);
+        break;
+    case E_UN:
+        *o += (size_t)snprintf(buf + *o, cap - *o, "%c", e->op);
+        expr_text(e->a, buf, cap, o, false);
+        break;
+    case E_BIN:
+        *o += (size_t)snprintf(buf + *o, cap - *o, "%s", top ? "" : "(");
+        expr_text(e->a, buf, cap, o, false);
+        if (*o + 1 < cap)
+            *o += (size_t)snprintf(buf + *o, cap - *o, " %s ", rillcc_op_text(e->op, one));
+        expr_text(e->b, buf, cap, o, false);
+        if (!top && *o + 1 < cap)
+            *o += (size_t)snprintf(buf + *o, cap - *o, ")");
+        break;
+    case E_TERN:
+        *o += (size_t)snprintf(buf + *o, cap - *o, "%s", top ? "" : "(");
+        expr_text(e->a, buf, cap, o, false);
+        if (*o + 1 < cap)
+            *o += (size_t)snprintf(buf + *o, cap - *o, " ? ");
+        expr_text(e->b, buf, cap, o, false);
+        if (*o + 1 < cap)
+            *o += (size_t)snprintf(buf + *o, cap - *o, " : ");
+        expr_text(e->c, buf, cap, o, false);
+        if (!top && *o + 1 < cap)
+            *o += (size_t)snprintf(buf + *o, cap - *o, ")");
+        break;
+    }
+    if (*o >= cap)
+        *o = cap - 1;
+}
+
+/* the .rill file's name without its directories, for the run time's messages */
+static const char *file_base(void)
+{
+    const char *b = strrchr(prog->file, '/');
+    return b ? b + 1 : prog->file;
+}
+
+/* a C string literal of s (the file's name may hold any character) */
+static void c_string(const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 32 || ch >= 127)
+            fprintf(out, "\\%03o", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* The C of e. Names become v[i] (a parameter or local) or G->name (a global). An integer
+ * / or % goes through rill_ptg_div, which reports a divisor 0 or INT64_MIN / -1 (naming the
+ * class, the .rill line and the expression) instead of trapping; the generated function
+ * has G and bad_. */
 static void expr(const expr_t *e, const tclass_t *c)
 {
     switch (e->kind) {
@@ -72,6 +173,23 @@ static void expr(const expr_t *e, const tclass_t *c)
         fprintf(out, ")");
         return;
     case E_BIN: {
+        /* a constant divisor other than 0 and -1 cannot trap: C's operator */
+        bool safe = e->b->kind == E_INT && e->b->ival != 0 && e->b->ival != -1;
+        if ((e->op == '/' || e->op == '%') && !safe && is_integer(e->a, c) && is_integer(e->b, c)) {
+            fprintf(out, "rill_ptg_div(G, &bad_, (int64_t)(");
+            expr(e->a, c);
+            fprintf(out, "), (int64_t)(");
+            expr(e->b, c);
+            fprintf(out, "), '%c', ", e->op);
+            char what[512], text[160];
+            size_t o = 0;
+            expr_text(e, text, sizeof(text), &o, true);
+            snprintf(what, sizeof(what), "%s, %s:%d: %s%s", c ? c->name : "the program",
+                     file_base(), e->loc.line, text, o + 1 >= sizeof(text) ? "..." : "");
+            c_string(what);
+            fprintf(out, ")");
+            return;
+        }
         char one[2]; /* on the stack: the operands' own calls must not overwrite it */
         const char *op = rillcc_op_text(e->op, one);
         fprintf(out, "(");
@@ -93,30 +211,70 @@ static void expr(const expr_t *e, const tclass_t *c)
     }
 }
 
+/* The checked range of parameter d (definition i) into lo_i, hi_i, st_i, in a block the
+ * caller closes; on a bad range (rill_ptg_range reported it) or a bad division in its ends,
+ * fail_stmt runs. */
+static void range_open(const tclass_t *c, const def_t *d, int i, const char *indent,
+                       const char *fail_stmt)
+{
+    fprintf(out, "%s{\n%s    const int64_t lo_%d = ", indent, indent, i);
+    expr(d->lo, c);
+    fprintf(out, ";\n%s    const int64_t hi_%d = ", indent, i);
+    expr(d->hi ? d->hi : d->lo, c);
+    fprintf(out, ";\n%s    const int64_t st_%d = ", indent, i);
+    if (d->step)
+        expr(d->step, c);
+    else
+        fprintf(out, "1");
+    char what[256];
+    snprintf(what, sizeof(what), "%s, parameter %s (%s:%d)", c->name, d->name, file_base(),
+             d->loc.line);
+    fprintf(out, ";\n%s    if (bad_ || !rill_ptg_range(G, &bad_, lo_%d, hi_%d, st_%d, ", indent, i,
+            i, i);
+    c_string(what);
+    fprintf(out, "))\n%s        %s\n", indent, fail_stmt);
+}
+
 /* the prelude of a generated function: the globals and the variables */
 static void fn_head(const char *ret, const tclass_t *c, const char *what, const char *args)
 {
     fprintf(out, "static %s %s_%s(%s)\n{\n", ret, c->name, what, args);
     fprintf(out, "    const %s_globals_t *G = g;\n    (void)G;\n", pname);
+    fprintf(out, "    int bad_ = 0; /* a division or a range reported (rill_ptg_div) */\n"
+                 "    (void)bad_;\n");
     if (strstr(args, "int64_t *v") && !strstr(args, "visit"))
         fprintf(out, "    (void)v;\n");
     if (strstr(args, "*out"))
         fprintf(out, "    (void)out;\n");
 }
 
-/* loops over the ranges of a target's arguments (a broadcast), then body, then closing */
+/* loops over the ranges of a target's arguments (a broadcast), then body, then closing;
+ * each range's hi is computed once and checked (at most INT64_MAX - 1: a++ cannot
+ * overflow), a bad one reported and its loop skipped */
 static int open_args(const target_t *t, const tclass_t *c, const char *indent)
 {
     int k = 0, loops = 0;
     fprintf(out, "%s{\n%s    int64_t a[%d] = { 0 };\n%s    (void)a;\n", indent, indent,
             t->nargs > 0 ? t->nargs : 1, indent);
+    for (const arg_t *a = t->args; a; a = a->next, k++)
+        if (a->hi) {
+            fprintf(out, "%s    const int64_t lo_a%d = ", indent, k);
+            expr(a->lo, c);
+            fprintf(out, ", hi_a%d = ", k);
+            expr(a->hi, c);
+            char what[256];
+            snprintf(what, sizeof(what), "%s, argument %d of %s %s (%s:%d)", c->name, k + 1,
+                     t->flow ? t->flow : "", t->name, file_base(), t->loc.line);
+            fprintf(out, ";\n%s    const int ok_a%d = rill_ptg_range(G, &bad_, lo_a%d, hi_a%d, 1, ",
+                    indent, k, k, k);
+            c_string(what);
+            fprintf(out, ");\n");
+        }
+    k = 0;
     for (const arg_t *a = t->args; a; a = a->next, k++) {
         if (a->hi) {
-            fprintf(out, "%s    for (a[%d] = ", indent, k);
-            expr(a->lo, c);
-            fprintf(out, "; a[%d] <= ", k);
-            expr(a->hi, c);
-            fprintf(out, "; a[%d]++)\n", k);
+            fprintf(out, "%s    for (a[%d] = lo_a%d; ok_a%d && a[%d] <= hi_a%d; a[%d]++)\n", indent,
+                    k, k, k, k, k, k);
             loops++;
         } else {
             fprintf(out, "%s    if ((a[%d] = ", indent, k);
@@ -184,64 +342,53 @@ static void gen_class(const tclass_t *c, int ci)
                 : f->kind == F_RW    ? "RILL_PTG_READ | RILL_PTG_WRITE"
                                      : "0");
     fprintf(out, " };\n\n");
-    /* valid: the parameters in their ranges, the locals computed */
+    /* valid: the parameters in their ranges (each checked as enumerate does), the locals
+     * computed; 0 for a division that cannot be computed too */
     fn_head("int", c, "valid", "const void *g, int64_t *v");
     for (const def_t *d = c->defs; d; d = d->next) {
         int i = def_index(c, d->name);
         if (!d->is_param) {
             fprintf(out, "    v[%d] = ", i);
             expr(d->lo, c);
-            fprintf(out, ";\n");
+            fprintf(out, ";\n    if (bad_)\n        return 0;\n");
             continue;
         }
-        fprintf(out, "    if (v[%d] < ", i);
-        expr(d->lo, c);
-        if (d->hi) {
-            fprintf(out, " || v[%d] > ", i);
-            expr(d->hi, c);
-        } else {
-            fprintf(out, " || v[%d] > ", i);
-            expr(d->lo, c);
-        }
-        fprintf(out, ")\n        return 0;\n");
-        if (d->step) {
-            fprintf(out, "    if ((v[%d] - ", i);
-            expr(d->lo, c);
-            fprintf(out, ") %% ");
-            expr(d->step, c);
-            fprintf(out, " != 0)\n        return 0;\n");
-        }
+        range_open(c, d, i, "    ", "return 0;");
+        /* v - lo as unsigned: v >= lo, so no overflow */
+        fprintf(out,
+                "        if (v[%d] < lo_%d || v[%d] > hi_%d ||\n"
+                "            ((uint64_t)v[%d] - (uint64_t)lo_%d) %% (uint64_t)st_%d != 0)\n"
+                "            return 0;\n    }\n",
+                i, i, i, i, i, i, i);
     }
     fprintf(out, "    return 1;\n}\n\n");
-    /* enumerate: nested loops in definition order */
-    fn_head("void", c, "enumerate",
-            "const void *g, void (*visit)(void *arg, const int64_t *v), void *arg");
+    /* enumerate: nested loops in definition order, each range checked before its loop (hi
+     * at most INT64_MAX - step: v += step cannot overflow) */
+    fn_head("int", c, "enumerate",
+            "const void *g, int (*visit)(void *arg, const int64_t *v), void *arg");
     fprintf(out, "    int64_t v[%d] = { 0 };\n", nvars > 0 ? nvars : 1);
     int depth = 0;
     for (const def_t *d = c->defs; d; d = d->next) {
         int i = def_index(c, d->name);
+        int ind = 4 + 4 * depth;
         if (!d->is_param) {
-            fprintf(out, "%*s{ v[%d] = ", 4 + 4 * depth, "", i);
+            fprintf(out, "%*s{\n%*s    v[%d] = ", ind, "", ind, "", i);
             expr(d->lo, c);
-            fprintf(out, ";\n");
+            fprintf(out, ";\n%*s    if (bad_)\n%*s        return 1;\n", ind, "", ind, "");
         } else {
-            fprintf(out, "%*sfor (v[%d] = ", 4 + 4 * depth, "", i);
-            expr(d->lo, c);
-            fprintf(out, "; v[%d] <= ", i);
-            expr(d->hi ? d->hi : d->lo, c);
-            fprintf(out, "; v[%d] += ", i);
-            if (d->step)
-                expr(d->step, c);
-            else
-                fprintf(out, "1");
-            fprintf(out, ") {\n");
+            char indent[64];
+            snprintf(indent, sizeof(indent), "%*s", ind, "");
+            range_open(c, d, i, indent, "return 1;");
+            fprintf(out, "%*s    for (v[%d] = lo_%d; v[%d] <= hi_%d; v[%d] += st_%d) {\n", ind, "",
+                    i, i, i, i, i, i);
         }
         depth++;
     }
-    fprintf(out, "%*svisit(arg, v);\n", 4 + 4 * depth, "");
-    while (depth-- > 0)
-        fprintf(out, "%*s}\n", 4 + 4 * depth, "");
-    fprintf(out, "}\n\n");
+    fprintf(out, "%*s    if (visit(arg, v))\n%*s        return 1;\n", 4 * depth, "", 4 * depth, "");
+    int braces = nvars + c->nparams; /* a block per definition, a loop per parameter */
+    while (braces-- > 0)
+        fprintf(out, "%*s}\n", 4 + 2 * braces, "");
+    fprintf(out, "    return 0;\n}\n\n");
     /* rank */
     fn_head("int", c, "rank", "const void *g, const int64_t *v");
     fprintf(out, "    (void)v;\n    return rill_matrix_tile_rank(G->%s, (int)(", c->aff_name);
@@ -267,6 +414,27 @@ static void gen_class(const tclass_t *c, int ci)
             }
         }
     fprintf(out, "    return n;\n}\n\n");
+    /* sources: the tasks of those inputs, as ninputs counts them */
+    fn_head("void", c, "sources",
+            "const void *g, const int64_t *v, void (*visit)(void *arg, int flow, int cls, "
+            "const int64_t *params), void *arg");
+    fprintf(out, "    (void)v;\n    (void)visit;\n    (void)arg;\n");
+    int sfi = 0;
+    for (const flow_t *f = c->flows; f; f = f->next, sfi++)
+        for (const dep_t *d = f->deps; d; d = d->next) {
+            if (d->dir != '<')
+                continue;
+            const target_t *ts[2] = { d->then, d->other };
+            for (int k = 0; k < 2; k++) {
+                if (!ts[k] || ts[k]->kind != T_TASK)
+                    continue;
+                guard_open(d, c, ts[k]);
+                open_args(ts[k], c, "        ");
+                fprintf(out, "            visit(arg, %d, %d, a);\n        }\n    }\n", sfi,
+                        class_index(ts[k]->name));
+            }
+        }
+    fprintf(out, "}\n\n");
     /* data_inputs: flows whose input is a tile */
     fn_head("void", c, "data_inputs", "const void *g, rill_ptg_task_t *t");
     fprintf(out, "    const int64_t *v = t->v;\n    (void)v;\n");
@@ -373,9 +541,9 @@ static void gen_class_entry(const tclass_t *c)
         nflows++;
     fprintf(out,
             "    { \"%s\", %d, %d, %d, %s_param_var, %s_flow_mode, %s_valid, %s_enumerate, "
-            "%s_rank, %s_ninputs, %s_data_inputs, %s_release, ",
+            "%s_rank, %s_ninputs, %s_sources, %s_data_inputs, %s_release, ",
             c->name, c->nparams, nvars, nflows, c->name, c->name, c->name, c->name, c->name,
-            c->name, c->name, c->name);
+            c->name, c->name, c->name, c->name);
     if (c->priority)
         fprintf(out, "%s_priority, ", c->name);
     else
