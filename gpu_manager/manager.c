@@ -2801,8 +2801,7 @@ void rill_gpu_managers_report(FILE *out)
 
 rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_gpu_counters_t *c)
 {
-    (void)ctx;
-    if (!c || i < 0 || i >= nmanagers)
+    if (!ctx || !c || i < 0 || i >= nmanagers)
         return RILL_ERR_INVALID_ARG;
     gm_t *m = managers[i];
     c->tasks = atomic_load(&m->n_tasks);

@@ -92,7 +92,9 @@ static rill_status_t body(rill_task_t *task)
     task_desc_t d;
     int ntiles;
     uint64_t *tiles[MAX_FLOWS] = { 0 };
-    rill_dtd_unpack_args(task, &id, &d, &ntiles, &tiles[0], &tiles[1], &tiles[2], &tiles[3]);
+    rill_dtd_unpack_args(task, &id, &d, &ntiles);
+    for (int i = 0; i < ntiles && i < MAX_FLOWS; i++) /* the tiles follow id, d and ntiles */
+        tiles[i] = rill_dtd_arg(task, 3 + i);
     task_apply(id, &d, tiles, ntiles);
     here[id] = 1;
     return RILL_SUCCESS;
