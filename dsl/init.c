@@ -27,8 +27,16 @@ static rill_status_t register_all_params(void)
     return status != RILL_SUCCESS ? status : s;
 }
 
+static atomic_bool context_live;
+
 rill_status_t rill_info_register_params(int *argc, char ***argv)
 {
+    /* the context's threads read the parameters' values: they are not reloaded under them */
+    if (atomic_load(&context_live)) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "rill_info_register_params: a context is running (call "
+                                     "it before rill_init or after rill_fini)");
+        return RILL_ERR_BAD_STATE;
+    }
     /* register even when a source is bad, so a tool can still list every parameter */
     rill_status_t s = rill_params_load(argc, argv);
     rill_status_t r = register_all_params();
@@ -125,9 +133,9 @@ static rill_status_t params_agree(rill_context_t *ctx)
     return s;
 }
 
-/* The process's one context: a second would start a second set of workers and a second
- * comm thread on the same cores and MPI, and share the DTD layer's pools. */
-static atomic_bool context_live;
+/* The process's one context (context_live, above): a second would start a second set of
+ * workers and a second comm thread on the same cores and MPI, and share the DTD layer's
+ * pools. */
 
 rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p)
 {

@@ -2082,12 +2082,19 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     rill_status_t refused = taskpools_conflict(tp, cls, args, nargs);
     if (refused != RILL_SUCCESS)
         return refused;
-    if (class_claim(tp, cls) != RILL_SUCCESS)
-        return RILL_ERR_NO_MEMORY;
-    tp->super.used = true;
-
     int exec = tp->distributed ? exec_rank(args, nargs) : tp->rank;
     bool local = exec == tp->rank;
+    /* the allocations first: one that fails leaves the taskpool as it was */
+    dtd_task_t *t = NULL;
+    if (class_claim(tp, cls) != RILL_SUCCESS ||
+        (local && !(t = task_create(tp, cls, priority, args, values, nargs)))) {
+        RILL_ERROR(RILL_LOG_DTD,
+                   "rill_dtd_insert_task('%s'): out of memory for the task (%d arguments) in "
+                   "taskpool %u; it is not inserted",
+                   cls->name, nargs, tp->super.id);
+        return RILL_ERR_NO_MEMORY;
+    }
+    tp->super.used = true;
     tp->inserted++;
     if (tp->distributed) {
         uint64_t h = hash_mix(tp->hash, cls->name_hash);
@@ -2103,9 +2110,6 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         if (dtd_seq_pending())
             dtd_seq_check(tp);
     }
-    dtd_task_t *t = local ? task_create(tp, cls, priority, args, values, nargs) : NULL;
-    if (local && !t)
-        return RILL_ERR_NO_MEMORY;
     if (t)
         t->super.urgent = urgent;
     if (urgent) /* before the tasks inserted after it reach a GPU manager (core.h) */
@@ -2244,8 +2248,10 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *super, rill_data_t *data)
     if (!tp->distributed || !data->dc) /* its only copy is its home copy: nothing to move */
         return RILL_SUCCESS;
     /* later accesses stay ordered after earlier ones: the history is kept */
-    if (!tr && !(tr = tracker_get(tp, data)))
+    if (!tr && !(tr = tracker_get(tp, data))) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_flush: out of memory tracking the datum");
         return RILL_ERR_NO_MEMORY;
+    }
     tp->hash = hash_mix(tp->hash, data->key ^ 0xf1u);
     dtd_seq_record(tp);
     return tracker_need_version(tp, tr, data->home_rank, 0, false);
@@ -2258,8 +2264,10 @@ rill_status_t rill_dtd_data_discard(rill_taskpool_t *super, rill_data_t *data)
     if (!tp)
         return s;
     dtd_tracker_t *tr = tracker_get(tp, data);
-    if (!tr)
+    if (!tr) {
+        RILL_ERROR(RILL_LOG_DTD, "rill_dtd_data_discard: out of memory tracking the datum");
         return RILL_ERR_NO_MEMORY;
+    }
     if (tp->distributed && data->dc) { /* every rank must discard the same data */
         tp->hash = hash_mix(tp->hash, data->key ^ 0xd15cu);
         dtd_seq_record(tp);

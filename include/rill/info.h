@@ -15,7 +15,7 @@ extern "C" {
  * Load the parameter sources (as rill_init does, consuming `--mca name value` from
  * argc/argv) and register the parameters of every framework, without starting any
  * thread, MPI or device. Afterwards rill_params_count/rill_params_info list them all.
- * Main thread.
+ * RILL_ERR_BAD_STATE while a context runs (between rill_init and rill_fini). Main thread.
  */
 rill_status_t rill_info_register_params(int *argc, char ***argv);
 

@@ -159,7 +159,7 @@ static void objects_null(rill_context_t *ctx)
     STATUS(rill_param_set("runtime_num_cores", NULL));
     STATUS(rill_params_info(0, NULL));
     /* info.h */
-    VALUE(rill_info_register_params(NULL, NULL), RILL_SUCCESS); /* no command line */
+    VALUE(rill_info_register_params(NULL, NULL), RILL_ERR_BAD_STATE); /* a context runs */
     STATUS(rill_info_print_topology(NULL));
     STATUS(rill_info_print_devices(NULL));
     /* channel.h */
@@ -212,8 +212,9 @@ static void objects_null(rill_context_t *ctx)
 
 int main(int argc, char **argv)
 {
-    /* before any context: rill_init itself */
+    /* before any context: rill_init itself, and the tools' registration (no command line) */
     STATUS(rill_init(&argc, &argv, NULL));
+    VALUE(rill_info_register_params(NULL, NULL), RILL_SUCCESS);
     rill_context_t *ctx;
     CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
     objects_null(ctx); /* (the refusals' messages go to stderr) */
