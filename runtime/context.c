@@ -87,12 +87,13 @@ rill_status_t rill_core_register_params(void)
     if (s != RILL_SUCCESS)
         status = s;
     static const char *const devs[] = { "auto", "cpu", "gpu", NULL };
-    s = rill_param_register_enum("runtime_device",
-                                 "Where tasks with several incarnations run: auto (the GPU that "
-                                 "holds the data they write, else the least loaded device), cpu "
-                                 "(CPU bodies only), gpu (GPU bodies whenever a class has one; a process with no "
-                                 "GPU warns at start and runs the CPU bodies)",
-                                 RILL_PARAM_LEVEL_USER, devs, "auto", &param_device);
+    s = rill_param_register_enum(
+        "runtime_device",
+        "Where tasks with several incarnations run: auto (the GPU that "
+        "holds the data they write, else the least loaded device), cpu "
+        "(CPU bodies only), gpu (GPU bodies whenever a class has one; a process with no "
+        "GPU warns at start and runs the CPU bodies)",
+        RILL_PARAM_LEVEL_USER, devs, "auto", &param_device);
     if (s == RILL_SUCCESS) /* it decides which ranks' tiles move GPU to GPU */
         s = rill_param_set_same_on_all_ranks(param_device);
     if (s != RILL_SUCCESS)
