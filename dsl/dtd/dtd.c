@@ -1871,8 +1871,10 @@ static rill_status_t taskpools_conflict(dtd_taskpool_t *tp, const rill_dtd_class
         uint32_t other = 0; /* another open taskpool's mark, or UINT32_MAX: one of several */
         if (d->fe_writer && d->fe_writer != mark)
             other = d->fe_writer;
+        /* users counts the open taskpools that track d: with one, it is another unless it is
+         * this one (a lookup only then: with one taskpool at a time it hits d's slot) */
         else if (args[i].kind != RILL_DTD_INPUT &&
-                 d->users > (tracker_find(tp, args[i].data) ? 1 : 0))
+                 (d->users > 1 || (d->users == 1 && !tracker_find(tp, args[i].data))))
             other = d->fe_writer ? d->fe_writer : UINT32_MAX;
         if (!other)
             continue;
