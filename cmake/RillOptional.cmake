@@ -1,4 +1,4 @@
-# Detection of Rill's optional dependencies: CUDA, MPI, ibverbs.
+# Detection of Rill's optional dependencies: CUDA, MPI, UCX, ibverbs.
 # Each RILL_WITH_<X> is AUTO (use it if found), ON (required) or OFF (never).
 
 function(_rill_check_tristate var)
@@ -8,7 +8,7 @@ function(_rill_check_tristate var)
 endfunction()
 
 macro(rill_detect_optional)
-    foreach(v RILL_WITH_CUDA RILL_WITH_MPI RILL_WITH_IBVERBS)
+    foreach(v RILL_WITH_CUDA RILL_WITH_MPI RILL_WITH_UCX RILL_WITH_IBVERBS)
         _rill_check_tristate(${v})
     endforeach()
 
@@ -47,6 +47,41 @@ macro(rill_detect_optional)
         endif()
     endif()
 
+    # UCX (the wire between nodes): a site's own UCX wins when its CMake package is found
+    # (ucx_DIR or CMAKE_PREFIX_PATH), else pkg-config's; scripts/bootstrap.sh installs
+    # Debian's libucx-dev, or with the CUDA toolkit PyPI's libucx-cu13 under build/ (it
+    # passes ucx_DIR). UCX 1.12 or newer: ucp_put_nbx and ucp_ep_flush_nbx.
+    set(RILL_HAVE_UCX 0)
+    set(RILL_UCX_VERSION "")
+    if(NOT RILL_WITH_UCX STREQUAL "OFF")
+        find_package(ucx 1.12 CONFIG QUIET)
+        if(ucx_FOUND AND TARGET ucx::ucp)
+            set(RILL_HAVE_UCX 1)
+            set(RILL_UCX_VERSION "${ucx_VERSION} (${ucx_DIR})")
+            add_library(rill_ucx INTERFACE IMPORTED GLOBAL)
+            target_link_libraries(rill_ucx INTERFACE ucx::ucp ucx::uct ucx::ucs)
+        else()
+            find_package(PkgConfig QUIET)
+            if(PKG_CONFIG_FOUND)
+                pkg_check_modules(RILL_UCX_PC QUIET IMPORTED_TARGET "ucx>=1.12")
+                if(RILL_UCX_PC_FOUND)
+                    set(RILL_HAVE_UCX 1)
+                    set(RILL_UCX_VERSION "${RILL_UCX_PC_VERSION} (pkg-config)")
+                    add_library(rill_ucx INTERFACE IMPORTED GLOBAL)
+                    target_link_libraries(rill_ucx INTERFACE PkgConfig::RILL_UCX_PC)
+                endif()
+            endif()
+        endif()
+        if(NOT RILL_HAVE_UCX AND RILL_WITH_UCX STREQUAL "ON")
+            message(FATAL_ERROR "RILL_WITH_UCX=ON but UCX 1.12 or newer was not found (install "
+                "libucx-dev, or pass -Ducx_DIR=<prefix>/lib/cmake/ucx)")
+        endif()
+        if(RILL_HAVE_UCX AND NOT RILL_HAVE_MPI)
+            message(STATUS "UCX found but MPI is not: UCX is not used (its addresses travel over MPI)")
+            set(RILL_HAVE_UCX 0)
+        endif()
+    endif()
+
     # ibverbs
     set(RILL_HAVE_IBVERBS 0)
     if(NOT RILL_WITH_IBVERBS STREQUAL "OFF")
@@ -77,6 +112,7 @@ function(rill_print_summary)
     message(STATUS "  hwloc           : ${HWLOC_VERSION}")
     message(STATUS "  MPI             : ${RILL_HAVE_MPI} ${MPI_C_LIBRARY_VERSION_STRING}")
     message(STATUS "  CUDA            : ${RILL_HAVE_CUDA} ${CUDAToolkit_VERSION}")
+    message(STATUS "  UCX             : ${RILL_HAVE_UCX} ${RILL_UCX_VERSION}")
     message(STATUS "  ibverbs         : ${RILL_HAVE_IBVERBS}")
     message(STATUS "  OpenBLAS/LAPACKE: ${RILL_HAVE_LAPACKE}")
 endfunction()

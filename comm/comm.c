@@ -1,6 +1,7 @@
 /* The comm engine's API: parameters, init/fini, and the calls any thread makes, which
  * only validate, copy and post a command to the comm thread (comm_mpi.c). */
 #include "comm_internal.h"
+#include "transport.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -12,7 +13,8 @@
 #include "rill/params.h"
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
-    *p_yield_max_us, *p_yield_busy_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min;
+    *p_yield_max_us, *p_yield_busy_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min,
+    *p_ranks_per_node, *p_net;
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
@@ -92,6 +94,32 @@ rill_status_t rill_comm_register_params(void)
         s = rill_param_set_same_on_all_ranks(p_gpu_direct_min);
     if (s != RILL_SUCCESS)
         status = s;
+    s = rill_param_register_int(
+        "comm_ranks_per_node",
+        "Group consecutive ranks into nodes of this many (0: the nodes are the machines, from "
+        "the hosts). Simulates several nodes on one machine: between ranks of different "
+        "nodes nothing crosses by Rill's shared-memory or CUDA IPC paths, and bulk bytes take "
+        "the wire between nodes (comm_net). Cores and GPUs are still shared out among the "
+        "ranks of a machine",
+        RILL_PARAM_LEVEL_TUNER, 0, 0, 1 << 20, &p_ranks_per_node);
+    if (s == RILL_SUCCESS) /* both ends of a transfer pick its wire alone */
+        s = rill_param_set_same_on_all_ranks(p_ranks_per_node);
+    if (s != RILL_SUCCESS)
+        status = s;
+    /* the values: auto, then the wires of transport.c's table */
+    static const char *net_values[8] = { "auto" };
+    for (int i = 0; i < comm_nb_transports && i + 2 < 8; i++)
+        net_values[i + 1] = comm_transports[i]->name;
+    s = rill_param_register_enum(
+        "comm_net",
+        "The wire for bulk bytes between ranks of different nodes (auto: UCX when Rill was "
+        "built with it and it starts on both ranks, else MPI; mpi; ucx: UCX or an error at "
+        "rill_init). Ranks of one node use MPI. rill_info --peers says which each peer got",
+        RILL_PARAM_LEVEL_TUNER, net_values, "auto", &p_net);
+    if (s == RILL_SUCCESS)
+        s = rill_param_set_same_on_all_ranks(p_net);
+    if (s != RILL_SUCCESS)
+        status = s;
     return status;
 }
 
@@ -103,7 +131,8 @@ bool rill_comm_gpu_direct_allowed(void)
 static rill_status_t comm_read_params(rill_comm_t *comm)
 {
     if (!p_short_limit || !p_aggregate || !p_aggregate_max || !p_max_requests || !p_spin_us ||
-        !p_yield_max_us || !p_yield_busy_us || !p_poll_us || !p_gpu_direct_min) {
+        !p_yield_max_us || !p_yield_busy_us || !p_poll_us || !p_gpu_direct_min ||
+        !p_ranks_per_node || !p_net) {
         rill_status_t status = rill_comm_register_params();
         if (status != RILL_SUCCESS)
             return status;
@@ -117,6 +146,8 @@ static rill_status_t comm_read_params(rill_comm_t *comm)
     comm->yield_max_us = (uint64_t)rill_param_get_int(p_yield_max_us);
     comm->yield_busy_us = (uint64_t)rill_param_get_int(p_yield_busy_us);
     comm->poll_us = (uint64_t)rill_param_get_int(p_poll_us);
+    comm->ranks_per_node = (int)rill_param_get_int(p_ranks_per_node);
+    comm->net = rill_param_get_enum(p_net) - 1; /* auto is -1 */
     return RILL_SUCCESS;
 }
 
@@ -152,9 +183,12 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
         goto err_free;
     rill_log_set_rank(comm->rank);
     if (comm->size > 1) {
-        status = rill_comm_mpi_start_thread(comm);
+        status = comm_transports_init(comm);
         if (status != RILL_SUCCESS)
             goto err_mpi;
+        status = rill_comm_mpi_start_thread(comm);
+        if (status != RILL_SUCCESS)
+            goto err_transports;
     }
 #else
     rill_log_set_rank(0);
@@ -172,11 +206,16 @@ rill_status_t rill_comm_init(int *argc, char ***argv, rill_comm_t **comm_p)
     return RILL_SUCCESS;
 
 #if RILL_HAVE_MPI
+err_transports:
+    comm_transports_fini(comm);
 err_mpi:
     rill_comm_mpi_fini(comm);
 #endif
 err_free:
     free(comm->pstats);
+    free(comm->node_of);
+    free(comm->wire);
+    free(comm->wire_why);
     free(comm);
     return status;
 }
@@ -189,6 +228,7 @@ rill_status_t rill_comm_fini(rill_comm_t **comm_p)
 #if RILL_HAVE_MPI
     if (comm->threaded)
         rill_comm_mpi_stop_thread(comm); /* drains our sends, barrier, frees MPI resources */
+    comm_transports_fini(comm);
     rill_comm_mpi_fini(comm);
 #endif
     /* What upper layers left behind: report and free. */
@@ -207,6 +247,9 @@ rill_status_t rill_comm_fini(rill_comm_t **comm_p)
     rill_heap_fini(&comm->send_pending);
     free(comm->peers);
     free(comm->pstats);
+    free(comm->node_of);
+    free(comm->wire);
+    free(comm->wire_why);
     while (comm->deferred_head) {
         comm_deferred_t *d = comm->deferred_head;
         comm->deferred_head = d->next;
@@ -268,6 +311,28 @@ rill_status_t rill_comm_thread_get(const rill_comm_t *comm, pthread_t *thread_p)
 int rill_comm_node_id(const rill_comm_t *comm)
 {
     return comm->node_id;
+}
+
+int rill_comm_node_of(const rill_comm_t *comm, int rank)
+{
+    if (!comm || rank < 0 || rank >= comm->size)
+        return -1;
+    return comm->node_of ? comm->node_of[rank] : comm->node_id;
+}
+
+const char *rill_comm_peer_wire(const rill_comm_t *comm, int rank, const char **why_p)
+{
+    const char *why = "no such rank", *name = NULL;
+    if (comm && rank == comm->rank) {
+        why = "this rank";
+        name = "self";
+    } else if (comm && rank >= 0 && rank < comm->size && comm->wire) {
+        why = comm->wire_why[rank];
+        name = comm_transports[comm->wire[rank]]->name;
+    }
+    if (why_p)
+        *why_p = why;
+    return name;
 }
 
 void rill_comm_spin_at_least(rill_comm_t *comm, uint64_t us)
@@ -332,6 +397,10 @@ void rill_comm_peer_stats(const rill_comm_t *comm, int peer, rill_comm_peer_stat
     LD(rdv_bytes_sent);
     LD(rdv_recv);
     LD(rdv_bytes_recv);
+    LD(net_sent);
+    LD(net_bytes_sent);
+    LD(net_recv);
+    LD(net_bytes_recv);
 #undef LD
 }
 

@@ -51,8 +51,17 @@ int rill_comm_size(const rill_comm_t *comm);
 int rill_comm_local_rank(const rill_comm_t *comm);
 int rill_comm_local_size(const rill_comm_t *comm);
 /** The node's identity: the lowest rank among the processes of this process's node
- * (MPI_Comm_split_type shared). */
+ * (MPI_Comm_split_type shared), split further into groups of comm_ranks_per_node
+ * consecutive ranks when that is set (nodes simulated on one machine: nothing crosses
+ * them by shared memory or CUDA IPC). The local rank and size above stay those of the
+ * machine (cores and GPUs are shared out by them). */
 int rill_comm_node_id(const rill_comm_t *comm);
+/** The node of rank (its node's lowest rank), -1 when there is no such rank. Any thread. */
+int rill_comm_node_of(const rill_comm_t *comm, int rank);
+/** The wire that carries bulk bytes to and from rank ("mpi", "ucx"; "self" for this rank,
+ * NULL when there is no such rank), and why it was chosen in *why_p (static storage).
+ * Any thread. */
+const char *rill_comm_peer_wire(const rill_comm_t *comm, int rank, const char **why_p);
 /** The comm thread, in *thread_p (to bind it once the cores are known: it starts before);
  * RILL_ERR_NOT_SUPPORTED when none runs (one rank, or without MPI). Main thread. */
 rill_status_t rill_comm_thread_get(const rill_comm_t *comm, pthread_t *thread_p);
@@ -219,6 +228,8 @@ typedef struct rill_comm_stats {
 typedef struct rill_comm_peer_stats {
     uint64_t am_sent, am_bytes_sent, am_recv, am_bytes_recv;
     uint64_t rdv_sent, rdv_bytes_sent, rdv_recv, rdv_bytes_recv;
+    /** of those rendezvous, the ones carried by a wire other than MPI (UCX between nodes) */
+    uint64_t net_sent, net_bytes_sent, net_recv, net_bytes_recv;
 } rill_comm_peer_stats_t;
 
 /** Counters of traffic with peer (zero for self, or with one rank). Any thread. */

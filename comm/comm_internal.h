@@ -22,6 +22,7 @@
 enum {
     COMM_TAG_GET = RILL_COMM_AM_MAX, /* getter -> exposer: send me these bytes */
     COMM_TAG_GET_ERR,                /* exposer -> getter: that GET failed */
+    COMM_TAG_PUT_DONE,               /* exposer -> getter: a one-sided wire's bytes landed */
     COMM_NB_TAGS
 };
 
@@ -47,8 +48,15 @@ typedef struct comm_get_msg {
     uint64_t xfer_id;
     uint64_t size;
     int32_t priority;
-    int32_t reserved;
+    uint16_t wire;     /* the transport the getter prepared its landing for */
+    uint16_t desc_len; /* bytes of the landing's descriptor, which follow */
 } comm_get_msg_t;
+
+typedef struct comm_put_done_msg {
+    uint64_t xfer_id;
+    int32_t status;
+    int32_t reserved;
+} comm_put_done_msg_t;
 
 typedef struct comm_get_err_msg {
     uint64_t xfer_id;
@@ -105,8 +113,9 @@ typedef struct comm_expose {
     const void *buf;
     size_t size;
     int nb_gets;
-    int requested; /* GETs accepted so far */
-    int completed; /* PUTs whose Isend completed */
+    int requested;        /* GETs accepted so far */
+    int completed;        /* PUTs whose Isend completed */
+    rill_status_t status; /* the first failed PUT's, for release (RILL_SUCCESS) */
     rill_comm_done_fn release;
     void *arg;
 } comm_expose_t;
@@ -118,10 +127,12 @@ typedef struct comm_get {
     rill_heap_item_t hitem; /* waiting for a request slot */
     struct comm_get *hnext; /* xfer id hash chain, while the Irecv is posted */
     int src;
+    int wire; /* comm_transports[] index, from comm->wire[src] */
     uint64_t handle;
     void *buf;
     size_t size;
     uint64_t xfer_id;
+    void *land;           /* the wire's state of the landing (land_post), or NULL */
     rill_status_t status; /* set by a GET_ERR reply before the Irecv is cancelled */
     rill_comm_done_fn done;
     void *arg;
@@ -134,9 +145,12 @@ typedef struct comm_put {
     rill_heap_item_t hitem;
     comm_expose_t *exp;
     int dst;
+    int wire; /* comm_transports[] index, named by the GET */
     uint64_t xfer_id;
     size_t size;
     uint64_t t_posted; /* when its Isend was posted (traces) */
+    size_t desc_len;   /* the landing's descriptor (from the GET) */
+    unsigned char desc[];
 } comm_put_t;
 
 /** A collective: the caller's stack frame, the caller sleeps on comm->coll_ev. */
@@ -200,6 +214,7 @@ typedef struct comm_stats_atomic {
 typedef struct comm_peer_stats {
     atomic_uint_fast64_t am_sent, am_bytes_sent, am_recv, am_bytes_recv;
     atomic_uint_fast64_t rdv_sent, rdv_bytes_sent, rdv_recv, rdv_bytes_recv;
+    atomic_uint_fast64_t net_sent, net_bytes_sent, net_recv, net_bytes_recv;
 } comm_peer_stats_t;
 
 #define COMM_NB_RECV_BUFS 8 /* pre-posted AM receives */
@@ -212,7 +227,14 @@ struct rill_comm {
      * (written by the posting thread, read by the comm thread when MPI fails: relaxed) */
     atomic_ullong ncoll;
     _Atomic(const char *) last_coll;
-    int node_id; /* the lowest rank of this process's node */
+    int node_id; /* the lowest rank of this process's node (simulated: comm_ranks_per_node) */
+    int ranks_per_node;    /* comm_ranks_per_node (0: nodes from the hosts) */
+    int net;               /* comm_net: -1 auto, else a comm_transports[] index */
+    int *node_of;          /* every rank's node_id (size > 1), set at init */
+    unsigned char *wire;   /* every peer's wire for bulk bytes: comm_transports[] index */
+    const char **wire_why; /* why (static strings) */
+    void *tstate[4];       /* each started wire's state (comm_transports[] index) */
+    bool tstarted[4];
     /* parameters, read at init */
     size_t short_limit, aggregate_max;
     size_t gpu_direct_min; /* comm_gpu_direct_min */

@@ -4,9 +4,11 @@
  * collectives as non-blocking MPI calls, and sleeps when idle. */
 #include "trace.h"
 #include "comm_internal.h"
+#include "transport.h"
 
 #if RILL_HAVE_MPI
 
+#include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 #include <sys/prctl.h>
@@ -185,11 +187,33 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
                                        MPI_INFO_NULL, &local));
     COMM_MPI_CHECK(comm, "MPI_Comm_rank", -1, MPI_Comm_rank(local, &comm->local_rank));
     COMM_MPI_CHECK(comm, "MPI_Comm_size", -1, MPI_Comm_size(local, &comm->local_size));
-    comm->node_id = comm->rank; /* the node's lowest rank: this one when it is alone */
-    if (comm->local_size > 1)
+    /* the node: the machine's ranks, in groups of comm_ranks_per_node consecutive ranks
+     * when nodes are simulated; its identity is its lowest rank */
+    MPI_Comm node = local;
+    if (comm->ranks_per_node > 0)
+        COMM_MPI_CHECK(comm, "MPI_Comm_split", -1,
+                       MPI_Comm_split(local, comm->rank / comm->ranks_per_node, comm->rank, &node));
+    int node_size = comm->local_size;
+    if (node != local)
+        COMM_MPI_CHECK(comm, "MPI_Comm_size", -1, MPI_Comm_size(node, &node_size));
+    comm->node_id = comm->rank; /* this one when it is alone */
+    if (node_size > 1)
         COMM_MPI_CHECK(comm, "MPI_Allreduce", -1,
-                       MPI_Allreduce(&comm->rank, &comm->node_id, 1, MPI_INT, MPI_MIN, local));
+                       MPI_Allreduce(&comm->rank, &comm->node_id, 1, MPI_INT, MPI_MIN, node));
+    if (node != local)
+        COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&node));
     COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&local));
+    if (comm->size > 1) {
+        comm->node_of = malloc((size_t)comm->size * sizeof(*comm->node_of));
+        if (!comm->node_of) {
+            RILL_ERROR(RILL_LOG_COMM, "out of memory for the nodes of %d ranks", comm->size);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort();
+        }
+        COMM_MPI_CHECK(
+            comm, "MPI_Allgather", -1,
+            MPI_Allgather(&comm->node_id, 1, MPI_INT, comm->node_of, 1, MPI_INT, comm->mpi_comm));
+    }
 
     int *tag_ub = NULL, flag = 0;
     COMM_MPI_CHECK(comm, "MPI_Comm_get_attr", -1,
@@ -438,12 +462,22 @@ static void comm_get_error_reply(rill_comm_t *c, int dst, uint64_t xfer_id, rill
 static void comm_handle_get(rill_comm_t *c, int src, const void *payload, size_t len)
 {
     comm_get_msg_t m;
-    if (len != sizeof(m))
-        comm_protocol_error(c, src, "GET message of the wrong size", 0, len);
+    if (len < sizeof(m))
+        comm_protocol_error(c, src, "GET message too short", 0, len);
     memcpy(&m, payload, sizeof(m));
+    if (m.desc_len > COMM_DESC_MAX || len != sizeof(m) + m.desc_len)
+        comm_protocol_error(c, src, "GET message of the wrong size", 0, len);
     comm_expose_t *e = *comm_expose_slot(c, m.handle);
     rill_status_t status = RILL_SUCCESS;
-    if (!e) {
+    if (m.wire != c->wire[src]) {
+        /* both ranks pick a pair's wire from the same facts; they cannot differ unless
+         * the ranks disagree on the parameters (rill_init checks) */
+        RILL_ERROR(RILL_LOG_COMM,
+                   "GET from peer rank %d over the %s wire, but this rank reaches it over %s", src,
+                   m.wire < (unsigned)comm_nb_transports ? comm_transports[m.wire]->name : "?",
+                   comm_transports[c->wire[src]]->name);
+        status = RILL_ERR_BAD_STATE;
+    } else if (!e) {
         RILL_ERROR(RILL_LOG_COMM, "GET from peer rank %d of unknown handle %llu (%llu bytes)", src,
                    (unsigned long long)m.handle, (unsigned long long)m.size);
         status = RILL_ERR_NOT_FOUND;
@@ -461,7 +495,7 @@ static void comm_handle_get(rill_comm_t *c, int src, const void *payload, size_t
         comm_get_error_reply(c, src, m.xfer_id, status);
         return;
     }
-    comm_put_t *put = malloc(sizeof(*put));
+    comm_put_t *put = malloc(sizeof(*put) + m.desc_len);
     if (!put) {
         comm_get_error_reply(c, src, m.xfer_id, RILL_ERR_NO_MEMORY);
         return;
@@ -472,8 +506,11 @@ static void comm_handle_get(rill_comm_t *c, int src, const void *payload, size_t
     put->hitem.seq = c->next_seq++;
     put->exp = e;
     put->dst = src;
+    put->wire = m.wire;
     put->xfer_id = m.xfer_id;
     put->size = (size_t)m.size;
+    put->desc_len = m.desc_len;
+    memcpy(put->desc, (const unsigned char *)payload + sizeof(m), m.desc_len);
     if (rill_heap_push(&c->send_pending, &put->hitem) != RILL_SUCCESS) {
         e->requested--;
         free(put);
@@ -489,14 +526,42 @@ static void comm_handle_get_err(rill_comm_t *c, int src, const void *payload, si
         comm_protocol_error(c, src, "GET error message of the wrong size", 0, len);
     memcpy(&m, payload, sizeof(m));
     comm_get_t *g = *comm_get_slot(c, m.xfer_id);
+    rill_status_t status = m.status < 0 ? (rill_status_t)m.status : RILL_ERR_COMM;
+    if (g && g->wire != COMM_WIRE_MPI) { /* nothing posted on a wire: it ends here */
+        comm_transports[g->wire]->land_release(c->tstate[g->wire], c, g);
+        comm_get_complete(c, g, status);
+        return;
+    }
     int i = g ? comm_req_find(c, &g->owner) : -1;
     if (i < 0) {
         RILL_ERROR(RILL_LOG_COMM, "GET error from peer rank %d for unknown transfer %llu", src,
                    (unsigned long long)m.xfer_id);
         return;
     }
-    g->status = m.status < 0 ? (rill_status_t)m.status : RILL_ERR_COMM;
+    g->status = status;
     COMM_MPI_CHECK(c, "MPI_Cancel", g->src, MPI_Cancel(&c->reqs[i]));
+}
+
+/* Getter: a one-sided wire's bytes are in our landing (the exposer flushed them before
+ * it sent this message), or its put failed. */
+static void comm_handle_put_done(rill_comm_t *c, int src, const void *payload, size_t len)
+{
+    comm_put_done_msg_t m;
+    if (len != sizeof(m))
+        comm_protocol_error(c, src, "PUT_DONE message of the wrong size", 0, len);
+    memcpy(&m, payload, sizeof(m));
+    comm_get_t *g = *comm_get_slot(c, m.xfer_id);
+    if (!g || g->src != src || g->wire == COMM_WIRE_MPI) {
+        RILL_ERROR(RILL_LOG_COMM, "PUT_DONE from peer rank %d for unknown transfer %llu", src,
+                   (unsigned long long)m.xfer_id);
+        return;
+    }
+    comm_transports[g->wire]->land_release(c->tstate[g->wire], c, g);
+    if (m.status == RILL_SUCCESS) {
+        stat_add(&c->pstats[src].net_recv, 1);
+        stat_add(&c->pstats[src].net_bytes_recv, g->size);
+    }
+    comm_get_complete(c, g, (rill_status_t)m.status);
 }
 
 /* Start the transfers that have a request slot, highest priority first. Receives and
@@ -533,37 +598,198 @@ static int comm_start_transfers(rill_comm_t *c)
     while (c->recv_inflight < c->max_requests && (it = rill_heap_pop(&c->recv_pending))) {
         comm_get_t *g = container_of(it, comm_get_t, hitem);
         g->xfer_id = c->next_xfer_id++;
-        MPI_Request req;
-        /* the receive is posted before the GET leaves, so the PUT always finds it */
-        COMM_MPI_CHECK(c, "MPI_Irecv", g->src,
-                       MPI_Irecv(g->buf, (int)g->size, MPI_BYTE, g->src,
-                                 comm_data_tag(c, g->xfer_id), c->mpi_comm, &req));
-        comm_req_add(c, req, &g->owner);
-        if (rill_trace_on())
-            g->t_posted = trace_xfer_posted(c, g->size);
+        g->wire = c->wire[g->src];
+        g->land = NULL;
+        struct {
+            comm_get_msg_t m;
+            unsigned char desc[COMM_DESC_MAX];
+        } msg;
+        size_t desc_len = 0;
+        /* the landing is ready before the GET leaves, so the PUT always finds it */
+        rill_status_t s =
+            comm_transports[g->wire]->land_post(c->tstate[g->wire], c, g, msg.desc, &desc_len);
+        c->recv_inflight++;
+        progress++;
         comm_get_t **slot = comm_get_slot(c, g->xfer_id);
         g->hnext = NULL;
         *slot = g;
-        comm_get_msg_t m = {
-            .handle = g->handle, .xfer_id = g->xfer_id, .size = g->size, .priority = it->priority
-        };
-        comm_am_internal(c, g->src, COMM_TAG_GET, &m, sizeof(m), it->priority);
-        c->recv_inflight++;
-        progress++;
+        if (rill_trace_on())
+            g->t_posted = trace_xfer_posted(c, g->size);
+        if (s != RILL_SUCCESS) { /* said by the wire */
+            comm_get_complete(c, g, s);
+            continue;
+        }
+        msg.m = (comm_get_msg_t){ .handle = g->handle,
+                                  .xfer_id = g->xfer_id,
+                                  .size = g->size,
+                                  .priority = it->priority,
+                                  .wire = (uint16_t)g->wire,
+                                  .desc_len = (uint16_t)desc_len };
+        comm_am_internal(c, g->src, COMM_TAG_GET, &msg, sizeof(msg.m) + desc_len, it->priority);
     }
     while (c->send_inflight < c->max_requests && (it = rill_heap_pop(&c->send_pending))) {
         comm_put_t *put = container_of(it, comm_put_t, hitem);
-        MPI_Request req;
-        COMM_MPI_CHECK(c, "MPI_Isend", put->dst,
-                       MPI_Isend(put->exp->buf, (int)put->size, MPI_BYTE, put->dst,
-                                 comm_data_tag(c, put->xfer_id), c->mpi_comm, &req));
-        comm_req_add(c, req, &put->owner);
         if (rill_trace_on())
             put->t_posted = trace_xfer_posted(c, put->size);
         c->send_inflight++;
         progress++;
+        rill_status_t s =
+            comm_transports[put->wire]->put(c->tstate[put->wire], c, put, put->desc, put->desc_len);
+        if (s != RILL_SUCCESS) /* said by the wire */
+            comm_put_complete(c, put, s);
     }
     return progress;
+}
+
+/* ------------------------------------------------------------ the MPI wire */
+
+/* Two-sided: the getter's landing is a posted receive, the put a send into it; both
+ * complete through the request array the comm thread polls. */
+static rill_status_t mpi_land_post(void *state, rill_comm_t *c, comm_get_t *g, void *desc,
+                                   size_t *len)
+{
+    (void)state;
+    (void)desc;
+    MPI_Request req;
+    COMM_MPI_CHECK(c, "MPI_Irecv", g->src,
+                   MPI_Irecv(g->buf, (int)g->size, MPI_BYTE, g->src, comm_data_tag(c, g->xfer_id),
+                             c->mpi_comm, &req));
+    comm_req_add(c, req, &g->owner);
+    *len = 0;
+    return RILL_SUCCESS;
+}
+
+static void mpi_land_release(void *state, rill_comm_t *c, comm_get_t *g)
+{
+    (void)state;
+    (void)c;
+    (void)g;
+}
+
+static rill_status_t mpi_put(void *state, rill_comm_t *c, comm_put_t *put, const void *desc,
+                             size_t len)
+{
+    (void)state;
+    (void)desc;
+    (void)len;
+    MPI_Request req;
+    COMM_MPI_CHECK(c, "MPI_Isend", put->dst,
+                   MPI_Isend(put->exp->buf, (int)put->size, MPI_BYTE, put->dst,
+                             comm_data_tag(c, put->xfer_id), c->mpi_comm, &req));
+    comm_req_add(c, req, &put->owner);
+    return RILL_SUCCESS;
+}
+
+static rill_status_t mpi_init(rill_comm_t *c, const bool *want, bool *reach, void **state_p,
+                              const char **why_p)
+{
+    for (int r = 0; r < c->size; r++)
+        reach[r] = want[r];
+    *state_p = NULL;
+    *why_p = NULL;
+    return RILL_SUCCESS;
+}
+
+static int mpi_progress(void *state, rill_comm_t *c)
+{
+    (void)state;
+    (void)c;
+    return 0; /* its requests are in the comm thread's array (comm_poll_reqs) */
+}
+
+static bool mpi_busy(void *state)
+{
+    (void)state;
+    return false;
+}
+
+static void mpi_fini(void *state, rill_comm_t *c)
+{
+    (void)state;
+    (void)c;
+}
+
+const comm_transport_ops_t comm_transport_mpi = {
+    .name = "mpi",
+    .one_sided = false,
+    .init = mpi_init,
+    .land_post = mpi_land_post,
+    .land_release = mpi_land_release,
+    .put = mpi_put,
+    .progress = mpi_progress,
+    .busy = mpi_busy,
+    .fini = mpi_fini,
+};
+
+rill_status_t comm_init_allgather(rill_comm_t *c, const void *in, size_t size, void *out)
+{
+    if (size > INT_MAX)
+        return RILL_ERR_INVALID_ARG;
+    COMM_MPI_CHECK(c, "MPI_Allgather", -1,
+                   MPI_Allgather(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, c->mpi_comm));
+    return RILL_SUCCESS;
+}
+
+bool comm_init_any(rill_comm_t *c, bool mine)
+{
+    int in = mine, out = 0;
+    COMM_MPI_CHECK(c, "MPI_Allreduce", -1,
+                   MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, c->mpi_comm));
+    return out != 0;
+}
+
+/* ------------------------------------------------------------ ends of transfers */
+
+void comm_put_complete(rill_comm_t *c, comm_put_t *put, rill_status_t status)
+{
+    comm_expose_t *e = put->exp;
+    c->send_inflight--;
+    if (comm_transports[put->wire]->one_sided) { /* the getter learns it from us */
+        comm_put_done_msg_t m = { .xfer_id = put->xfer_id, .status = status };
+        comm_am_internal(c, put->dst, COMM_TAG_PUT_DONE, &m, sizeof(m), INT32_MAX);
+    }
+    if (status == RILL_SUCCESS) {
+        stat_add(&c->stats.gets_served, 1);
+        stat_add(&c->stats.data_bytes_sent, put->size);
+        stat_add(&c->pstats[put->dst].rdv_sent, 1);
+        stat_add(&c->pstats[put->dst].rdv_bytes_sent, put->size);
+        if (put->wire != COMM_WIRE_MPI) {
+            stat_add(&c->pstats[put->dst].net_sent, 1);
+            stat_add(&c->pstats[put->dst].net_bytes_sent, put->size);
+        }
+    } else {
+        e->status = status;
+    }
+    if (rill_trace_on())
+        trace_xfer_done(c, "PUT %zu B to %d", put->size, put->dst, put->t_posted);
+    free(put);
+    if (++e->completed == e->nb_gets) {
+        /* PUT_END: the last GET was served; the buffer goes back to its owner */
+        rill_trace_instant("comm", "PUT_END", rill_time_ns());
+        *comm_expose_slot(c, e->handle) = e->hnext;
+        if (e->release)
+            e->release(e->arg, e->status);
+        free(e);
+    }
+}
+
+void comm_get_complete(rill_comm_t *c, comm_get_t *g, rill_status_t status)
+{
+    comm_get_t **slot = comm_get_slot(c, g->xfer_id);
+    if (*slot == g)
+        *slot = g->hnext;
+    c->recv_inflight--;
+    if (status == RILL_SUCCESS) {
+        stat_add(&c->stats.data_bytes_recv, g->size);
+        stat_add(&c->pstats[g->src].rdv_recv, 1);
+        stat_add(&c->pstats[g->src].rdv_bytes_recv, g->size);
+    }
+    stat_add(&c->stats.gets_done, 1);
+    if (rill_trace_on())
+        trace_xfer_done(c, "GET %zu B from %d", g->size, g->src, g->t_posted);
+    if (g->done)
+        g->done(g->arg, status);
+    free(g);
 }
 
 /* ------------------------------------------------------------ active messages: receiving */
@@ -635,6 +861,8 @@ static void comm_deliver(rill_comm_t *c, int src, unsigned char *buf, size_t n)
             comm_handle_get(c, src, payload, hdr.len);
         } else if (hdr.tag == COMM_TAG_GET_ERR) {
             comm_handle_get_err(c, src, payload, hdr.len);
+        } else if (hdr.tag == COMM_TAG_PUT_DONE) {
+            comm_handle_put_done(c, src, payload, hdr.len);
         } else {
             if (rill_trace_on()) { /* an activation (or another upper-layer message) came */
                 char name[40];
@@ -697,32 +925,11 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         free(sb);
         break;
     }
-    case COMM_REQ_DATA_SEND: {
-        comm_put_t *put = container_of(owner, comm_put_t, owner);
-        comm_expose_t *e = put->exp;
-        c->send_inflight--;
-        stat_add(&c->stats.gets_served, 1);
-        stat_add(&c->stats.data_bytes_sent, put->size);
-        stat_add(&c->pstats[put->dst].rdv_sent, 1);
-        stat_add(&c->pstats[put->dst].rdv_bytes_sent, put->size);
-        if (rill_trace_on())
-            trace_xfer_done(c, "PUT %zu B to %d", put->size, put->dst, put->t_posted);
-        free(put);
-        if (++e->completed == e->nb_gets) {
-            /* PUT_END: the last GET was served; the buffer goes back to its owner */
-            rill_trace_instant("comm", "PUT_END", rill_time_ns());
-            *comm_expose_slot(c, e->handle) = e->hnext;
-            if (e->release)
-                e->release(e->arg, RILL_SUCCESS);
-            free(e);
-        }
+    case COMM_REQ_DATA_SEND:
+        comm_put_complete(c, container_of(owner, comm_put_t, owner), RILL_SUCCESS);
         break;
-    }
     case COMM_REQ_DATA_RECV: {
         comm_get_t *g = container_of(owner, comm_get_t, owner);
-        comm_get_t **slot = comm_get_slot(c, g->xfer_id);
-        *slot = g->hnext;
-        c->recv_inflight--;
         int cancelled = 0;
         MPI_Test_cancelled(st, &cancelled);
         rill_status_t status = g->status;
@@ -736,18 +943,9 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
                 RILL_ERROR(RILL_LOG_COMM, "GET of handle %llu from peer rank %d: %d bytes of %zu",
                            (unsigned long long)g->handle, g->src, count, g->size);
                 status = RILL_ERR_COMM;
-            } else {
-                stat_add(&c->stats.data_bytes_recv, g->size);
-                stat_add(&c->pstats[g->src].rdv_recv, 1);
-                stat_add(&c->pstats[g->src].rdv_bytes_recv, g->size);
             }
         }
-        stat_add(&c->stats.gets_done, 1);
-        if (rill_trace_on())
-            trace_xfer_done(c, "GET %zu B from %d", g->size, g->src, g->t_posted);
-        if (g->done)
-            g->done(g->arg, status);
-        free(g);
+        comm_get_complete(c, g, status);
         break;
     }
     case COMM_REQ_COLL: {
@@ -1011,6 +1209,7 @@ static void *comm_thread_main(void *arg)
         progress += comm_poll_reqs(c);
         turn_mark(ph, 4, tr);
         progress += comm_start_transfers(c);
+        progress += comm_transports_progress(c);
         turn_mark(ph, 5, tr);
         progress += comm_flush_peers(c);
         progress += comm_poll_stop(c);
@@ -1061,7 +1260,7 @@ static void *comm_thread_main(void *arg)
             atomic_load_explicit(&c->idle_workers, memory_order_relaxed) <= 0 && c->nreqs == 0
                 ? c->yield_busy_us
                 : c->yield_max_us;
-        if (c->recv_inflight || c->send_inflight)
+        if (c->recv_inflight || c->send_inflight || comm_transports_busy(c))
             sleep_us = min_sleep_us;
         else
             sleep_us = sleep_us * 2 < cap ? sleep_us * 2 : cap;
@@ -1072,6 +1271,17 @@ static void *comm_thread_main(void *arg)
         COMM_MPI_CHECK(c, "MPI_Cancel", -1, MPI_Cancel(&c->recv[i].req));
         COMM_MPI_CHECK(c, "MPI_Wait", -1, MPI_Wait(&c->recv[i].req, MPI_STATUS_IGNORE));
     }
+    /* GETs on one-sided wires hold no MPI request: end them here */
+    for (int b = 0; b < COMM_HASH_BUCKETS; b++)
+        for (comm_get_t *g = c->get_table[b], *next; g; g = next) {
+            next = g->hnext;
+            if (g->wire == COMM_WIRE_MPI)
+                continue;
+            RILL_WARN(RILL_LOG_COMM, "a GET of %zu bytes from rank %d still outstanding at fini",
+                      g->size, g->src);
+            comm_transports[g->wire]->land_release(c->tstate[g->wire], c, g);
+            comm_get_complete(c, g, RILL_ERR_BAD_STATE);
+        }
     if (c->nreqs)
         RILL_WARN(RILL_LOG_COMM, "%d transfers still outstanding at fini: cancelled", c->nreqs);
     for (int i = 0; i < c->nreqs; i++) {

@@ -545,6 +545,23 @@ int rill_context_local_rank(const rill_context_t *ctx)
     return rill_comm_local_rank(ctx->comm);
 }
 
+int rill_context_node(const rill_context_t *ctx, int rank)
+{
+    if (!ctx)
+        return -1;
+    return rill_comm_node_of(ctx->comm, rank);
+}
+
+const char *rill_context_wire(const rill_context_t *ctx, int rank, const char **why)
+{
+    if (!ctx) {
+        if (why)
+            *why = "no context";
+        return NULL;
+    }
+    return rill_comm_peer_wire(ctx->comm, rank, why);
+}
+
 int rill_context_nworkers(const rill_context_t *ctx)
 {
     if (!ctx)

@@ -128,7 +128,7 @@ void rill_stats_report(rill_context_t *ctx)
     if (ctx->nranks > 1) {
         rill_strbuf_printf(&txt,
                            "[rill %d stats]   peer  msgs_out  inline_B_out  rdv_out     rdv_B_out  "
-                           "msgs_in  inline_B_in  rdv_in     rdv_B_in\n",
+                           "msgs_in  inline_B_in  rdv_in     rdv_B_in  node wire\n",
                            ctx->rank);
         int first = 1;
         for (int p = 0; p < ctx->nranks; p++) {
@@ -136,20 +136,24 @@ void rill_stats_report(rill_context_t *ctx)
                 continue;
             rill_comm_peer_stats_t ps;
             rill_comm_peer_stats(ctx->comm, p, &ps);
+            const char *wire = rill_comm_peer_wire(ctx->comm, p, NULL);
             rill_strbuf_printf(
                 &txt,
                 "[rill %d stats]   %4d %9" PRIu64 " %13" PRIu64 " %8" PRIu64 " %13" PRIu64
-                " %8" PRIu64 " %12" PRIu64 " %7" PRIu64 " %12" PRIu64 "\n",
+                " %8" PRIu64 " %12" PRIu64 " %7" PRIu64 " %12" PRIu64 " %5d %s\n",
                 ctx->rank, p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent, ps.rdv_bytes_sent,
-                ps.am_recv, ps.am_bytes_recv, ps.rdv_recv, ps.rdv_bytes_recv);
-            rill_strbuf_printf(&js,
-                               "%s{\"peer\":%d,\"am_sent\":%" PRIu64 ",\"am_bytes_sent\":%" PRIu64
-                               ",\"rdv_sent\":%" PRIu64 ",\"rdv_bytes_sent\":%" PRIu64
-                               ",\"am_recv\":%" PRIu64 ",\"am_bytes_recv\":%" PRIu64
-                               ",\"rdv_recv\":%" PRIu64 ",\"rdv_bytes_recv\":%" PRIu64 "}",
-                               first ? "" : ",", p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent,
-                               ps.rdv_bytes_sent, ps.am_recv, ps.am_bytes_recv, ps.rdv_recv,
-                               ps.rdv_bytes_recv);
+                ps.am_recv, ps.am_bytes_recv, ps.rdv_recv, ps.rdv_bytes_recv,
+                rill_comm_node_of(ctx->comm, p), wire ? wire : "?");
+            rill_strbuf_printf(
+                &js,
+                "%s{\"peer\":%d,\"am_sent\":%" PRIu64 ",\"am_bytes_sent\":%" PRIu64
+                ",\"rdv_sent\":%" PRIu64 ",\"rdv_bytes_sent\":%" PRIu64 ",\"am_recv\":%" PRIu64
+                ",\"am_bytes_recv\":%" PRIu64 ",\"rdv_recv\":%" PRIu64
+                ",\"rdv_bytes_recv\":%" PRIu64 ",\"net_bytes_sent\":%" PRIu64
+                ",\"net_bytes_recv\":%" PRIu64 ",\"node\":%d,\"wire\":\"%s\"}",
+                first ? "" : ",", p, ps.am_sent, ps.am_bytes_sent, ps.rdv_sent, ps.rdv_bytes_sent,
+                ps.am_recv, ps.am_bytes_recv, ps.rdv_recv, ps.rdv_bytes_recv, ps.net_bytes_sent,
+                ps.net_bytes_recv, rill_comm_node_of(ctx->comm, p), wire ? wire : "?");
             first = 0;
         }
         rill_comm_stats_t cs;

@@ -8,7 +8,13 @@
 #   scripts/bootstrap.sh test     # whole CTest suite, then again in ASan+UBSan and TSan builds
 #
 # Environment: RILL_JOBS (parallel build jobs, default: cores), RILL_SKIP_INSTALL=1 (do not
-# touch system packages), RILL_SANITIZERS="address thread" (sanitizer builds of `test`).
+# touch system packages), RILL_SANITIZERS="address thread" (sanitizer builds of `test`),
+# RILL_UCX_WHEEL=path (PyPI's libucx-cu13 wheel, for a machine with the CUDA toolkit and no
+# package registry), ucx_DIR=<prefix>/lib/cmake/ucx (a site's own UCX: it wins).
+#
+# UCX (the wire between nodes): a site's own UCX when CMake finds it (ucx_DIR,
+# CMAKE_PREFIX_PATH); else with the CUDA toolkit PyPI's libucx-cu13 (UCX built with CUDA
+# support) in a virtual environment under build/; else Debian's libucx-dev.
 set -euo pipefail
 
 mode=${1:-main}
@@ -27,6 +33,13 @@ jobs=${RILL_JOBS:-$(nproc)}
 # ---------------------------------------------------------------- packages
 pkgs=(build-essential cmake pkg-config git libhwloc-dev hwloc libopenmpi-dev openmpi-bin
     libopenblas-dev liblapacke-dev flex bison libibverbs-dev python3-matplotlib)
+have_cuda=0
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+    have_cuda=1
+    pkgs+=(python3-venv)
+elif [ -z "${ucx_DIR:-}" ]; then
+    pkgs+=(libucx-dev)
+fi
 install_missing() {
     local missing=()
     for p in "${pkgs[@]}"; do
@@ -60,7 +73,29 @@ build() { # build <dir> <cmake args...>
 }
 
 mkdir -p build
-build build/release -DCMAKE_BUILD_TYPE=Release
+# UCX with CUDA support from PyPI, in build/ucx-venv (never the system Python); a site's
+# own UCX (ucx_DIR) wins
+ucx_args=()
+if [ -n "${ucx_DIR:-}" ]; then
+    ucx_args=(-Ducx_DIR="$ucx_DIR")
+elif [ "$have_cuda" = 1 ]; then
+    venv=build/ucx-venv
+    if [ ! -d "$venv/lib" ] || ! ls -d "$venv"/lib/python3*/site-packages/libucx >/dev/null 2>&1; then
+        echo "== installing UCX with CUDA support (PyPI libucx-cu13) into $venv"
+        python3 -m venv "$venv" >/dev/null 2>&1 || python3 -m venv --without-pip "$venv"
+        if [ -n "${RILL_UCX_WHEEL:-}" ]; then
+            "$venv/bin/python" -m pip install -q --no-index --no-deps "$RILL_UCX_WHEEL" ||
+                echo "== could not install $RILL_UCX_WHEEL: building without UCX" >&2
+        else
+            "$venv/bin/python" -m pip install -q libucx-cu13 ||
+                echo "== could not install libucx-cu13 from PyPI (set RILL_UCX_WHEEL to a" \
+                    "downloaded wheel): building without UCX" >&2
+        fi
+    fi
+    d=$(ls -d "$venv"/lib/python3*/site-packages/libucx/lib/cmake/ucx 2>/dev/null | head -1)
+    [ -n "$d" ] && ucx_args=(-Ducx_DIR="$top/$d")
+fi
+build build/release -DCMAKE_BUILD_TYPE=Release "${ucx_args[@]}"
 
 mpi_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpi_flags+=(--allow-run-as-root)
@@ -90,7 +125,8 @@ for san in ${RILL_SANITIZERS-address thread}; do
     export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     export TSAN_OPTIONS="suppressions=$top/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
-    build "build/$san" -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE="$san" -DRILL_BUILD_BENCH=OFF
+    build "build/$san" -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE="$san" -DRILL_BUILD_BENCH=OFF \
+        "${ucx_args[@]}"
     run_ctest "build/$san"
 done
 echo "== all test suites passed"

@@ -34,9 +34,11 @@ static void usage(FILE *out, const char *prog)
             "  --topology         the machine and the binding each worker would get\n"
             "  --devices          the devices: the CPU and the CUDA GPUs, with their nearest "
             "cores\n"
-            "  --peers            start Rill (under mpirun: every rank) and print how this rank\n"
-            "                     reaches each other rank's GPU memory: GPU direct (CUDA IPC,\n"
-            "                     checked both ways) or host-staged, and why (comm_gpu_direct)\n"
+            "  --peers            start Rill (under mpirun: every rank) and print, for each\n"
+            "                     other rank, its node, the wire its bytes take (MPI on a\n"
+            "                     node, comm_net between nodes) and how GPU tiles reach it:\n"
+            "                     GPU direct (CUDA IPC, checked both ways) or host-staged,\n"
+            "                     each with why (comm_ranks_per_node, comm_gpu_direct)\n"
             "  --mca NAME VALUE   set a parameter, as for any Rill program\n"
             "  --help             this text\n"
             "\n"
@@ -67,20 +69,22 @@ static rill_status_t print_peers(int *argc, char ***argv)
         return s;
     }
     int me = rill_context_rank(ctx), n = rill_context_nranks(ctx);
-    char line[4096];
-    size_t o =
-        (size_t)snprintf(line, sizeof(line), "rank %d (%d GPU(s)):", me, rill_context_ngpus(ctx));
+    char line[8192];
+    size_t o = (size_t)snprintf(line, sizeof(line), "rank %d (node %d, %d GPU(s)):", me,
+                                rill_context_node(ctx, me), rill_context_ngpus(ctx));
     if (n == 1)
         o += (size_t)snprintf(line + o, sizeof(line) - o, " the only rank (run under mpirun)");
     for (int r = 0; r < n && o < sizeof(line); r++) {
         if (r == me)
             continue;
-        const char *why = "";
+        const char *why = "", *wire_why = "";
+        const char *wire = rill_context_wire(ctx, r, &wire_why);
         int direct = rill_context_gpu_direct(ctx, r, &why);
-        o += (size_t)snprintf(line + o, sizeof(line) - o, "%s rank %d %s%s%s",
-                              o > 0 && line[o - 1] != ':' ? ";" : "", r,
-                              direct ? "GPU direct (CUDA IPC, checked both ways)" : "host-staged (",
-                              direct ? "" : why, direct ? "" : ")");
+        o += (size_t)snprintf(
+            line + o, sizeof(line) - o, "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s",
+            o > 0 && line[o - 1] != ':' ? ";" : "", r, rill_context_node(ctx, r), wire ? wire : "?",
+            wire_why, direct ? "GPU direct (CUDA IPC, checked both ways)" : "host-staged (",
+            direct ? "" : why, direct ? "" : ")");
     }
     printf("%s\n", line); /* one line per rank: the ranks' lines do not interleave */
     fflush(stdout);
@@ -201,10 +205,14 @@ static void print_build(void)
         printf("  GPU devices:  no NVIDIA driver loaded\n");
     else
         printf("  GPU devices:  the NVIDIA driver lists %d GPU(s) in " NVIDIA_GPUS_DIR "\n", gpus);
+    printf("  UCX:          %s\n", RILL_HAVE_UCX ? "UCX " RILL_UCX_VERSION
+                                                   ": the wire between nodes (comm_net)"
+                                                 : "not built (no UCX at configure): MPI "
+                                                   "carries everything between nodes");
     printf("  ibverbs:      %s\n", RILL_HAVE_IBVERBS
-                                       ? "found at configure; not used (communication is MPI only)"
-                                       : "not found at configure (not used: communication is "
-                                         "MPI only)");
+                                       ? "found at configure; not used directly (UCX reaches "
+                                         "InfiniBand through it)"
+                                       : "not found at configure (not used directly)");
 }
 
 int main(int argc, char **argv)

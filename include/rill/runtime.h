@@ -130,6 +130,17 @@ int rill_task_worker_id(const rill_task_t *task);
 /** The context a task runs in. Task body. */
 rill_context_t *rill_task_context(const rill_task_t *task);
 
+/** The node of rank: the lowest rank of its node (the ranks of one machine, in groups of
+ * comm_ranks_per_node consecutive ranks when nodes are simulated on one machine); -1 for
+ * no such rank. Any thread. */
+int rill_context_node(const rill_context_t *ctx, int rank);
+
+/** The wire that carries bulk bytes (tiles above comm_short_limit) between this process
+ * and rank: "mpi" (the same node, or comm_net = mpi), "ucx" (another node, Rill built
+ * with UCX), "self"; NULL for no such rank. why, if not NULL, says why (static storage).
+ * Any thread. */
+const char *rill_context_wire(const rill_context_t *ctx, int rank, const char **why);
+
 /** Whether this process reaches GPU memory of peer rank's GPUs directly (same node, CUDA
  * IPC checked both ways at rill_init, comm_gpu_direct = auto): 1 yes, 0 no, host-staged
  * (then why, if not NULL, says why). Any thread. */

@@ -296,6 +296,33 @@ if(RILL_HAVE_MPI)
         --dist diagonal --panel inverse -x)
     dla_test(dla_dposv_np2_1x2_inverse NP 2 COMMAND testing_dposv -N 251 -t 48 -P 1 -Q 2 -c 1
         --nrhs 2 --panel inverse -x)
+    # issue 38: 4 ranks as 2 simulated nodes (comm_ranks_per_node 2): the tiles between
+    # nodes over UCX through sockets (UCX_TLS=tcp,self), and over MPI; DTD and PTG, ragged
+    # sizes, most tiles by rendezvous (comm_short_limit 64)
+    set(_nets mpi)
+    if(RILL_HAVE_UCX)
+        list(APPEND _nets ucx)
+    endif()
+    foreach(net ${_nets})
+        set(_on -x UCX_TLS=tcp,self)
+        set(_mca --mca comm_ranks_per_node 2 --mca comm_net ${net} --mca comm_short_limit 64)
+        foreach(dsl dtd ptg)
+            add_test(NAME dla_dpotrf_nodes_${net}_${dsl}_np4 COMMAND ${MPIEXEC_EXECUTABLE}
+                ${RILL_MPIEXEC_FLAGS} -np 4 ${_on} $<TARGET_FILE:testing_dpotrf> -N 301 -t 32
+                -P 2 -Q 2 -c 1 --dsl ${dsl} -x ${_mca})
+            add_test(NAME dla_dgemm_nodes_${net}_${dsl}_np4 COMMAND ${MPIEXEC_EXECUTABLE}
+                ${RILL_MPIEXEC_FLAGS} -np 4 ${_on} $<TARGET_FILE:testing_dgemm> -M 203 -N 151
+                -K 99 -t 32 -P 2 -Q 2 -c 1 --transA T --dsl ${dsl} -x ${_mca})
+            set_tests_properties(dla_dpotrf_nodes_${net}_${dsl}_np4
+                dla_dgemm_nodes_${net}_${dsl}_np4 PROPERTIES LABELS "apps;mpi" TIMEOUT 120
+                PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+        endforeach()
+        add_test(NAME dla_dposv_nodes_${net}_np4 COMMAND ${MPIEXEC_EXECUTABLE}
+            ${RILL_MPIEXEC_FLAGS} -np 4 ${_on} $<TARGET_FILE:testing_dposv> -N 251 -t 48 -P 2
+            -Q 2 -c 1 --nrhs 3 -x ${_mca})
+        set_tests_properties(dla_dposv_nodes_${net}_np4 PROPERTIES LABELS "apps;mpi"
+            TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
+    endforeach()
     # one rank cannot start its runtime after MPI is up (a core list naming no core of
     # its): both stop at rill_init, the other naming it, neither hangs nor crashes in MPI
     add_test(NAME dla_err_init_np2 COMMAND ${DLA_FAIL} 60

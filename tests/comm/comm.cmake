@@ -19,6 +19,20 @@ if(RILL_HAVE_MPI)
             LIBS rill_comm LABELS mpi NP ${np} TIMEOUT 60)
     endforeach()
 
+    # issue 38: 4 ranks as 2 simulated nodes, the bytes between nodes over UCX through
+    # sockets (UCX_TLS=tcp,self) and over MPI: the same checks, and each peer's bytes on
+    # the wire it was given
+    if(RILL_HAVE_UCX)
+        rill_add_test(NAME test_comm_rdv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_comm_rdv.c
+            LIBS rill_comm LABELS mpi NP 4 TIMEOUT 90 TEST test_comm_rdv_ucx_np4
+            ARGS --mca comm_max_requests 3 --mca comm_ranks_per_node 2 --mca comm_net ucx
+            MPIEXEC_ARGS -x UCX_TLS=tcp,self -x RILL_TEST_NET_WIRE=ucx)
+    endif()
+    rill_add_test(NAME test_comm_rdv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_comm_rdv.c
+        LIBS rill_comm LABELS mpi NP 4 TIMEOUT 90 TEST test_comm_rdv_nodes_mpi_np4
+        ARGS --mca comm_max_requests 3 --mca comm_ranks_per_node 2 --mca comm_net mpi
+        MPIEXEC_ARGS -x RILL_TEST_NET_WIRE=mpi)
+
     # A rank killed mid-traffic: mpirun must end the job fast and name the rank.
     add_executable(test_comm_kill ${CMAKE_CURRENT_LIST_DIR}/test_comm_kill.c)
     target_link_libraries(test_comm_kill PRIVATE rill_comm)

@@ -82,6 +82,23 @@ foreach(np 2 3 4)
         endforeach()
     endforeach()
 endforeach()
+# issue 38: the same on 4 ranks as 2 simulated nodes, the tiles between nodes over UCX
+# through sockets and over MPI (tiles of 8 B and more by rendezvous: comm_short_limit 8)
+set(_nets mpi)
+if(RILL_HAVE_UCX)
+    list(APPEND _nets ucx)
+endif()
+foreach(net ${_nets})
+    add_test(NAME test_dtd_stress_nodes_${net}_np4
+        COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4 -x UCX_TLS=tcp,self
+            $<TARGET_FILE:test_dtd_stress> --reps ${_reps} --tasks 2000 --seed ${_seed}
+            --mca runtime_num_cores 1 --mca comm_ranks_per_node 2 --mca comm_net ${net}
+            --mca comm_short_limit 8
+            --mca runtime_watchdog_s 20 --mca runtime_watchdog_action abort)
+    set_tests_properties(test_dtd_stress_nodes_${net}_np4 PROPERTIES LABELS "mpi;dsl;stress"
+        TIMEOUT 180)
+    math(EXPR _seed "${_seed} + 1")
+endforeach()
 # collectives the ranks do not make alike: each rank says so (not only MPI's truncation)
 foreach(how alone sizes)
     add_test(NAME test_comm_collmismatch_${how}_np2

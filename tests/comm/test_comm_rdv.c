@@ -2,6 +2,7 @@
  * 64 MiB, every other rank GETs each of them (nb_gets = size - 1) with random
  * priorities; contents are checked and each buffer is released exactly once. A GET of
  * an unknown handle, and one larger than the exposed buffer, report their errors. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_comm_util.h"
@@ -133,6 +134,31 @@ int main(int argc, char **argv)
     CHECK(atomic_load(&last_error) == RILL_ERR_INVALID_ARG, "oversized GET: %d",
           atomic_load(&last_error));
     CHECK_OK(rill_comm_barrier(comm));
+
+    /* The wire of each peer carried its bytes: a net wire (UCX between simulated nodes)
+     * all of them, MPI none; RILL_TEST_NET_WIRE names the wire expected between nodes. */
+    const char *want_net = getenv("RILL_TEST_NET_WIRE");
+    for (int r = 0; r < size; r++) {
+        if (r == rank)
+            continue;
+        const char *why = NULL, *wire = rill_comm_peer_wire(comm, r, &why);
+        CHECK(wire && why, "rank %d has no wire", r);
+        bool other = rill_comm_node_of(comm, r) != rill_comm_node_id(comm);
+        if (want_net && other)
+            CHECK(strcmp(wire, want_net) == 0, "rank %d (another node) over %s (%s), not %s", r,
+                  wire, why, want_net);
+        if (!other)
+            CHECK(strcmp(wire, "mpi") == 0, "rank %d (this node) over %s", r, wire);
+        rill_comm_peer_stats_t ps;
+        rill_comm_peer_stats(comm, r, &ps);
+        bool net = strcmp(wire, "mpi") != 0;
+        CHECK(ps.rdv_bytes_recv > 0 && ps.net_bytes_recv == (net ? ps.rdv_bytes_recv : 0) &&
+                  ps.net_bytes_sent == (net ? ps.rdv_bytes_sent : 0),
+              "rank %d over %s: %llu of %llu bytes received and %llu of %llu sent on the net "
+              "wire",
+              r, wire, (unsigned long long)ps.net_bytes_recv, (unsigned long long)ps.rdv_bytes_recv,
+              (unsigned long long)ps.net_bytes_sent, (unsigned long long)ps.rdv_bytes_sent);
+    }
 
     rill_comm_stats_t st;
     rill_comm_stats(comm, &st);

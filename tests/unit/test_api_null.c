@@ -69,6 +69,8 @@ static void objects_null(rill_context_t *ctx)
     STATUS(rill_context_allgather(ctx, NULL, 1, buf));
     STATUS(rill_context_allgather(ctx, buf, 1, NULL));
     VALUE(rill_context_gpu_direct(NULL, 0, NULL), 0);
+    VALUE(rill_context_node(NULL, 0), -1);
+    VALUE(rill_context_wire(NULL, 0, NULL) == NULL, 1);
     STATUS(rill_taskpool_wait(NULL));
     STATUS(rill_taskpool_destroy(NULL));
     rill_taskpool_t *no_tp = NULL;

@@ -57,12 +57,38 @@ if(RILL_HAVE_MPI)
     add_test(NAME rill_info_peers_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2
         $<TARGET_FILE:rill_info> --peers)
     set_tests_properties(rill_info_peers_np2 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
-        PASS_REGULAR_EXPRESSION "rank 0 \\([0-9]+ GPU\\(s\\)\\): rank 1 (GPU direct|host-staged \\()")
+        PASS_REGULAR_EXPRESSION "rank 0 \\(node 0, [0-9]+ GPU\\(s\\)\\): rank 1: node 0, bytes over mpi \\(the same node\\), GPU tiles (GPU direct|host-staged \\()")
     add_test(NAME rill_info_peers_off_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS}
         -np 2 $<TARGET_FILE:rill_info> --peers --mca comm_gpu_direct off)
     set_tests_properties(rill_info_peers_off_np2 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
-        PASS_REGULAR_EXPRESSION "rank 1 \\([0-9]+ GPU\\(s\\)\\): rank 0 host-staged \\((comm_gpu_direct = off|Rill was built without CUDA)\\)"
+        PASS_REGULAR_EXPRESSION "rank 1 \\(node 0, [0-9]+ GPU\\(s\\)\\): rank 0: node 0, bytes over mpi \\(the same node\\), GPU tiles host-staged \\((comm_gpu_direct = off|Rill was built without CUDA)\\)"
         FAIL_REGULAR_EXPRESSION "GPU direct")
+    # issue 38: 4 ranks as 2 simulated nodes: the node's peer over MPI, the other node's
+    # over the net wire (UCX through sockets when built with it), GPU tiles host-staged
+    # between nodes
+    if(RILL_HAVE_UCX)
+        set(_net "ucx \\(another node, comm_net = auto\\)")
+    else()
+        set(_net "mpi \\(another node; Rill was built without UCX\\)")
+    endif()
+    add_test(NAME rill_info_peers_nodes_np4 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS}
+        -np 4 -x UCX_TLS=tcp,self $<TARGET_FILE:rill_info> --peers --mca comm_ranks_per_node 2)
+    set_tests_properties(rill_info_peers_nodes_np4 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
+        PASS_REGULAR_EXPRESSION "rank 3 \\(node 2, [0-9]+ GPU\\(s\\)\\): rank 0: node 0, bytes over ${_net}, GPU tiles host-staged \\((on another node|Rill was built without CUDA)\\); rank 1: node 0, bytes over ${_net}, [^;]*; rank 2: node 2, bytes over mpi \\(the same node \\(of comm_ranks_per_node ranks\\)\\)")
+    add_test(NAME rill_info_peers_net_mpi_np4 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS}
+        -np 4 $<TARGET_FILE:rill_info> --peers --mca comm_ranks_per_node 2 --mca comm_net mpi)
+    set_tests_properties(rill_info_peers_net_mpi_np4 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
+        PASS_REGULAR_EXPRESSION "rank 0 \\(node 0, [0-9]+ GPU\\(s\\)\\): rank 1: node 0, bytes over mpi \\(the same node \\(of comm_ranks_per_node ranks\\)\\), [^;]*; rank 2: node 2, bytes over mpi \\(another node, comm_net = mpi\\)"
+        FAIL_REGULAR_EXPRESSION "over ucx")
+    if(RILL_HAVE_UCX)
+        # comm_net = ucx where UCX cannot start: every rank says so at rill_init
+        add_test(NAME rill_info_peers_net_ucx_fails_np2
+            COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "comm_net = ucx names a wire that does not reach"
+                ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 -x UCX_TLS=no_such_transport
+                $<TARGET_FILE:rill_info> --peers --mca comm_ranks_per_node 1 --mca comm_net ucx)
+        set_tests_properties(rill_info_peers_net_ucx_fails_np2 PROPERTIES LABELS "unit;mpi"
+            TIMEOUT 90 ENVIRONMENT EXPECT_EACH_RANK=2)
+    endif()
 endif()
 # Each layer includes only its own headers and those of the layers below it.
 find_package(Python3 COMPONENTS Interpreter)
