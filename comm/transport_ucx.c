@@ -5,6 +5,7 @@
  * memory): UCX_TLS narrows it, as the tests do (UCX_TLS=tcp,self). The comm thread drives
  * the worker; nothing else of Rill touches it. */
 #include "transport.h"
+#include "net.h"
 
 #if RILL_HAVE_UCX && RILL_HAVE_MPI
 
@@ -22,6 +23,7 @@ typedef struct ucx_state {
     ucp_ep_h *eps; /* per rank; NULL when not reached */
     int nranks;
     int inflight; /* puts whose flush has not completed */
+    bool cuda;    /* UCX moves GPU memory here (built with CUDA support) */
 } ucx_state_t;
 
 /* The descriptor of a landing, in the GET: where, then the packed remote key. */
@@ -83,10 +85,14 @@ static ucx_state_t *ucx_start(int nranks, const char **why)
         *why = "another node; UCX's configuration (UCX_* variables) could not be read";
         goto err;
     }
+    /* shared by workers of several threads: the comm thread's, and one per GPU manager
+     * (net.h) */
     ucp_params_t p = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
-        .features = UCP_FEATURE_RMA,
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
+                      UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_TAG,
         .estimated_num_eps = (size_t)nranks,
+        .mt_workers_shared = 1,
     };
     us = ucp_init(&p, cfg, &st->ctx);
     ucp_config_release(cfg);
@@ -96,6 +102,9 @@ static ucx_state_t *ucx_start(int nranks, const char **why)
         *why = "another node; UCX did not start on a rank (ucp_init failed)";
         goto err;
     }
+    ucp_context_attr_t ca = { .field_mask = UCP_ATTR_FIELD_MEMORY_TYPES };
+    st->cuda = ucp_context_query(st->ctx, &ca) == UCS_OK &&
+               (ca.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
     /* serialized: the main thread at init and fini, the comm thread between, each handing
      * over through the thread's start and join */
     ucp_worker_params_t wp = { .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
@@ -190,8 +199,9 @@ out:
         st = NULL;
     }
     if (st)
-        RILL_VERBOSE(RILL_LOG_COMM, 1, "UCX %s started (address of %zu bytes)",
-                     ucp_get_version_string(), addr_len);
+        RILL_VERBOSE(RILL_LOG_COMM, 1, "UCX %s started (address of %zu bytes, %s)",
+                     ucp_get_version_string(), addr_len,
+                     st->cuda ? "GPU memory too" : "host memory only");
     *state_p = st;
     *why_p = why;
     return s;
@@ -357,5 +367,325 @@ const comm_transport_ops_t comm_transport_ucx = {
     .busy = ucx_busy,
     .fini = ucx_fini,
 };
+
+/* ------------------------------------------------------------ net.h: workers of other threads */
+
+#define NET_MAX_IDX 16 /* workers (GPUs) per rank */
+
+struct rill_net_worker {
+    ucx_state_t *st;
+    ucp_worker_h worker;
+    int nranks;
+    ucp_ep_h *eps; /* nranks x NET_MAX_IDX */
+    int inflight;
+};
+
+typedef struct net_op {
+    rill_net_worker_t *w;
+    rill_net_done_fn done;
+    void *arg;
+    size_t size; /* a receive's: a shorter message is an error too */
+} net_op_t;
+
+static ucx_state_t *net_state(const rill_comm_t *c)
+{
+    for (int i = 0; i < comm_nb_transports; i++)
+        if (comm_transports[i] == &comm_transport_ucx && c->tstarted[i])
+            return c->tstate[i];
+    return NULL;
+}
+
+bool rill_comm_net_gpu(const rill_comm_t *comm)
+{
+    const ucx_state_t *st = comm ? net_state(comm) : NULL;
+    return st && st->cuda;
+}
+
+rill_status_t rill_net_worker_create(rill_comm_t *comm, rill_net_worker_t **w_p, void *record,
+                                     size_t *len)
+{
+    ucx_state_t *st = net_state(comm);
+    if (!st)
+        return RILL_ERR_NOT_SUPPORTED;
+    rill_net_worker_t *w = calloc(1, sizeof(*w));
+    if (!w || !(w->eps = calloc((size_t)st->nranks * NET_MAX_IDX, sizeof(*w->eps)))) {
+        free(w);
+        return RILL_ERR_NO_MEMORY;
+    }
+    w->st = st;
+    w->nranks = st->nranks;
+    /* single: its thread alone uses it (the comm's context is shared: mt_workers_shared) */
+    ucp_worker_params_t wp = { .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                               .thread_mode = UCS_THREAD_MODE_SINGLE };
+    ucp_address_t *addr = NULL;
+    size_t addr_len = 0;
+    ucs_status_t us = ucp_worker_create(st->ctx, &wp, &w->worker);
+    if (us != UCS_OK)
+        w->worker = NULL;
+    else if ((us = ucp_worker_get_address(w->worker, &addr, &addr_len)) != UCS_OK)
+        addr = NULL;
+    rill_status_t s = RILL_SUCCESS;
+    if (us != UCS_OK) {
+        RILL_ERROR(RILL_LOG_COMM, "UCX: a worker for a GPU manager: %s", ucs_status_string(us));
+        s = RILL_ERR_COMM;
+    } else if (addr_len > RILL_NET_RECORD_MAX || addr_len > *len) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "UCX: a worker's address of %zu bytes exceeds the %zu a record holds", addr_len,
+                   *len < RILL_NET_RECORD_MAX ? *len : (size_t)RILL_NET_RECORD_MAX);
+        s = RILL_ERR_COMM;
+    } else {
+        memcpy(record, addr, addr_len);
+        *len = addr_len;
+    }
+    if (addr)
+        ucp_worker_release_address(w->worker, addr);
+    if (s != RILL_SUCCESS) {
+        rill_net_worker_destroy(w);
+        return s;
+    }
+    *w_p = w;
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_net_connect(rill_net_worker_t *w, int rank, int idx, const void *record,
+                               size_t len)
+{
+    if (rank < 0 || rank >= w->nranks || idx < 0 || idx >= NET_MAX_IDX || len == 0)
+        return RILL_ERR_INVALID_ARG;
+    ucp_ep_h *ep = &w->eps[(size_t)rank * NET_MAX_IDX + (size_t)idx];
+    ucp_ep_params_t ep_params = { .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                                  .address = (const ucp_address_t *)record };
+    ucs_status_t us = ucp_ep_create(w->worker, &ep_params, ep);
+    if (us != UCS_OK) {
+        *ep = NULL;
+        RILL_ERROR(RILL_LOG_COMM, "UCX: connecting to rank %d's worker %d: %s", rank, idx,
+                   ucs_status_string(us));
+        return RILL_ERR_COMM;
+    }
+    return RILL_SUCCESS;
+}
+
+static void net_complete(net_op_t *op, void *request, ucs_status_t us)
+{
+    op->w->inflight--;
+    if (request)
+        ucp_request_free(request);
+    op->done(op->arg, us == UCS_OK ? RILL_SUCCESS : RILL_ERR_COMM);
+    free(op);
+}
+
+static void net_send_cb(void *request, ucs_status_t us, void *user_data)
+{
+    net_complete(user_data, request, us);
+}
+
+static void net_recv_cb(void *request, ucs_status_t us, const ucp_tag_recv_info_t *info,
+                        void *user_data)
+{
+    net_op_t *op = user_data;
+    if (us == UCS_OK && info && info->length != op->size) { /* (longer: UCX truncates, fails) */
+        RILL_ERROR(RILL_LOG_COMM, "UCX: a receive of %zu bytes got %zu", op->size, info->length);
+        us = UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    net_complete(op, request, us);
+}
+
+static net_op_t *net_op_new(rill_net_worker_t *w, rill_net_done_fn done, void *arg)
+{
+    net_op_t *op = malloc(sizeof(*op));
+    if (op) {
+        op->w = w;
+        op->done = done;
+        op->arg = arg;
+        op->size = 0;
+    }
+    return op;
+}
+
+rill_status_t rill_net_send(rill_net_worker_t *w, int rank, int idx, const void *src, bool gpu,
+                            size_t size, uint64_t tag, rill_net_done_fn done, void *arg)
+{
+    if (rank < 0 || rank >= w->nranks || idx < 0 || idx >= NET_MAX_IDX)
+        return RILL_ERR_INVALID_ARG;
+    ucp_ep_h ep = w->eps[(size_t)rank * NET_MAX_IDX + (size_t)idx];
+    if (!ep)
+        return RILL_ERR_NOT_FOUND;
+    net_op_t *op = net_op_new(w, done, arg);
+    if (!op)
+        return RILL_ERR_NO_MEMORY;
+    ucp_request_param_t prm = {
+        /* no immediate completion: done always runs from rill_net_progress, after the
+         * caller's own bookkeeping of the call */
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.send = net_send_cb,
+        .user_data = op,
+        .memory_type = gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST,
+    };
+    w->inflight++;
+    ucs_status_ptr_t req = ucp_tag_send_nbx(ep, src, size, tag, &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        w->inflight--;
+        free(op);
+        RILL_ERROR(RILL_LOG_COMM, "UCX: a send of %zu bytes to rank %d's worker %d: %s", size, rank,
+                   idx, ucs_status_string(UCS_PTR_STATUS(req)));
+        return RILL_ERR_COMM;
+    }
+    if (!req) /* completed at once: no callback comes */
+        net_complete(op, NULL, UCS_OK);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_net_recv(rill_net_worker_t *w, void *dst, bool gpu, size_t size, uint64_t tag,
+                            rill_net_done_fn done, void *arg, void **req_p)
+{
+    net_op_t *op = net_op_new(w, done, arg);
+    if (!op)
+        return RILL_ERR_NO_MEMORY;
+    op->size = size;
+    ucp_request_param_t prm = {
+        /* no immediate completion: done always runs from rill_net_progress, after the
+         * caller's own bookkeeping of the call */
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.recv = net_recv_cb,
+        .user_data = op,
+        .memory_type = gpu ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST,
+    };
+    w->inflight++;
+    *req_p = NULL;
+    ucs_status_ptr_t req = ucp_tag_recv_nbx(w->worker, dst, size, tag, UINT64_MAX, &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        w->inflight--;
+        free(op);
+        RILL_ERROR(RILL_LOG_COMM, "UCX: a receive of %zu bytes: %s", size,
+                   ucs_status_string(UCS_PTR_STATUS(req)));
+        return RILL_ERR_COMM;
+    }
+    if (!req)
+        net_complete(op, NULL, UCS_OK);
+    else
+        *req_p = req;
+    return RILL_SUCCESS;
+}
+
+void rill_net_cancel(rill_net_worker_t *w, void *req)
+{
+    if (req)
+        ucp_request_cancel(w->worker, req);
+}
+
+int rill_net_progress(rill_net_worker_t *w)
+{
+    return (int)ucp_worker_progress(w->worker);
+}
+
+int rill_net_inflight(const rill_net_worker_t *w)
+{
+    return w->inflight;
+}
+
+void rill_net_worker_destroy(rill_net_worker_t *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; w->eps && i < (size_t)w->nranks * NET_MAX_IDX; i++) {
+        if (!w->eps[i])
+            continue;
+        ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                    .flags = UCP_EP_CLOSE_FLAG_FORCE };
+        ucs_status_ptr_t req = ucp_ep_close_nbx(w->eps[i], &prm);
+        if (UCS_PTR_IS_PTR(req)) {
+            while (ucp_request_check_status(req) == UCS_INPROGRESS)
+                ucp_worker_progress(w->worker);
+            ucp_request_free(req);
+        }
+    }
+    if (w->worker)
+        ucp_worker_destroy(w->worker);
+    free(w->eps);
+    free(w);
+}
+
+#else /* no UCX: the net wire never starts */
+
+bool rill_comm_net_gpu(const rill_comm_t *comm)
+{
+    (void)comm;
+    return false;
+}
+
+rill_status_t rill_net_worker_create(rill_comm_t *comm, rill_net_worker_t **w_p, void *record,
+                                     size_t *len)
+{
+    (void)comm;
+    (void)w_p;
+    (void)record;
+    (void)len;
+    return RILL_ERR_NOT_SUPPORTED;
+}
+
+rill_status_t rill_net_connect(rill_net_worker_t *w, int rank, int idx, const void *record,
+                               size_t len)
+{
+    (void)w;
+    (void)rank;
+    (void)idx;
+    (void)record;
+    (void)len;
+    return RILL_ERR_NOT_SUPPORTED;
+}
+
+rill_status_t rill_net_send(rill_net_worker_t *w, int rank, int idx, const void *src, bool gpu,
+                            size_t size, uint64_t tag, rill_net_done_fn done, void *arg)
+{
+    (void)w;
+    (void)rank;
+    (void)idx;
+    (void)src;
+    (void)gpu;
+    (void)size;
+    (void)tag;
+    (void)done;
+    (void)arg;
+    return RILL_ERR_NOT_SUPPORTED;
+}
+
+rill_status_t rill_net_recv(rill_net_worker_t *w, void *dst, bool gpu, size_t size, uint64_t tag,
+                            rill_net_done_fn done, void *arg, void **req_p)
+{
+    (void)w;
+    (void)dst;
+    (void)gpu;
+    (void)size;
+    (void)tag;
+    (void)done;
+    (void)arg;
+    (void)req_p;
+    return RILL_ERR_NOT_SUPPORTED;
+}
+
+void rill_net_cancel(rill_net_worker_t *w, void *req)
+{
+    (void)w;
+    (void)req;
+}
+
+int rill_net_progress(rill_net_worker_t *w)
+{
+    (void)w;
+    return 0;
+}
+
+int rill_net_inflight(const rill_net_worker_t *w)
+{
+    (void)w;
+    return 0;
+}
+
+void rill_net_worker_destroy(rill_net_worker_t *w)
+{
+    (void)w;
+}
 
 #endif

@@ -35,6 +35,7 @@
 #include "channel.h"
 #include "data_internal.h"
 #include "proxy.h"
+#include "net.h"
 #if RILL_HAVE_CUDA
 #include "put.h"
 #endif
@@ -177,6 +178,15 @@ enum { OP_TASK, OP_XFER, OP_HOME, OP_WB, OP_LAND, OP_PUT };
 #define GM_NREFS 32
 
 /** An operation in flight on one stream, completed in order. */
+/* The receive of a landing from a rank of another node (net wire), by semaphore slot. */
+enum { GM_NET_NONE, GM_NET_POSTED, GM_NET_LANDED, GM_NET_FAILED };
+typedef struct gm_netland {
+    int state;
+    int lane;
+    uint64_t target;
+    void *req; /* while posted */
+} gm_netland_t;
+
 typedef struct gm_op {
     int kind;
     struct gm_op *next;
@@ -200,6 +210,8 @@ typedef struct gm_op {
     int peer;                              /* XFER: the source GPU's ordinal, -1: host */
     int sem;                               /* LAND: its semaphore slot */
     rill_remote_xfer_t *rx;                /* PUT: the request (done when the op is) */
+    struct gm_netput *netput;              /* PUT over the net wire: what it puts once the
+                                            * op (its source ready) completed */
     uint64_t launch;                       /* TASK: its number (the launched hook's) */
     uint32_t wrote;                        /* TASK: bit i: ent[i] is written */
     /* traces: TASK: the flows to other ranks' GPUs that start in its slice (puts enqueued
@@ -269,6 +281,11 @@ typedef struct gm {
     uint64_t *sems;                /* nsems landing semaphores in the zone (device words) */
     uint64_t sem_seq[GM_MAX_SEMS]; /* the last target of each: they only grow */
     int free_sems[GM_MAX_SEMS], nfree_sems, nsems;
+    /* landings held for ranks reached over the net wire and not armed yet: their bytes land
+     * only while this thread progresses its worker, so it does not sleep meanwhile; each
+     * one's receive, by semaphore slot */
+    int net_expect;
+    gm_netland_t netland[GM_MAX_SEMS];
     int max_inflight;
     bool urgent_by_prio; /* device_cuda_urgent_by_priority */
     bool serve_between;  /* device_cuda_serve_between_launches */
@@ -1443,6 +1460,8 @@ static void remote_fail(gm_t *m, rill_remote_xfer_t *x, rill_status_t s, const c
  * semaphore, or the old bytes are still read). */
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r);
 
+static void net_land_post(gm_t *m, rill_remote_xfer_t *x);
+
 /* Take e's block and a semaphore for the landing x: the copy holds no version until the
  * receive completes (nothing on this GPU uses it before the landing's wait is armed), other
  * GPUs do not read it and it is not evicted until it landed; x gets what the sender needs. */
@@ -1461,9 +1480,13 @@ static void land_hold(gm_t *m, gm_entry_t *e, rill_remote_xfer_t *x)
     x->entry = e;
     x->sem = k;
     x->gpu = m->gpu;
+    if (gm_peer_net(x->peer))
+        m->net_expect++;
     x->dst_off = gm_zone_offset(m->ctx, m->gpu, e->block);
     x->sem_off = gm_zone_offset(m->ctx, m->gpu, (uintptr_t)(m->sems + k));
     x->target = ++m->sem_seq[k]; /* targets only grow: an older write cannot meet it */
+    if (gm_peer_net(x->peer))
+        net_land_post(m, x);
 }
 
 /* Give back what land_hold took (x's sender was not told of it). */
@@ -1475,6 +1498,13 @@ static void land_unhold(gm_t *m, rill_remote_xfer_t *x)
         atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
     m->free_sems[m->nfree_sems++] = x->sem;
     m->epoch++;
+    if (gm_peer_net(x->peer)) {
+        m->net_expect--;
+        gm_netland_t *l = &m->netland[x->sem];
+        if (l->state == GM_NET_POSTED) /* (its done, cancelled, finds the slot given back) */
+            rill_net_cancel(gm_proxy_net(m->proxy), l->req);
+        l->state = GM_NET_NONE;
+    }
 }
 
 /* Arm the landing x holds (land_hold): the landing stream waits for its semaphore (after
@@ -1523,6 +1553,8 @@ static rill_status_t land_arm(gm_t *m, rill_remote_xfer_t *x, bool after, char *
     }
     atomic_fetch_add_explicit(&m->n_land, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->b_land, ((rill_data_t *)x->data)->size, memory_order_relaxed);
+    if (gm_peer_net(x->peer)) /* (its bytes are there: armed only after the sender's flush) */
+        m->net_expect--;
     return RILL_SUCCESS;
 }
 
@@ -1584,7 +1616,12 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
         lru_touch(m, e);
     }
     bool after = e->xfers > 0; /* an older transfer into the block still in flight */
-    if (!copy_quiesce(c))      /* another GPU started reading it meanwhile */
+    if (x->put_coming && gm_peer_net(x->peer)) { /* (its receive must be posted first) */
+        remote_fail(m, x, RILL_ERR_BAD_STATE,
+                    "a landing from another node must be reserved before its put comes");
+        return true;
+    }
+    if (!copy_quiesce(c)) /* another GPU started reading it meanwhile */
         return false;
     land_hold(m, e, x);
     copy_unquiesce(c);
@@ -1653,6 +1690,180 @@ static bool sm_reaches(gm_t *m, int peer, int gpu, const void *dst)
     return *r > 0;
 }
 
+/* A put's op is on its lane's put stream: into the fifo, traced (the host's steps since t0)
+ * and counted. */
+static void put_queued(gm_t *m, gm_op_t *op, int lane, size_t bytes, uint64_t t0, const char *what)
+{
+    fifo_push(m, fifo_put(m, lane), op);
+    if (m->trace) {
+        uint64_t t1 = rill_time_ns();
+        rill_trace_slice("gpu", "put", t0, t1, 0, 0, NULL);
+        rill_trace_instant("gpu", what, t1);
+    }
+    atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->b_put, bytes, memory_order_relaxed);
+}
+
+/* Tiles to and from ranks of other nodes, over the net wire (UCX): two-sided, so that UCX
+ * takes its best protocol for GPU memory on the transport it has (a zero-copy rendezvous
+ * with GPUDirect RDMA over InfiniBand, a pipeline through host memory over TCP), where a
+ * one-sided put of GPU memory over TCP ran at 0.3 GB/s (ucx_perftest ucp_put_bw, 2 x H100)
+ * against 1.8-2.6 GB/s for a tagged send.
+ *
+ * The landing is the same as for a CUDA IPC put: block and semaphore held (land_hold),
+ * announced or asked for; land_hold also posts the receive into the block, tagged with the
+ * semaphore and its target (unique on this GPU: targets only grow). The sender's put stream
+ * only waits for the source (the producer's event, or the landing the source came by) and
+ * records an event: a NIC cannot wait on a stream. When this thread sees that event
+ * (complete_op), the worker sends the bytes; when the send completes (the source is free
+ * again), the receiver is told that the put is enqueued (x->enqueued). On the receiver,
+ * the receive's completion enqueues the semaphore's write on the lane's landing stream;
+ * the landing is armed (its wait for the semaphore) only once both happened (arm_start), so
+ * the wait follows a write already enqueued on this GPU, never a host step of either rank:
+ * the landing rule of device.h holds. The later uses of the copy are ordered behind the
+ * wait as for a CUDA IPC landing. */
+static inline uint64_t net_tag(uint64_t sem_off, uint64_t target)
+{
+    return ((sem_off >> 3) << 28) ^ (target & ((1ull << 28) - 1));
+}
+
+typedef struct gm_netput {
+    gm_t *m;
+    rill_remote_xfer_t *x;
+    rill_data_copy_t *src; /* the GPU copy read (a reader held), or NULL: the host copy */
+    const void *from;
+} gm_netput_t;
+
+/* A receive of a held landing, by its semaphore slot. */
+typedef struct gm_netrecv {
+    gm_t *m;
+    int sem;
+    uint64_t target;
+} gm_netrecv_t;
+
+/* The bytes of the landing of semaphore r->sem came (or its receive failed, or was
+ * cancelled when the landing was given back): its semaphore's write goes on its lane's
+ * landing stream, where the wait arm_start enqueues follows it. */
+static void net_recv_done(void *arg, rill_status_t s)
+{
+    gm_netrecv_t *r = arg;
+    gm_t *m = r->m;
+    gm_netland_t *l = &m->netland[r->sem];
+    if (l->state == GM_NET_POSTED && l->target == r->target) {
+        l->req = NULL;
+        l->state = GM_NET_FAILED;
+        char err[200];
+        if (s == RILL_SUCCESS &&
+            rill_cu_stream_write64(m->land_stream[l->lane], m->sems + r->sem, r->target, err,
+                                   sizeof(err)) == RILL_SUCCESS)
+            l->state = GM_NET_LANDED;
+        else if (s == RILL_SUCCESS)
+            RILL_ERROR(RILL_LOG_GPU, "GPU %d: the signal of a landing over the net wire: %s",
+                       m->res->info.ordinal, err);
+        m->epoch++;
+    }
+    free(r);
+}
+
+/* land_hold of a landing from a rank of another node: its receive. */
+static void net_land_post(gm_t *m, rill_remote_xfer_t *x)
+{
+    gm_netland_t *l = &m->netland[x->sem];
+    rill_data_t *d = x->data;
+    gm_netrecv_t *r = malloc(sizeof(*r));
+    l->target = x->target;
+    l->lane = lane_of(m, x->peer);
+    l->state = GM_NET_FAILED; /* (its arm fails: the run ends, saying why) */
+    l->req = NULL;
+    if (!r)
+        return;
+    r->m = m;
+    r->sem = x->sem;
+    r->target = x->target;
+    l->state = GM_NET_POSTED;
+    if (rill_net_recv(gm_proxy_net(m->proxy), (void *)((gm_entry_t *)x->entry)->block, true,
+                      d->size, net_tag(x->sem_off, x->target), net_recv_done, r,
+                      &l->req) != RILL_SUCCESS) {
+        l->state = GM_NET_FAILED;
+        free(r);
+    }
+}
+
+static void net_put_done(void *arg, rill_status_t s)
+{
+    gm_netput_t *np = arg;
+    rill_remote_xfer_t *x = np->x;
+    if (s == RILL_SUCCESS && x->enqueued)
+        x->enqueued(x); /* the receiver arms once its receive completed too */
+    if (np->src)
+        copy_reader_put(np->src);
+    if (s != RILL_SUCCESS)
+        remote_fail(np->m, x, s, "the send over the net wire failed");
+    else
+        x->done(x, RILL_SUCCESS);
+    free(np);
+}
+
+/* The put stream saw the source ready: hand the bytes to the net wire. */
+static void net_put_go(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    gm_netput_t *np = op->netput;
+    rill_remote_xfer_t *x = np->x;
+    rill_data_t *d = x->data;
+    rill_status_t s = RILL_ERR_DEVICE;
+    if (err == cudaSuccess) {
+        s = rill_net_send(gm_proxy_net(m->proxy), x->peer, x->peer_gpu, np->from, np->src != NULL,
+                          d->size, net_tag(x->sem_off, x->target), net_put_done, np);
+        if (s == RILL_SUCCESS)
+            return;
+    }
+    if (np->src)
+        copy_reader_put(np->src);
+    remote_fail(m, x, s,
+                err != cudaSuccess ? cudaGetErrorString(err) : "the net wire refused the send");
+    free(np);
+}
+
+static bool net_put_start(gm_t *m, rill_remote_xfer_t *x, rill_data_copy_t *src, const void *from,
+                          cudaEvent_t after, bool behind, uint64_t t0)
+{
+    rill_data_t *d = x->data;
+    gm_netput_t *np = calloc(1, sizeof(*np));
+    gm_op_t *op = np && gm_proxy_net(m->proxy) ? op_new(m, OP_PUT) : NULL;
+    int lane = lane_of(m, x->peer);
+    cudaStream_t st = m->put_stream[lane];
+    cudaError_t ce = cudaSuccess;
+    if (op) {
+        op_begin(m, op, st, m->trace);
+        if (after)
+            ce = cudaStreamWaitEvent(st, after, 0);
+        if (ce == cudaSuccess)
+            ce = op_record(m, op, st);
+    }
+    if (!op || ce != cudaSuccess) {
+        if (op)
+            op_free(m, op);
+        free(np);
+        if (src)
+            copy_reader_put(src);
+        remote_fail(m, x, op ? RILL_ERR_DEVICE : RILL_ERR_NO_MEMORY,
+                    op ? cudaGetErrorString(ce)
+                       : "out of host memory (or no worker of the net wire on this GPU)");
+        return true;
+    }
+    np->m = m;
+    np->x = x;
+    np->src = src;
+    np->from = from;
+    op->netput = np;
+    op->rx = x;
+    op->rank = x->peer;
+    op->flow = x->flow;
+    op->from_stream = -1;
+    put_queued(m, op, lane, d->size, t0, behind ? "net put waits behind" : "net put waits");
+    return true;
+}
+
 /* Send side: copy the newest copy into the receiver's landing buffer, then its semaphore,
  * on the put stream. The source copy keeps a reader until the op's event completed. false:
  * not now (the only current copy is on its way home). */
@@ -1709,6 +1920,8 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
             return false;
         }
     }
+    if (gm_peer_net(x->peer))
+        return net_put_start(m, x, src, from, after, producer != NULL, t0);
     char err[256];
     void *dst = NULL, *sem = NULL;
     rill_status_t rs =
@@ -1771,14 +1984,7 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
         op->from_t = se->w_t;
         op->flow_from_kernel = true;
     }
-    fifo_push(m, fifo_put(m, lane), op);
-    if (m->trace) {
-        uint64_t t1 = rill_time_ns();
-        rill_trace_slice("gpu", "put", t0, t1, 0, 0, NULL);
-        rill_trace_instant("gpu", producer ? "put enqueued behind" : "put enqueued", t1);
-    }
-    atomic_fetch_add_explicit(&m->n_put, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&m->b_put, d->size, memory_order_relaxed);
+    put_queued(m, op, lane, d->size, t0, producer ? "put enqueued behind" : "put enqueued");
     if (x->enqueued) /* the receiver's stream may wait for it now (device.h) */
         x->enqueued(x);
     return true;
@@ -1823,7 +2029,17 @@ static bool reserve_start(gm_t *m, rill_remote_xfer_t *x)
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
 {
     if (lane_full(m, r->peer))
-        return false; /* (later, in order: its lane's landings behind it wait too) */
+        return false;           /* (later, in order: its lane's landings behind it wait too) */
+    if (gm_peer_net(r->peer)) { /* over the net: once its receive completed too */
+        gm_netland_t *l = &m->netland[r->sem];
+        if (l->state == GM_NET_POSTED)
+            return false;
+        if (l->state != GM_NET_LANDED) {
+            remote_fail(m, x, RILL_ERR_COMM, "its receive over the net wire failed");
+            return true;
+        }
+        l->state = GM_NET_NONE;
+    }
     char err[200];
     r->flow = x->flow;
     rill_status_t rs = land_arm(m, r, r->after, err, sizeof(err));
@@ -1971,6 +2187,10 @@ static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
     }
     case OP_PUT: {
         rill_remote_xfer_t *x = op->rx;
+        if (op->netput) { /* its source is ready: now over the net wire */
+            net_put_go(m, op, err);
+            break;
+        }
         trace_xfer(m, op, track_put(m, op->rank), "to a rank's GPU",
                    ((rill_data_t *)x->data)->size);
         if (op->flow && m->trace && op->from_stream >= 0 && m->tr_exec[op->from_stream]) {
@@ -2511,6 +2731,10 @@ static void *manager_main(void *arg)
         gm_doing(m, "idle");
         if (progress) {
             busy_at = 0; /* read the clock once idle */
+            continue;
+        }
+        if (m->net_expect > 0) { /* a put over the net lands only while we progress */
+            rill_cpu_relax();
             continue;
         }
         if (m->inflight > 0) { /* work on the GPU: watch it closely */

@@ -10,6 +10,7 @@
 #include "channel.h"
 #include "comm.h"
 #include "manager.h"
+#include "net.h"
 #include "rill/params.h"
 
 static rill_param_t *p_spin_us, *p_sleep_us, *p_batch, *p_signal;
@@ -108,6 +109,7 @@ struct gm_proxy {
                          * kernels may spin on other channels meanwhile) */
     uint32_t next_id;
     atomic_ullong n_req, n_put, b_put, n_signal, n_flush, busy_ns;
+    rill_net_worker_t *net; /* the net wire's worker (GPU tiles to other nodes), or NULL */
 };
 
 static gm_proxy_t *proxies[RILL_CUDA_MAX_GPUS];
@@ -287,6 +289,8 @@ static int pc_serve(gm_proxy_t *p, rill_port_channel_t *c, int batch)
 int gm_proxy_step(gm_proxy_t *p)
 {
     int n = run_calls(p);
+    if (p->net) /* over TCP a peer's put lands only while we progress */
+        n += rill_net_progress(p->net);
     if (!p->channels)
         return n;
     uint64_t t0 = rill_time_ns();
@@ -311,9 +315,14 @@ int64_t gm_proxy_idle_us(gm_proxy_t *p)
     return rill_param_get_int(p_sleep_us);
 }
 
+struct rill_net_worker *gm_proxy_net(gm_proxy_t *p)
+{
+    return p->net;
+}
+
 bool gm_proxy_has_work(gm_proxy_t *p)
 {
-    if (rill_mpsc_nonempty(&p->calls))
+    if (rill_mpsc_nonempty(&p->calls) || (p->net && rill_net_inflight(p->net) > 0))
         return true;
     for (rill_port_channel_t *c = p->channels; c; c = c->next)
         if (c->host_pending || rill_mpsc_nonempty(&c->hostq))
@@ -410,6 +419,7 @@ void gm_proxy_close(gm_proxy_t **pp)
     }
     rill_regmem_unmap_all(p->ordinal);
     rill_stream_waits_release();
+    rill_net_worker_destroy(p->net); /* (after the managers stopped: the traffic is over) */
     if (p->err_host)
         cudaFreeHost(p->err_host);
     if (p->setup)
@@ -635,8 +645,12 @@ static bool regmem_ok(const rill_regmem_t *r, const char *what, const char *fn)
 static bool peer_ok(rill_context_t *ctx, const rill_regmem_t *r, const char *fn)
 {
     const char *why = NULL;
-    if (r->rank == ctx->rank || rill_context_gpu_direct(ctx, r->rank, &why))
+    int d = r->rank == ctx->rank ? 1 : rill_context_gpu_direct(ctx, r->rank, &why);
+    if (d == 1)
         return true;
+    if (d == 2) /* (not built: a port channel over the net wire) */
+        why = "it is on another node, reached by the net wire, and port channels reach the "
+              "GPUs of this node only";
     RILL_ERROR(RILL_LOG_GPU, "%s: rank %d's GPU memory is not reachable from rank %d: %s", fn,
                r->rank, ctx->rank, why ? why : "not connected");
     return false;
@@ -922,7 +936,9 @@ typedef struct conn_rec {
     rill_regmem_t mailbox[RILL_CUDA_MAX_GPUS];
 } conn_rec_t;
 
-static int8_t *direct;  /* per rank: 1 GPU memory reachable both ways, 0 not */
+/* per rank: 1 GPU memory reachable both ways by CUDA IPC, 2 over the net wire (another
+ * node), 0 not */
+static int8_t *direct;
 static char (*why)[96]; /* per rank: why not */
 static int ndirect;
 /* per rank: its GPUs' zones as registered memory (the mailbox descriptors name the whole
@@ -1050,6 +1066,133 @@ static rill_status_t do_mailbox_free(gm_proxy_t *p, void *arg)
     return RILL_SUCCESS;
 }
 
+/* Between nodes: each GPU's worker of the net wire and its record (its address) for the
+ * peers (net_args_t.mine: this rank's GPUs, RILL_NET_RECORD_MAX bytes each). */
+typedef struct net_args {
+    rill_context_t *ctx;
+    unsigned char *mine;      /* RILL_CUDA_MAX_GPUS records of max bytes */
+    uint32_t *mine_len;       /* their lengths */
+    const unsigned char *all; /* every rank's: a header of lengths, then the records */
+    size_t max, block;
+    const conn_rec_t *recs;
+    uint8_t *ok; /* per rank: every GPU of ours connected to every GPU of that rank */
+} net_args_t;
+
+static rill_status_t do_net_open(gm_proxy_t *p, void *arg)
+{
+    net_args_t *a = arg;
+    size_t len = RILL_NET_RECORD_MAX;
+    rill_status_t s =
+        rill_net_worker_create(a->ctx->comm, &p->net, a->mine + (size_t)p->gpu * a->max, &len);
+    if (s == RILL_SUCCESS)
+        a->mine_len[p->gpu] = (uint32_t)len;
+    return s;
+}
+
+static rill_status_t do_net_connect(gm_proxy_t *p, void *arg)
+{
+    net_args_t *a = arg;
+    rill_context_t *ctx = a->ctx;
+    for (int r = 0; r < ctx->nranks; r++) {
+        if (r == ctx->rank || a->recs[r].node == a->recs[ctx->rank].node || !a->ok[r])
+            continue;
+        const unsigned char *blk = a->all + (size_t)r * a->block;
+        uint32_t lens[RILL_CUDA_MAX_GPUS];
+        memcpy(lens, blk, sizeof(lens));
+        for (int h = 0; h < a->recs[r].ngpus && a->ok[r]; h++) {
+            const unsigned char *rec = blk + sizeof(lens) + (size_t)h * a->max;
+            if (lens[h] == 0 || lens[h] > a->max ||
+                rill_net_connect(p->net, r, h, rec, lens[h]) != RILL_SUCCESS) {
+                a->ok[r] = 0;
+                snprintf(why[r], sizeof(why[r]), "on another node; %s",
+                         lens[h] == 0 ? "the net wire does not reach its GPU memory"
+                                      : "the net wire could not connect to its GPU");
+            }
+        }
+    }
+    return RILL_SUCCESS;
+}
+
+/* Peers on other nodes: GPU direct over the net wire (direct = 2) when both ends opened
+ * a worker on every GPU and connected to every GPU of the other. Every rank makes the same
+ * collectives (other_node and allowed are the same everywhere), whatever happens here. */
+static rill_status_t net_connect(rill_context_t *ctx, const conn_rec_t *recs, int ngpus,
+                                 uint8_t *ok, uint8_t *all_ok)
+{
+    int n = ctx->nranks;
+    net_args_t a = { .ctx = ctx, .recs = recs, .ok = ok };
+    uint32_t mine_len[RILL_CUDA_MAX_GPUS] = { 0 };
+    a.mine_len = mine_len;
+    a.max = RILL_NET_RECORD_MAX;
+    a.mine = calloc(RILL_CUDA_MAX_GPUS, a.max);
+    rill_status_t s = RILL_SUCCESS;
+    bool can = a.mine && ngpus > 0 && rill_comm_net_gpu(ctx->comm);
+    for (int g = 0; can && g < ngpus; g++)
+        if (call(proxies[g], do_net_open, &a, "channel setup (net)") != RILL_SUCCESS)
+            can = false; /* (said) */
+    if (!can)
+        memset(mine_len, 0, sizeof(mine_len));
+    /* records of the largest size any rank has, then every rank's */
+    uint64_t big = 0;
+    for (int g = 0; g < RILL_CUDA_MAX_GPUS; g++)
+        big = mine_len[g] > big ? mine_len[g] : big;
+    if ((s = rill_comm_allreduce_u64(ctx->comm, &big, &big, 1, RILL_COMM_MAX)) != RILL_SUCCESS)
+        goto out;
+    size_t block = sizeof(mine_len) + RILL_CUDA_MAX_GPUS * (size_t)big;
+    unsigned char *mine = calloc(1, block), *all = calloc((size_t)n, block);
+    uint64_t short_of_memory = !mine || !all;
+    if ((s = rill_comm_allreduce_u64(ctx->comm, &short_of_memory, &short_of_memory, 1,
+                                     RILL_COMM_MAX)) != RILL_SUCCESS ||
+        short_of_memory) {
+        free(mine);
+        free(all);
+        s = s != RILL_SUCCESS ? s : RILL_ERR_NO_MEMORY;
+        goto out;
+    }
+    memcpy(mine, mine_len, sizeof(mine_len));
+    for (int g = 0; g < RILL_CUDA_MAX_GPUS && big; g++)
+        memcpy(mine + sizeof(mine_len) + (size_t)g * big, a.mine + (size_t)g * a.max, big);
+    if ((s = rill_comm_allgather(ctx->comm, mine, block, all)) == RILL_SUCCESS) {
+        a.all = all;
+        a.max = (size_t)big;
+        a.block = block;
+        for (int r = 0; r < n; r++) {
+            ok[r] = 0;
+            if (r == ctx->rank || recs[r].node == recs[ctx->rank].node)
+                continue;
+            uint32_t lens[RILL_CUDA_MAX_GPUS];
+            memcpy(lens, all + (size_t)r * block, sizeof(lens));
+            ok[r] = can && recs[r].ngpus > 0 && lens[0] > 0;
+            if (!ok[r])
+                snprintf(why[r], sizeof(why[r]), "on another node; %s",
+                         !can ? "the net wire does not move this rank's GPU memory"
+                              : "the net wire does not move that rank's GPU memory");
+        }
+        for (int g = 0; can && g < ngpus; g++)
+            call(proxies[g], do_net_connect, &a, "channel setup (net)");
+        /* ok[r]: we connected to r; r must have connected to us */
+        if ((s = rill_comm_allgather(ctx->comm, ok, (size_t)n, all_ok)) == RILL_SUCCESS)
+            for (int r = 0; r < n; r++) {
+                if (r == ctx->rank || recs[r].node == recs[ctx->rank].node)
+                    continue;
+                if (ok[r] && all_ok[(size_t)r * (size_t)n + (size_t)ctx->rank])
+                    direct[r] = 2;
+                else if (ok[r])
+                    snprintf(why[r], sizeof(why[r]),
+                             "on another node; rank %d could not connect to this rank's GPUs", r);
+                RILL_VERBOSE(RILL_LOG_GPU, 1, "rank %d -> rank %d: %s%s", ctx->rank, r,
+                             direct[r] ? "GPU direct over the net wire (another node)"
+                                       : "host-staged: ",
+                             direct[r] ? "" : why[r]);
+            }
+    }
+    free(mine);
+    free(all);
+out:
+    free(a.mine);
+    return s;
+}
+
 rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
 {
     int n = ctx->nranks;
@@ -1121,6 +1264,13 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
                      direct[r] ? "GPU direct (CUDA IPC checked both ways)" : "host-staged: ",
                      direct[r] ? "" : why[r]);
     }
+    /* between nodes: over the net wire, when it moves GPU memory */
+    bool other_node = false;
+    for (int r = 0; r < n; r++)
+        other_node |= recs[r].node != mine.node;
+    if (other_node && allowed &&
+        (s = net_connect(ctx, recs, mine.ngpus, ok, all_ok)) != RILL_SUCCESS)
+        goto out;
     for (int g = 0; g < ctx->ngpus; g++)
         call(proxies[g], do_mailbox_free, NULL, "channel setup");
     zones = recs; /* the mailboxes are gone; their allocations (the zones) stay */
@@ -1149,10 +1299,15 @@ uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr)
     return r && r->magic == RILL_REGMEM_MAGIC ? (uint64_t)(addr - (uintptr_t)r->base) : UINT64_MAX;
 }
 
+bool gm_peer_net(int rank)
+{
+    return direct && rank >= 0 && rank < ndirect && direct[rank] == 2;
+}
+
 rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,
                                size_t len)
 {
-    if (!zones || rank < 0 || rank >= ndirect || !direct[rank] || gpu < 0 ||
+    if (!zones || rank < 0 || rank >= ndirect || direct[rank] != 1 || gpu < 0 ||
         gpu >= zones[rank].ngpus) {
         snprintf(err, len, "rank %d's GPU %d is not reachable GPU to GPU from this rank", rank,
                  gpu);

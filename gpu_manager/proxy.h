@@ -41,11 +41,15 @@ bool gm_proxy_has_work(gm_proxy_t *p);
 void gm_proxy_describe(gm_proxy_t *p, FILE *out);
 #endif
 
-/** Set up the channels between the GPUs of the ranks of a node at rill_init (after the
- * managers started): every GPU's zone is registered memory; the descriptors go to every
- * rank (one allgather); each GPU writes a token into every same-node peer GPU's mailbox
- * through its IPC mapping and each checks what it received, so that a peer rank is
- * "GPU direct" only when CUDA IPC was seen to work both ways. Collective; main thread. */
+/** Set up the channels between the GPUs of the ranks at rill_init (after the managers
+ * started): every GPU's zone is registered memory; the descriptors go to every rank (one
+ * allgather); each GPU writes a token into every same-node peer GPU's mailbox through its
+ * IPC mapping and each checks what it received, so that a peer rank of the node is "GPU
+ * direct" only when CUDA IPC was seen to work both ways. Between nodes, when the net wire
+ * moves GPU memory (UCX built with CUDA support), each GPU's manager opens a worker with
+ * its zone registered, the records go to every rank, and each GPU connects to every GPU of
+ * the other nodes: a peer rank is GPU direct over the net when both ends connected.
+ * Collective; main thread. */
 rill_status_t rill_gpu_channels_connect(rill_context_t *ctx);
 /** Forget what rill_gpu_channels_connect learnt (rill_fini). */
 void rill_gpu_channels_forget(void);
@@ -59,6 +63,13 @@ uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr);
  * (rill_context_gpu_direct). A GPU manager thread. */
 rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,
                                size_t len);
+/** Whether rank's GPUs are reached over the net wire (another node, UCX with CUDA support):
+ * then a put into its zone goes through gm_proxy_net's worker, at the same zone offsets.
+ * Any thread, after rill_gpu_channels_connect. */
+bool gm_peer_net(int rank);
+/** This GPU's worker of the net wire (NULL when no peer is reached over it). Its manager
+ * thread, which progresses it in gm_proxy_step. */
+struct rill_net_worker *gm_proxy_net(gm_proxy_t *p);
 #endif
 
 #endif

@@ -37,7 +37,8 @@ static void usage(FILE *out, const char *prog)
             "  --peers            start Rill (under mpirun: every rank) and print, for each\n"
             "                     other rank, its node, the wire its bytes take (MPI on a\n"
             "                     node, comm_net between nodes) and how GPU tiles reach it:\n"
-            "                     GPU direct (CUDA IPC, checked both ways) or host-staged,\n"
+            "                     GPU direct (CUDA IPC, checked both ways; between nodes\n"
+            "                     over the net wire) or host-staged,\n"
             "                     each with why (comm_ranks_per_node, comm_gpu_direct)\n"
             "  --mca NAME VALUE   set a parameter, as for any Rill program\n"
             "  --help             this text\n"
@@ -80,11 +81,14 @@ static rill_status_t print_peers(int *argc, char ***argv)
         const char *why = "", *wire_why = "";
         const char *wire = rill_context_wire(ctx, r, &wire_why);
         int direct = rill_context_gpu_direct(ctx, r, &why);
-        o += (size_t)snprintf(
-            line + o, sizeof(line) - o, "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s",
-            o > 0 && line[o - 1] != ':' ? ";" : "", r, rill_context_node(ctx, r), wire ? wire : "?",
-            wire_why, direct ? "GPU direct (CUDA IPC, checked both ways)" : "host-staged (",
-            direct ? "" : why, direct ? "" : ")");
+        o += (size_t)snprintf(line + o, sizeof(line) - o,
+                              "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s",
+                              o > 0 && line[o - 1] != ':' ? ";" : "", r, rill_context_node(ctx, r),
+                              wire ? wire : "?", wire_why,
+                              direct == 2 ? "GPU direct (over the net wire)"
+                              : direct    ? "GPU direct (CUDA IPC, checked both ways)"
+                                          : "host-staged (",
+                              direct ? "" : why, direct ? "" : ")");
     }
     printf("%s\n", line); /* one line per rank: the ranks' lines do not interleave */
     fflush(stdout);

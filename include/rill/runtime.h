@@ -141,9 +141,11 @@ int rill_context_node(const rill_context_t *ctx, int rank);
  * Any thread. */
 const char *rill_context_wire(const rill_context_t *ctx, int rank, const char **why);
 
-/** Whether this process reaches GPU memory of peer rank's GPUs directly (same node, CUDA
- * IPC checked both ways at rill_init, comm_gpu_direct = auto): 1 yes, 0 no, host-staged
- * (then why, if not NULL, says why). Any thread. */
+/** Whether this process reaches GPU memory of peer rank's GPUs directly: 1 on the same node
+ * over CUDA IPC (checked both ways at rill_init), 2 on another node over the net wire (UCX
+ * built with CUDA support, both ranks connected at rill_init), 0 no: GPU tiles are
+ * host-staged (then why, if not NULL, says why). comm_gpu_direct = off makes every peer 0.
+ * Any thread. */
 int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
 
 #ifdef __cplusplus
