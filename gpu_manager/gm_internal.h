@@ -212,11 +212,12 @@ typedef struct gm {
     unsigned long long wd_tasks, wd_evict, wd_loads, wd_turns_seen, wd_stack_turns;
     /* what the loop does, for the watchdog: published by the manager thread each turn
      * (relaxed stores of a single writer; a report reads a snapshot, each word on its own) */
-    atomic_ullong wd_turns;              /* turns of the loop */
-    _Atomic(const char *) wd_doing;      /* the step it is in (static text) */
-    atomic_int wd_exec, wd_land, wd_put; /* operations in flight on those streams */
-    atomic_int wd_aside;                 /* tasks set aside until their tile lands */
-    atomic_ullong wd_land_t, wd_put_t;   /* when the oldest of those entered its fifo */
+    atomic_ullong wd_turns;                 /* turns of the loop */
+    _Atomic(const char *) wd_doing;         /* the step it is in (static text) */
+    atomic_int wd_exec, wd_land, wd_put;    /* operations in flight on those streams */
+    atomic_int wd_aside;                    /* tasks set aside until their tile lands */
+    atomic_int wd_net_expect, wd_net_sends; /* net wire: landings not armed; sends, receives */
+    atomic_ullong wd_land_t, wd_put_t;      /* when the oldest of those entered its fifo */
     atomic_int wd_land_rank, wd_land_sem, wd_put_rank;
     atomic_ullong wd_land_target;
     bool trace;  /* tasks' spans in the trace */

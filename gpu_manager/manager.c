@@ -526,6 +526,9 @@ static void publish_fifos(gm_t *m)
     for (int s = 0; s < m->res->nexec; s++)
         exec += m->fifo[s].count;
     atomic_store_explicit(&m->wd_exec, exec, memory_order_relaxed);
+    rill_net_worker_t *net = m->proxy ? gm_proxy_net(m->proxy) : NULL;
+    atomic_store_explicit(&m->wd_net_expect, m->net_expect, memory_order_relaxed);
+    atomic_store_explicit(&m->wd_net_sends, net ? rill_net_inflight(net) : 0, memory_order_relaxed);
     if (m->nlanes == 0)
         return; /* no GPU-direct streams */
     /* the oldest landing and put of all lanes */
@@ -1177,6 +1180,14 @@ static void describe(rill_device_t *dev, FILE *out)
                 "  GPU %d: %d tasks wait on the host for a tile still landing from another rank "
                 "(device_cuda_landing_waiters such tasks are enqueued on its exec streams)\n",
                 ord, aside);
+    int net_expect = atomic_load_explicit(&m->wd_net_expect, memory_order_relaxed),
+        net_ops = atomic_load_explicit(&m->wd_net_sends, memory_order_relaxed);
+    if (net_expect > 0 || net_ops > 0)
+        fprintf(out,
+                "  GPU %d: over the net wire (other nodes), %d landings reserved and not armed "
+                "(their bytes or the sender's word have not come), %d sends and receives in "
+                "flight\n",
+                ord, net_expect, net_ops);
     int later = atomic_load_explicit(&m->n_remote_later, memory_order_relaxed);
     if (later > 0)
         fprintf(out,

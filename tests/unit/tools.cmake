@@ -31,6 +31,15 @@ add_test(NAME rill_info_build COMMAND rill_info --build)
 set_tests_properties(rill_info_build PROPERTIES LABELS unit TIMEOUT 60
     PASS_REGULAR_EXPRESSION "CUDA toolkit: [^\n]*\n *GPU support: +(tasks with CUDA bodies run on the GPUs|not built)[^\n]*\n *GPU devices: +(no NVIDIA driver loaded|the NVIDIA driver lists)"
     FAIL_REGULAR_EXPRESSION "CUDA: +yes")
+# issue 38: whether UCX, the wire between nodes, was found, and which
+if(RILL_HAVE_UCX)
+    set(_ucx_line "UCX: +UCX [0-9]+\\.[0-9]+[^\n]*: the wire between nodes \\(comm_net\\)")
+else()
+    set(_ucx_line "UCX: +not built \\(no UCX at configure\\)")
+endif()
+add_test(NAME rill_info_build_ucx COMMAND rill_info --build)
+set_tests_properties(rill_info_build_ucx PROPERTIES LABELS unit TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "${_ucx_line}")
 # issue 7: no suggestion for a name close to none; a typo still gets one; an empty name
 # in RILL_MCA_ is reported
 add_test(NAME rill_info_unknown_far COMMAND rill_info --param sched)
