@@ -12,9 +12,9 @@
 # RILL_UCX_WHEEL=path (PyPI's libucx-cu13 wheel, for a machine with the CUDA toolkit and no
 # package registry), ucx_DIR=<prefix>/lib/cmake/ucx (a site's own UCX: it wins).
 #
-# UCX (the wire between nodes): a site's own UCX when CMake finds it (ucx_DIR,
-# CMAKE_PREFIX_PATH); else with the CUDA toolkit PyPI's libucx-cu13 (UCX built with CUDA
-# support) in a virtual environment under build/; else Debian's libucx-dev.
+# UCX (the wire between nodes): a site's own UCX when named (ucx_DIR); else with the CUDA
+# toolkit PyPI's libucx-cu13 (UCX built with CUDA support) in a virtual environment under
+# build/; else (or when PyPI cannot be reached) Debian's libucx-dev.
 set -euo pipefail
 
 mode=${1:-main}
@@ -37,9 +37,10 @@ have_cuda=0
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     have_cuda=1
     pkgs+=(python3-venv)
-elif [ -z "${ucx_DIR:-}" ]; then
-    pkgs+=(libucx-dev)
 fi
+# Debian's UCX (no CUDA support) where no site UCX is named: the wire between nodes on a
+# machine without the CUDA toolkit, and the fallback where PyPI cannot be reached
+[ -z "${ucx_DIR:-}" ] && pkgs+=(libucx-dev)
 install_missing() {
     local missing=()
     for p in "${pkgs[@]}"; do
@@ -85,11 +86,12 @@ elif [ "$have_cuda" = 1 ]; then
         python3 -m venv "$venv" >/dev/null 2>&1 || python3 -m venv --without-pip "$venv"
         if [ -n "${RILL_UCX_WHEEL:-}" ]; then
             "$venv/bin/python" -m pip install -q --no-index --no-deps "$RILL_UCX_WHEEL" ||
-                echo "== could not install $RILL_UCX_WHEEL: building without UCX" >&2
+                echo "== could not install $RILL_UCX_WHEEL: UCX without CUDA support, if the" \
+                    "system has one" >&2
         else
             "$venv/bin/python" -m pip install -q libucx-cu13 ||
                 echo "== could not install libucx-cu13 from PyPI (set RILL_UCX_WHEEL to a" \
-                    "downloaded wheel): building without UCX" >&2
+                    "downloaded wheel): UCX without CUDA support, if the system has one" >&2
         fi
     fi
     d=$(ls -d "$venv"/lib/python3*/site-packages/libucx/lib/cmake/ucx 2>/dev/null | head -1)
