@@ -35,10 +35,13 @@ rill_status_t comm_transports_init(rill_comm_t *c)
     bool *want = calloc((size_t)n, sizeof(bool)), *reach = calloc((size_t)n, sizeof(bool));
     c->wire = calloc((size_t)n, 1);
     c->wire_why = calloc((size_t)n, sizeof(*c->wire_why));
-    if (!want || !reach || !c->wire || !c->wire_why) {
+    bool short_mem = !want || !reach || !c->wire || !c->wire_why;
+    /* (every rank learns it: the others would wait for this one in the wires' collectives) */
+    if (comm_init_any(c, short_mem)) {
         free(want);
         free(reach);
-        RILL_ERROR(RILL_LOG_COMM, "out of memory for the wires to %d ranks", n);
+        RILL_ERROR(RILL_LOG_COMM, "out of memory for the wires to %d ranks on %s", n,
+                   short_mem ? "this rank" : "another rank");
         return RILL_ERR_NO_MEMORY;
     }
     rill_status_t s = RILL_SUCCESS;

@@ -143,9 +143,12 @@ static rill_status_t ucx_init(rill_comm_t *c, const bool *want, bool *reach, voi
     uint64_t mine = addr_len, *lens = calloc((size_t)n, sizeof(*lens));
     unsigned char *all = NULL, *pad = NULL, *rows = calloc((size_t)n * (size_t)n, 1);
     unsigned char *row = calloc((size_t)n, 1);
-    if (!lens || !rows || !row) {
-        RILL_ERROR(RILL_LOG_COMM, "UCX: out of memory for the addresses of %d ranks", n);
-        s = RILL_ERR_NO_MEMORY; /* on one rank only: the others would wait; the job ends */
+    /* a rank short of memory would leave the others waiting in the allgathers: every rank
+     * learns it first, and all of them stop */
+    if (comm_init_any(c, !lens || !rows || !row)) {
+        RILL_ERROR(RILL_LOG_COMM, "UCX: out of memory for the addresses of %d ranks on %s", n,
+                   !lens || !rows || !row ? "this rank" : "another rank");
+        s = RILL_ERR_NO_MEMORY;
         goto out;
     }
     if ((s = comm_init_allgather(c, &mine, sizeof(mine), lens)) != RILL_SUCCESS)
@@ -155,8 +158,9 @@ static rill_status_t ucx_init(rill_comm_t *c, const bool *want, bool *reach, voi
         max = lens[r] > max ? (size_t)lens[r] : max;
     all = malloc((size_t)n * (max ? max : 1));
     pad = calloc(1, max ? max : 1);
-    if (!all || !pad) {
-        RILL_ERROR(RILL_LOG_COMM, "UCX: out of memory for the addresses of %d ranks", n);
+    if (comm_init_any(c, !all || !pad)) {
+        RILL_ERROR(RILL_LOG_COMM, "UCX: out of memory for the addresses of %d ranks on %s", n,
+                   !all || !pad ? "this rank" : "another rank");
         s = RILL_ERR_NO_MEMORY;
         goto out;
     }
