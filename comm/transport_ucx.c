@@ -41,23 +41,29 @@ typedef struct ucx_put_op {
     ucp_rkey_h rkey;
 } ucx_put_op_t;
 
+/* Close n endpoints of worker (NULL ones skipped) by force: the traffic is over (the final
+ * barrier passed, or the managers stopped), and a flushing close would wait for a peer that
+ * may have closed already. */
+static void ucx_eps_close(ucp_worker_h worker, ucp_ep_h *eps, size_t n)
+{
+    for (size_t i = 0; eps && i < n; i++) {
+        if (!eps[i])
+            continue;
+        ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                    .flags = UCP_EP_CLOSE_FLAG_FORCE };
+        ucs_status_ptr_t req = ucp_ep_close_nbx(eps[i], &prm);
+        if (UCS_PTR_IS_PTR(req)) {
+            while (ucp_request_check_status(req) == UCS_INPROGRESS)
+                ucp_worker_progress(worker);
+            ucp_request_free(req);
+        }
+    }
+}
+
 static void ucx_close(ucx_state_t *st)
 {
     if (st->eps) {
-        for (int r = 0; r < st->nranks; r++) {
-            if (!st->eps[r])
-                continue;
-            /* force: the traffic is over (the comm thread passed the final barrier), and a
-             * flushing close would wait for a peer that may have closed already */
-            ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                        .flags = UCP_EP_CLOSE_FLAG_FORCE };
-            ucs_status_ptr_t req = ucp_ep_close_nbx(st->eps[r], &prm);
-            if (UCS_PTR_IS_PTR(req)) {
-                while (ucp_request_check_status(req) == UCS_INPROGRESS)
-                    ucp_worker_progress(st->worker);
-                ucp_request_free(req);
-            }
-        }
+        ucx_eps_close(st->worker, st->eps, (size_t)st->nranks);
         free(st->eps);
     }
     if (st->worker)
@@ -593,18 +599,7 @@ void rill_net_worker_destroy(rill_net_worker_t *w)
 {
     if (!w)
         return;
-    for (size_t i = 0; w->eps && i < (size_t)w->nranks * NET_MAX_IDX; i++) {
-        if (!w->eps[i])
-            continue;
-        ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                    .flags = UCP_EP_CLOSE_FLAG_FORCE };
-        ucs_status_ptr_t req = ucp_ep_close_nbx(w->eps[i], &prm);
-        if (UCS_PTR_IS_PTR(req)) {
-            while (ucp_request_check_status(req) == UCS_INPROGRESS)
-                ucp_worker_progress(w->worker);
-            ucp_request_free(req);
-        }
-    }
+    ucx_eps_close(w->worker, w->eps, (size_t)w->nranks * NET_MAX_IDX);
     if (w->worker)
         ucp_worker_destroy(w->worker);
     free(w->eps);
