@@ -123,7 +123,12 @@ run_ctest() { # run_ctest <dir>
 }
 run_ctest build/release
 for san in ${RILL_SANITIZERS-address thread}; do
-    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0"
+    # intercept_tls_get_addr=0: GCC 12's LeakSanitizer scans each thread's dynamic TLS
+    # blocks; with PyPI's UCX 1.22 (its transport modules dlopen'd; UCX_MODULES=none made
+    # it pass too) its tracer crashed at the exit of the 3-rank DTD stress tests ("Tracer
+    # caught signal 11"). Untracked, those blocks are no longer roots: a leak check can only
+    # grow stricter
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:intercept_tls_get_addr=0"
     export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     export TSAN_OPTIONS="suppressions=$top/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
