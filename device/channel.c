@@ -54,18 +54,8 @@ uint32_t rill_channel_fifo_slots(void)
 }
 
 #if RILL_HAVE_CUDA
-/* The driver API's types, declared here: its header cuda.h has the name of this layer's
- * own header, which the include path finds first. ABI of the v11070 / v3020 entry points:
- * CUresult is an int enum, CUstream a pointer, CUdeviceptr an unsigned 64-bit integer. */
-typedef int CUresult;
-#define CUDA_SUCCESS                  0
-#define CU_STREAM_WAIT_VALUE_GEQ      0x0 /* wait until *addr >= value (cyclic comparison) */
-#define CU_STREAM_WRITE_VALUE_DEFAULT 0x0 /* with a memory barrier before the write */
-typedef unsigned long long CUdeviceptr;
-typedef void *CUstream;
-typedef CUresult (*PFN_cuStreamWaitValue64_v11070)(CUstream, CUdeviceptr, uint64_t, unsigned);
-typedef CUresult (*PFN_cuStreamWriteValue64_v11070)(CUstream, CUdeviceptr, uint64_t, unsigned);
-typedef CUresult (*PFN_cuMemGetAddressRange_v3020)(CUdeviceptr *, size_t *, CUdeviceptr);
+#include <cuda.h>         /* the driver API's types and flags */
+#include <cudaTypedefs.h> /* its entry points' types, by version */
 
 /* ------------------------------------------------------------ driver entry points */
 

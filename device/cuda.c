@@ -1,5 +1,5 @@
 /* The CUDA device module: discovery, selection, and each GPU's resources. */
-#include "cuda.h"
+#include "cuda_device.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "channel.h"
-#include "cuda.h"
+#include "cuda_device.h"
 #include "rill/params.h"
 
 RILL_LOG_COMPONENT(rill_log_device, "device");
@@ -35,7 +35,7 @@ double rill_device_cpu_gflops(void)
 }
 
 static rill_device_t devices[RILL_MAX_DEVICES] = {
-    [0] = { .index = 0, .type = RILL_DEVICE_CPU, .name = "cpu" },
+    [0] = { .index = 0, .type = RILL_BODY_CPU, .name = "cpu" },
 };
 static int nb_devices = 1;
 
@@ -85,9 +85,9 @@ void rill_device_remove_all(void)
 const char *rill_device_type_name(rill_device_type_t type)
 {
     switch (type) {
-    case RILL_DEVICE_CPU:
+    case RILL_BODY_CPU:
         return "cpu";
-    case RILL_DEVICE_CUDA:
+    case RILL_BODY_CUDA:
         return "cuda";
     }
     return "?";

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rill/runtime.h" /* rill_body_type_t: the kinds of devices */
 #include "rill/status.h"
 
 #include "log.h"
@@ -23,10 +24,8 @@ rill_status_t rill_device_register_params(void);
 
 #define RILL_MAX_DEVICES 9 /* the CPU + up to 8 GPUs */
 
-typedef enum rill_device_type {
-    RILL_DEVICE_CPU = 0,
-    RILL_DEVICE_CUDA = 1,
-} rill_device_type_t;
+/* a device's kind is the kind of task body it runs (rill/runtime.h) */
+typedef rill_body_type_t rill_device_type_t;
 
 typedef struct rill_device rill_device_t;
 

@@ -11,7 +11,7 @@
 
 #include "core.h"
 #include "data_internal.h"
-#include "cuda.h"
+#include "cuda_device.h"
 #include "dtd_internal.h"
 #include "manager.h"
 #include "proxy.h"

@@ -207,7 +207,7 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
         tt[2] = rill_time_ns();
     rill_hook_status_t hs = RILL_HOOK_ERROR;
     for (int i = 0; i < task->tc->nb_incarnations; i++)
-        if (task->tc->incarnations[i].type == RILL_DEVICE_CUDA) {
+        if (task->tc->incarnations[i].type == RILL_BODY_CUDA) {
             hs = task->tc->incarnations[i].hook(NULL, task);
             break;
         }

@@ -22,6 +22,8 @@
  */
 #include "gm_internal.h"
 
+#include "rill/cuda.h" /* rill_cuda_stream, rill_cuda_cublas: the API */
+
 RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 
 static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes,
@@ -1071,7 +1073,7 @@ rill_status_t rill_gpu_managers_start(rill_context_t *ctx)
         char name[48];
         snprintf(name, sizeof(name), "cuda:%d (%.36s)", ctx->gpus[i].ordinal, ctx->gpus[i].name);
         double gflops = (double)ctx->gpus[i].sm_count * 450.0; /* ~ FP64 tensor rate per SM */
-        status = rill_device_add(RILL_DEVICE_CUDA, name, &gm_ops, m, gflops, &m->dev);
+        status = rill_device_add(RILL_BODY_CUDA, name, &gm_ops, m, gflops, &m->dev);
         if (status != RILL_SUCCESS) {
             free(m);
             break;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "core.h"
-#include "cuda.h"
+#include "cuda_device.h"
 
 typedef struct gm_proxy gm_proxy_t;
 

@@ -491,7 +491,7 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x)
             for (int g = 1; g < rill_device_count(); g++) { /* another GPU has it: there */
                 rill_data_copy_t *o = rill_data_copy(d, g);
                 rill_device_t *dev = rill_device_get(g);
-                if (g != m->index && dev->type == RILL_DEVICE_CUDA && o &&
+                if (g != m->index && dev->type == RILL_BODY_CUDA && o &&
                     rill_data_copy_current(d, o)) {
                     dev->ops->remote(dev, x);
                     return true;

@@ -238,7 +238,7 @@ cudaError_t gm_stage_in(gm_t *m, gm_entry_t *e, rill_data_t *d)
     bool after = e->xfers > 0;
     e->w_stream = -1;                         /* traces: no task here wrote what it will hold */
     for (int g = 1; g < ndev && f < 0; g++) { /* a peer GPU's current copy */
-        if (g == m->index || rill_device_get(g)->type != RILL_DEVICE_CUDA)
+        if (g == m->index || rill_device_get(g)->type != RILL_BODY_CUDA)
             continue;
         rill_data_copy_t *pc = rill_data_copy(d, g);
         /* (a copy whose bytes are still landing from another rank is current only for its

@@ -183,9 +183,9 @@ int rill_task_choose_device(rill_context_t *ctx, rill_task_t *task)
 {
     int ndev = rill_device_count();
     const rill_task_class_t *tc = task->tc;
-    if (ndev == 1 || !has_incarnation(tc, RILL_DEVICE_CUDA))
+    if (ndev == 1 || !has_incarnation(tc, RILL_BODY_CUDA))
         return 0;
-    bool cpu = has_incarnation(tc, RILL_DEVICE_CPU);
+    bool cpu = has_incarnation(tc, RILL_BODY_CPU);
     if (cpu && ctx->device_choice == 1)
         return 0;
     rill_task_flow_t flows[RILL_MAX_FLOWS];
@@ -303,7 +303,7 @@ static rill_hook_status_t cpu_body(rill_worker_t *w, rill_task_t *task)
 {
     const rill_task_class_t *tc = task->tc;
     for (int i = 0; i < tc->nb_incarnations; i++)
-        if (tc->incarnations[i].type == RILL_DEVICE_CPU)
+        if (tc->incarnations[i].type == RILL_BODY_CPU)
             return tc->incarnations[i].hook(w, task);
     rill_taskpool_fail(task->tp, RILL_ERR_NOT_SUPPORTED,
                        "task '%s' has no CPU body and no GPU runs it (this process uses %d "

@@ -13,7 +13,7 @@
 #include "rill/runtime.h"
 
 #include "comm.h"
-#include "cuda.h"
+#include "cuda_device.h"
 #include "device.h"
 #include "heap.h"
 #include "log.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda.h"
+#include "cuda_device.h"
 
 /* ------------------------------------------------------------ data */
 

@@ -195,7 +195,7 @@ rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
     cls->tc.name = cls->name;
     if (cpu_body) {
         cls->tc.nb_incarnations = 1;
-        cls->tc.incarnations[0].type = RILL_DEVICE_CPU;
+        cls->tc.incarnations[0].type = RILL_BODY_CPU;
         cls->tc.incarnations[0].hook = dtd_hook_cpu;
     }
     cls->tc.complete = dtd_complete;
@@ -214,7 +214,7 @@ rill_status_t rill_dtd_class_add_body(rill_dtd_class_t *cls, rill_body_type_t ty
                                  "(RILL_BODY_CPU or RILL_BODY_CUDA)");
         return RILL_ERR_INVALID_ARG;
     }
-    rill_device_type_t dt = type == RILL_BODY_CPU ? RILL_DEVICE_CPU : RILL_DEVICE_CUDA;
+    rill_device_type_t dt = type;
     for (int i = 0; i < cls->tc.nb_incarnations; i++)
         if (cls->tc.incarnations[i].type == dt) {
             RILL_ERROR(RILL_LOG_DTD, "rill_dtd_class_add_body: class '%s' already has a %s body",
@@ -1529,7 +1529,7 @@ static void xfer_classes_init(void)
     for (int i = 0; i < 4; i++) {
         c[i]->tc.name = c[i]->name;
         c[i]->tc.nb_incarnations = 1;
-        c[i]->tc.incarnations[0].type = RILL_DEVICE_CPU;
+        c[i]->tc.incarnations[0].type = RILL_BODY_CPU;
         c[i]->tc.complete = dtd_complete;
         c[i]->tc.trace_info = dtd_trace_info;
         c[i]->tc.flows = dtd_flows;

@@ -1517,11 +1517,11 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         tc->name = prog->classes[c].name;
         tc->nb_incarnations = 0;
         if (prog->classes[c].body_cuda) { /* tried first: the core picks the device */
-            tc->incarnations[tc->nb_incarnations].type = RILL_DEVICE_CUDA;
+            tc->incarnations[tc->nb_incarnations].type = RILL_BODY_CUDA;
             tc->incarnations[tc->nb_incarnations++].hook = ptg_hook_cuda;
         }
         if (prog->classes[c].body_cpu) {
-            tc->incarnations[tc->nb_incarnations].type = RILL_DEVICE_CPU;
+            tc->incarnations[tc->nb_incarnations].type = RILL_BODY_CPU;
             tc->incarnations[tc->nb_incarnations++].hook = ptg_hook_cpu;
         }
         tc->complete = ptg_complete;
@@ -1530,12 +1530,12 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     }
     tp->release_tc = (rill_task_class_t){ .name = "ptg-release",
                                           .nb_incarnations = 1,
-                                          .incarnations = { { RILL_DEVICE_CPU, ptg_hook_none } },
+                                          .incarnations = { { RILL_BODY_CPU, ptg_hook_none } },
                                           .complete = ptg_complete,
                                           .flows = ptg_flows };
     tp->chore_tc = (rill_task_class_t){ .name = "ptg-home",
                                         .nb_incarnations = 1,
-                                        .incarnations = { { RILL_DEVICE_CPU, ptg_hook_none } },
+                                        .incarnations = { { RILL_BODY_CPU, ptg_hook_none } },
                                         .complete = chore_complete,
                                         .flows = chore_flows };
     atomic_init(&tp->sent, 0);

@@ -114,17 +114,17 @@ typedef struct rill_memory_channel rill_memory_channel_t;
 /** Device memory of size bytes from GPU gpu's zone (gpu: 0 .. rill_context_ngpus - 1),
  * 256-byte aligned, registered for peers. RILL_ERR_NO_MEMORY, with the sizes in the log,
  * when the zone has no such block free. Any thread. */
-rill_status_t rill_gpu_alloc(rill_context_t *ctx, int gpu, size_t size, void **ptr);
-rill_status_t rill_gpu_free(rill_context_t *ctx, int gpu, void *ptr);
+RILL_API rill_status_t rill_gpu_alloc(rill_context_t *ctx, int gpu, size_t size, void **ptr);
+RILL_API rill_status_t rill_gpu_free(rill_context_t *ctx, int gpu, void *ptr);
 
 /** The descriptor of [ptr, + size) on GPU gpu: any device memory of that GPU (the zone, or
  * the caller's own cudaMalloc). Any thread. */
-rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, size_t size,
-                              rill_regmem_t *reg);
+RILL_API rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, size_t size,
+                                       rill_regmem_t *reg);
 
 /** A semaphore on GPU gpu, 0 at first. */
-rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem);
-rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem);
+RILL_API rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem);
+RILL_API rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem);
 
 /* rill_context_allgather (rill/runtime.h): send these descriptors to the other ranks */
 
@@ -137,15 +137,17 @@ rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem);
  * peer's channel signals: the device handle waits on it. The GPU manager of gpu carries the
  * requests out on a copy stream of its own. Main thread.
  */
-rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu, const rill_regmem_t *src,
-                                       const rill_regmem_t *dst, const rill_sem_t *remote_sem,
-                                       const rill_sem_t *local_sem, rill_port_channel_t **pc);
+RILL_API rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu,
+                                                const rill_regmem_t *src, const rill_regmem_t *dst,
+                                                const rill_sem_t *remote_sem,
+                                                const rill_sem_t *local_sem,
+                                                rill_port_channel_t **pc);
 /** Stops its proxy service once every request pushed so far is carried out. Main thread. */
-rill_status_t rill_port_channel_destroy(rill_context_t *ctx, rill_port_channel_t **pc);
+RILL_API rill_status_t rill_port_channel_destroy(rill_context_t *ctx, rill_port_channel_t **pc);
 /** The handle kernels use (by value). Its expected count starts at 0: a kernel that waits
  * on a handle where an earlier kernel left off must be given that count (copy the handle
  * back, or set expected), else its first wait is already satisfied. */
-rill_port_channel_dev_t rill_port_channel_device(const rill_port_channel_t *pc);
+RILL_API rill_port_channel_dev_t rill_port_channel_device(const rill_port_channel_t *pc);
 
 /** Port channel requests from the host: flags combine these. */
 enum { RILL_PC_PUT = 1, RILL_PC_SIGNAL = 2, RILL_PC_FLUSH = 4 };
@@ -157,21 +159,22 @@ enum { RILL_PC_PUT = 1, RILL_PC_SIGNAL = 2, RILL_PC_FLUSH = 4 };
  * at once: the proxy carries it out. Host requests and device requests of one channel are
  * each carried out in their order, not with each other's. Any thread.
  */
-rill_status_t rill_port_channel_push(rill_port_channel_t *pc, unsigned flags, uint64_t dst_off,
-                                     uint64_t src_off, uint64_t size, uint64_t *done_pos);
+RILL_API rill_status_t rill_port_channel_push(rill_port_channel_t *pc, unsigned flags,
+                                              uint64_t dst_off, uint64_t src_off, uint64_t size,
+                                              uint64_t *done_pos);
 /** Wait until the channel's flushed position reaches pos (host requests), at most timeout_s
  * seconds: RILL_ERR_TIMEOUT names the channel and the positions. Any thread. */
-rill_status_t rill_port_channel_wait_flushed(rill_port_channel_t *pc, uint64_t pos,
-                                             double timeout_s);
+RILL_API rill_status_t rill_port_channel_wait_flushed(rill_port_channel_t *pc, uint64_t pos,
+                                                      double timeout_s);
 
 /** A memory channel on local GPU gpu between local (a region of gpu) and peer (a region of
  * a peer GPU), signalling remote_sem and waiting on local_sem. Main thread. */
-rill_status_t rill_memory_channel_create(rill_context_t *ctx, int gpu, const rill_regmem_t *local,
-                                         const rill_regmem_t *peer, const rill_sem_t *remote_sem,
-                                         const rill_sem_t *local_sem, rill_memory_channel_t **mc);
-rill_status_t rill_memory_channel_destroy(rill_context_t *ctx, rill_memory_channel_t **mc);
+RILL_API rill_status_t rill_memory_channel_create(
+    rill_context_t *ctx, int gpu, const rill_regmem_t *local, const rill_regmem_t *peer,
+    const rill_sem_t *remote_sem, const rill_sem_t *local_sem, rill_memory_channel_t **mc);
+RILL_API rill_status_t rill_memory_channel_destroy(rill_context_t *ctx, rill_memory_channel_t **mc);
 /** The handle kernels use (by value; expected starts at 0, as for a port channel's). */
-rill_memory_channel_dev_t rill_memory_channel_device(const rill_memory_channel_t *mc);
+RILL_API rill_memory_channel_dev_t rill_memory_channel_device(const rill_memory_channel_t *mc);
 
 /**
  * Stream operations on semaphores (sem may be local or a peer's, by its pointer as mapped
@@ -181,12 +184,13 @@ rill_memory_channel_dev_t rill_memory_channel_device(const rill_memory_channel_t
  * value once the stream's earlier work is done, with a memory barrier before it so that
  * what that work wrote is visible first (cuStreamWriteValue64). The caller's thread.
  */
-rill_status_t rill_sem_stream_wait(cudaStream_t stream, const uint64_t *sem, uint64_t value);
-rill_status_t rill_sem_stream_write(cudaStream_t stream, uint64_t *sem, uint64_t value);
+RILL_API rill_status_t rill_sem_stream_wait(cudaStream_t stream, const uint64_t *sem,
+                                            uint64_t value);
+RILL_API rill_status_t rill_sem_stream_write(cudaStream_t stream, uint64_t *sem, uint64_t value);
 
 /** The first error the channels' device code of GPU gpu reported (a spin past its limit),
  * as a sentence into msg; 0 when there was none. Any thread. */
-int rill_channel_device_error(rill_context_t *ctx, int gpu, char *msg, size_t len);
+RILL_API int rill_channel_device_error(rill_context_t *ctx, int gpu, char *msg, size_t len);
 
 /** Counters of the channels of GPU gpu since rill_init. */
 typedef struct rill_channel_counters {
@@ -194,7 +198,8 @@ typedef struct rill_channel_counters {
     unsigned long long puts, put_bytes, signals, flushes;
     double proxy_busy_s; /* time the manager spent carrying requests out */
 } rill_channel_counters_t;
-rill_status_t rill_channel_counters(const rill_context_t *ctx, int gpu, rill_channel_counters_t *c);
+RILL_API rill_status_t rill_channel_counters(const rill_context_t *ctx, int gpu,
+                                             rill_channel_counters_t *c);
 
 #ifdef __cplusplus
 }

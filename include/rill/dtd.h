@@ -57,13 +57,9 @@ enum {
  * another type with rill_dtd_class_add_body). Classes may be shared by taskpools and
  * outlive them. Main thread.
  */
-rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
-                                    rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p);
-/** Kinds of bodies a class may have (rill_dtd_class_add_body). */
-typedef enum rill_body_type {
-    RILL_BODY_CPU = 0,  /**< runs on a worker thread, tiles in host memory */
-    RILL_BODY_CUDA = 1, /**< enqueues work on a CUDA stream (rill/cuda.h), tiles in GPU memory */
-} rill_body_type_t;
+RILL_API rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
+                                             rill_dtd_body_fn cpu_body, rill_dtd_class_t **cls_p);
+/* the kinds of bodies: rill_body_type_t (rill/runtime.h) */
 
 /**
  * Give cls another body, for another kind of device (or, with a NULL cpu_body at
@@ -74,28 +70,29 @@ typedef enum rill_body_type {
  * for a NULL body, an unknown type, or a type the class has already. Main thread, before
  * tasks of the class are inserted.
  */
-rill_status_t rill_dtd_class_add_body(rill_dtd_class_t *cls, rill_body_type_t type,
-                                      rill_dtd_body_fn body);
+RILL_API rill_status_t rill_dtd_class_add_body(rill_dtd_class_t *cls, rill_body_type_t type,
+                                               rill_dtd_body_fn body);
 
 /** The task's flop count, for the device choice (a GPU runs flops far faster than a core:
  * without it, tasks with a CUDA body go to the GPUs). Main thread, before insertion. */
 typedef double (*rill_dtd_flops_fn)(rill_task_t *task);
-rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn flops);
+RILL_API rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn flops);
 
 /** What a CUDA body's status word (rill_cuda_status_word) means for cls: called with the
  * value when a task's stream left it non-zero; the task fails unless it returns
  * RILL_SUCCESS (without a handler, any non-zero value fails it). Runs on the GPU's manager
  * thread. Main thread, before insertion. */
 typedef rill_status_t (*rill_dtd_status_fn)(rill_task_t *task, int value);
-rill_status_t rill_dtd_class_set_status_handler(rill_dtd_class_t *cls, rill_dtd_status_fn fn);
+RILL_API rill_status_t rill_dtd_class_set_status_handler(rill_dtd_class_t *cls,
+                                                         rill_dtd_status_fn fn);
 
 /** Free a class. A class with tasks in a taskpool that was not waited for is refused
  * with RILL_ERR_BUSY (the message names the taskpool). *cls_p becomes NULL. Main
  * thread. */
-rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p);
+RILL_API rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p);
 
 /** A new DTD taskpool, open for insertion. Main thread. */
-rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp_p);
+RILL_API rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp_p);
 
 /**
  * Insert a task of class cls with the given priority (higher runs first) and
@@ -110,8 +107,8 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
  * are not ordered against each other, so Rill refuses the access rather than race (several
  * open taskpools may read one datum). Main thread.
  */
-rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls, int32_t priority,
-                                   ...);
+RILL_API rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls,
+                                            int32_t priority, ...);
 
 /**
  * In a body: fetch the task's arguments in insertion order. For each argument pass
@@ -127,7 +124,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *tp, rill_dtd_class_t *cls, i
 #define rill_dtd_unpack_args(...)                                                                  \
     rill_dtd_unpack_args_n(RILL_PP_NARGS(__VA_ARGS__) - 1, __VA_ARGS__)
 /** rill_dtd_unpack_args with the number of pointers given: n pointers follow task. */
-rill_status_t rill_dtd_unpack_args_n(int n, rill_task_t *task, ...);
+RILL_API rill_status_t rill_dtd_unpack_args_n(int n, rill_task_t *task, ...);
 /* the number of a macro's variadic arguments, 1 to 64 (the task and 63 pointers) */
 #define RILL_PP_NARGS(...)                                                                         \
     RILL_PP_NARGS_(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49,    \
@@ -141,7 +138,7 @@ rill_status_t rill_dtd_unpack_args_n(int n, rill_task_t *task, ...);
                        a63, a64, n, ...)                                                           \
     n
 /** Pointer to argument i (value storage, scratch buffer or tile data); NULL if out of range. */
-void *rill_dtd_arg(rill_task_t *task, int i);
+RILL_API void *rill_dtd_arg(rill_task_t *task, int i);
 
 /**
  * Bring datum's latest version (as of the tasks inserted so far) back to its home
@@ -151,7 +148,7 @@ void *rill_dtd_arg(rill_task_t *task, int i);
  * single rank, or outside a collection, has nothing to move. rill_taskpool_wait
  * flushes every datum. Main thread.
  */
-rill_status_t rill_dtd_data_flush(rill_taskpool_t *tp, rill_data_t *data);
+RILL_API rill_status_t rill_dtd_data_flush(rill_taskpool_t *tp, rill_data_t *data);
 
 /**
  * The datum's value after the tasks inserted so far is not needed (a scratch tile): the
@@ -161,7 +158,7 @@ rill_status_t rill_dtd_data_flush(rill_taskpool_t *tp, rill_data_t *data);
  * rill_dtd_data_flush, makes its value needed again. In a run of several ranks, every rank
  * discards the same data in the same place of its insertion sequence. Main thread.
  */
-rill_status_t rill_dtd_data_discard(rill_taskpool_t *tp, rill_data_t *data);
+RILL_API rill_status_t rill_dtd_data_discard(rill_taskpool_t *tp, rill_data_t *data);
 
 #ifdef __cplusplus
 }

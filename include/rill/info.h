@@ -17,15 +17,15 @@ extern "C" {
  * thread, MPI or device. Afterwards rill_params_count/rill_params_info list them all.
  * RILL_ERR_BAD_STATE while a context runs (between rill_init and rill_fini). Main thread.
  */
-rill_status_t rill_info_register_params(int *argc, char ***argv);
+RILL_API rill_status_t rill_info_register_params(int *argc, char ***argv);
 
 /** Discover the topology as rill_init would (same parameters) and print the machine
  * and the binding each worker would get. Call after rill_info_register_params. */
-rill_status_t rill_info_print_topology(FILE *out);
+RILL_API rill_status_t rill_info_print_topology(FILE *out);
 
 /** Discover the devices (the CPU, and the CUDA GPUs the process can see with their
  * nearest cores) and print them, or why no GPU is usable. Creates no GPU context. */
-rill_status_t rill_info_print_devices(FILE *out);
+RILL_API rill_status_t rill_info_print_devices(FILE *out);
 
 #ifdef __cplusplus
 }

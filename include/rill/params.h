@@ -57,7 +57,7 @@ typedef struct rill_param rill_param_t; /**< opaque; owned by the registry, live
  * in RILL_MCA_param_files that cannot be read or a file with a malformed line (no '=',
  * an empty or invalid name, a NUL byte; the message gives file:line). Main thread.
  */
-rill_status_t rill_params_load(int *argc, char ***argv);
+RILL_API rill_status_t rill_params_load(int *argc, char ***argv);
 
 /**
  * Register a parameter named <framework>_<component>_<name> (lower case, digits and
@@ -72,29 +72,31 @@ rill_status_t rill_params_load(int *argc, char ***argv);
  * help). name, help and enum value strings are copied. Main thread (registration is
  * not thread-safe); reading a value afterwards is safe from any thread.
  */
-rill_status_t rill_param_register_int(const char *name, const char *help, int level, int64_t def,
-                                      int64_t min, int64_t max, rill_param_t **param_p);
-rill_status_t rill_param_register_size(const char *name, const char *help, int level, uint64_t def,
-                                       uint64_t min, uint64_t max, rill_param_t **param_p);
-rill_status_t rill_param_register_bool(const char *name, const char *help, int level, bool def,
-                                       rill_param_t **param_p);
-rill_status_t rill_param_register_string(const char *name, const char *help, int level,
-                                         const char *def, rill_param_t **param_p);
+RILL_API rill_status_t rill_param_register_int(const char *name, const char *help, int level,
+                                               int64_t def, int64_t min, int64_t max,
+                                               rill_param_t **param_p);
+RILL_API rill_status_t rill_param_register_size(const char *name, const char *help, int level,
+                                                uint64_t def, uint64_t min, uint64_t max,
+                                                rill_param_t **param_p);
+RILL_API rill_status_t rill_param_register_bool(const char *name, const char *help, int level,
+                                                bool def, rill_param_t **param_p);
+RILL_API rill_status_t rill_param_register_string(const char *name, const char *help, int level,
+                                                  const char *def, rill_param_t **param_p);
 /** values: NULL-terminated list of allowed names; def must be one of them. Values from
  * the sources are matched case-insensitively. */
-rill_status_t rill_param_register_enum(const char *name, const char *help, int level,
-                                       const char *const *values, const char *def,
-                                       rill_param_t **param_p);
+RILL_API rill_status_t rill_param_register_enum(const char *name, const char *help, int level,
+                                                const char *const *values, const char *def,
+                                                rill_param_t **param_p);
 
 /** Current values. get_string works for STRING (may be NULL if that is the default)
  * and ENUM (the chosen name), and returns NULL for other types; get_enum returns the
  * index of the chosen name. A string returned stays valid until process exit, even if
  * the value changes. Any thread. */
-int64_t rill_param_get_int(const rill_param_t *param);
-uint64_t rill_param_get_size(const rill_param_t *param);
-bool rill_param_get_bool(const rill_param_t *param);
-const char *rill_param_get_string(const rill_param_t *param);
-int rill_param_get_enum(const rill_param_t *param);
+RILL_API int64_t rill_param_get_int(const rill_param_t *param);
+RILL_API uint64_t rill_param_get_size(const rill_param_t *param);
+RILL_API bool rill_param_get_bool(const rill_param_t *param);
+RILL_API const char *rill_param_get_string(const rill_param_t *param);
+RILL_API int rill_param_get_enum(const rill_param_t *param);
 
 /**
  * Mark a registered parameter as one every rank must set alike: rill_init compares its
@@ -104,10 +106,10 @@ int rill_param_get_enum(const rill_param_t *param);
  * message the other never sends). rill_info shows the mark. RILL_ERR_INVALID_ARG for NULL.
  * Main thread, before rill_init's check (at registration).
  */
-rill_status_t rill_param_set_same_on_all_ranks(rill_param_t *param);
+RILL_API rill_status_t rill_param_set_same_on_all_ranks(rill_param_t *param);
 
 /** Find a registered parameter by name. RILL_ERR_NOT_FOUND if none. */
-rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p);
+RILL_API rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p);
 
 /**
  * Set a parameter from code (the strongest source). The value is parsed as text
@@ -115,7 +117,7 @@ rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p);
  * other sources and leaves the parameter unchanged. Setting a name not yet registered
  * stores the value for its registration. Main thread.
  */
-rill_status_t rill_param_set(const char *name, const char *value);
+RILL_API rill_status_t rill_param_set(const char *name, const char *value);
 
 /**
  * Warn, once per name, about every RILL_MCA_* variable, file entry and --mca name that
@@ -124,7 +126,7 @@ rill_status_t rill_param_set(const char *name, const char *value);
  * variable (empty name) is reported as such. Returns the number of unknown names.
  * Called by rill_init after every framework registered.
  */
-int rill_params_warn_unknown(void);
+RILL_API int rill_params_warn_unknown(void);
 
 /** Read-only description of one parameter, for tools such as rill_info. */
 typedef struct rill_param_info {
@@ -142,11 +144,11 @@ typedef struct rill_param_info {
 } rill_param_info_t;
 
 /** Number of registered parameters, and the i-th in name order. */
-size_t rill_params_count(void);
-rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p);
+RILL_API size_t rill_params_count(void);
+RILL_API rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p);
 
 /** Name of a source ("default", "file", "env", "cmdline", "set"). */
-const char *rill_param_source_string(rill_param_source_t source);
+RILL_API const char *rill_param_source_string(rill_param_source_t source);
 
 #ifdef __cplusplus
 }

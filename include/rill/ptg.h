@@ -101,25 +101,28 @@ typedef struct rill_ptg_program {
 
 /** A successor's input: flow flow of task (cls, params) gets the data of the completing
  * task's flow from_flow; params in the order of the class's parameter list. */
-void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, int from_flow);
+RILL_API void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow,
+                               int from_flow);
 /** Flow flow's input is tile (i, j) of A (t->data[flow] its address, t->size[flow] its
  * bytes). A tile this rank does not hold fails the run (reading another rank's tile is not
  * built yet). */
-void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j);
+RILL_API void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i,
+                               int64_t j);
 /** Flow flow's input is NEW: a fresh tile, zero-filled, of the size of tile (i, j) of A (the
  * task's affinity tile), held by the task; it goes on to the flow's successors like any
  * tile and is freed by the last task that holds it. Out of memory fails the run. */
-void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j);
+RILL_API void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i,
+                                int64_t j);
 /** An output of the completing task's flow from_flow into tile (i, j) of A: copied there
  * unless the flow's data is that tile already. */
-void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
-                         int from_flow);
+RILL_API void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
+                                  int from_flow);
 
 /** An expression of the generated code that cannot be computed, or a range that cannot be
  * enumerated: what (the class, the .rill file's line and the expression's text) and the
  * message fail the taskpool whose globals g are (RILL_ERR_INVALID_ARG: its creation when
  * it enumerates the ranges, else the run); *bad (may be NULL) is set. Any thread. */
-void rill_ptg_expr_error(const void *g, int *bad, const char *what, const char *fmt, ...)
+RILL_API void rill_ptg_expr_error(const void *g, int *bad, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /** a / b (op '/') or a % b (op '%') on int64_t, as C computes it, where C does not trap:
@@ -143,7 +146,8 @@ static inline int64_t rill_ptg_div(const void *g, int *bad, int64_t a, int64_t b
  * INT64_MAX - step (the loop's last step would overflow); else it is reported
  * (rill_ptg_expr_error: what names the class, the parameter and the .rill line) and 0 is
  * returned. 1: the range can be enumerated (it may be empty, lo > hi). */
-int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step, const char *what);
+RILL_API int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step,
+                            const char *what);
 
 /** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
  * without inputs from other tasks start at once. On several ranks every rank creates it,
@@ -154,13 +158,13 @@ int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step
  * memory: RILL_ERR_NO_MEMORY), with a message naming them: the tasks it started run no
  * body, the taskpool ends and is destroyed, *tp is NULL (docs/ptg.md, "What the run
  * checks"). Main thread. */
-rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
-                                       const void *globals, rill_taskpool_t **tp);
+RILL_API rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_program_t *prog,
+                                                const void *globals, rill_taskpool_t **tp);
 
 /** Set up PTG's message handler (rill_init, every rank in the same order) / free what PTG
  * taskpools keep between runs (rill_fini). */
-rill_status_t rill_ptg_init(rill_context_t *ctx);
-void rill_ptg_fini(void);
+RILL_API rill_status_t rill_ptg_init(rill_context_t *ctx);
+RILL_API void rill_ptg_fini(void);
 
 #ifdef __cplusplus
 }

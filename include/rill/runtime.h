@@ -15,6 +15,13 @@ typedef struct rill_context rill_context_t;   /**< one per process */
 typedef struct rill_taskpool rill_taskpool_t; /**< a task graph being run */
 typedef struct rill_task rill_task_t;         /**< one task instance (opaque to bodies) */
 
+/** Kinds of task bodies, which are the kinds of devices (rill_dtd_class_add_body; a PTG
+ * body's BODY [type = cuda]): the runtime's devices are each of one of these kinds. */
+typedef enum rill_body_type {
+    RILL_BODY_CPU = 0,  /**< runs on a worker thread, tiles in host memory */
+    RILL_BODY_CUDA = 1, /**< enqueues work on a CUDA stream (rill/cuda.h), tiles in GPU memory */
+} rill_body_type_t;
+
 /**
  * Start Rill: load parameters (files, RILL_MCA_* environment, `--mca name value`,
  * which are removed from argc/argv), initialise MPI when built with it and the
@@ -28,7 +35,7 @@ typedef struct rill_task rill_task_t;         /**< one task instance (opaque to 
  * leaves it initialised); if Rill initialised MPI, rill_fini finalised it and a new
  * rill_init fails with RILL_ERR_BAD_STATE. Main thread.
  */
-rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p);
+RILL_API rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p);
 
 /**
  * Stop Rill: run every taskpool that has tasks and was not waited for to the end (as
@@ -37,32 +44,33 @@ rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p);
  * initialised it, free the context and set *ctx_p to NULL. Returns the first error of
  * those waits, or of stopping the comm engine. Main thread.
  */
-rill_status_t rill_fini(rill_context_t **ctx_p);
+RILL_API rill_status_t rill_fini(rill_context_t **ctx_p);
 
 /** The most worker threads (cores) a process may give Rill: runtime_num_cores' upper
  * bound, for programs that check an option against it before rill_init. */
 #define RILL_MAX_CORES 4096
 
 /** This process's rank and the number of ranks (0 and 1 without MPI). Any thread. */
-int rill_context_rank(const rill_context_t *ctx);
-int rill_context_nranks(const rill_context_t *ctx);
+RILL_API int rill_context_rank(const rill_context_t *ctx);
+RILL_API int rill_context_nranks(const rill_context_t *ctx);
 /** Every rank gives size bytes at in; out (nranks x size bytes) gets them all in rank order.
  * Collective: every rank calls it, in the same order as other collectives. Main thread. */
-rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out);
+RILL_API rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size,
+                                              void *out);
 /** Number of ranks on this process's node (shared memory), and this process's index
  * among them (1 and 0 without MPI). Any thread. */
-int rill_context_local_nranks(const rill_context_t *ctx);
-int rill_context_local_rank(const rill_context_t *ctx);
+RILL_API int rill_context_local_nranks(const rill_context_t *ctx);
+RILL_API int rill_context_local_rank(const rill_context_t *ctx);
 /** Number of workers (cores given to Rill in this process). Any thread. */
-int rill_context_nworkers(const rill_context_t *ctx);
+RILL_API int rill_context_nworkers(const rill_context_t *ctx);
 /** Number of GPUs this process runs tasks on (0: CPUs only), and GPU i's description
  * ("NVIDIA H100 80GB HBM3, CUDA device 0"; static storage, NULL when i is out of range).
  * Any thread. */
-int rill_context_ngpus(const rill_context_t *ctx);
-const char *rill_context_gpu_name(const rill_context_t *ctx, int i);
+RILL_API int rill_context_ngpus(const rill_context_t *ctx);
+RILL_API const char *rill_context_gpu_name(const rill_context_t *ctx, int i);
 /** Why this process runs on no GPU ("device_cuda_enabled is false", "this build has no CUDA
  * support", ...); "" when it runs on some. Static storage while the context lives. */
-const char *rill_context_gpu_status(const rill_context_t *ctx);
+RILL_API const char *rill_context_gpu_status(const rill_context_t *ctx);
 
 /** What GPU i's manager did since rill_init (counts and bytes of transfers, evictions). */
 typedef struct rill_gpu_counters {
@@ -106,10 +114,11 @@ typedef struct rill_gpu_counters {
 } rill_gpu_counters_t;
 /** Fill *c with GPU i's counters. RILL_ERR_INVALID_ARG when i is not one of the process's
  * GPUs. Any thread (the values are a snapshot). */
-rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_gpu_counters_t *c);
+RILL_API rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i,
+                                                 rill_gpu_counters_t *c);
 
 /** "0.1.0 (git abcdef012345)". Static storage. */
-const char *rill_version_string(void);
+RILL_API const char *rill_version_string(void);
 
 /**
  * Run the taskpool to completion: close insertion (a DTD taskpool flushes its data
@@ -118,35 +127,35 @@ const char *rill_version_string(void);
  * (RILL_ERR_TASK, RILL_ERR_COMM, RILL_ERR_MISMATCH...). Waiting a second time is
  * RILL_ERR_BAD_STATE. Main thread.
  */
-rill_status_t rill_taskpool_wait(rill_taskpool_t *tp);
+RILL_API rill_status_t rill_taskpool_wait(rill_taskpool_t *tp);
 
 /** Free a taskpool that was waited for, or that never had a task inserted (nor a datum
  * flushed). A taskpool with tasks that was not waited for is RILL_ERR_BAD_STATE (wait
  * for it first). *tp_p becomes NULL. Main thread. */
-rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p);
+RILL_API rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p);
 
 /** The worker running the task (0 .. nworkers-1), for per-worker scratch. Task body. */
-int rill_task_worker_id(const rill_task_t *task);
+RILL_API int rill_task_worker_id(const rill_task_t *task);
 /** The context a task runs in. Task body. */
-rill_context_t *rill_task_context(const rill_task_t *task);
+RILL_API rill_context_t *rill_task_context(const rill_task_t *task);
 
 /** The node of rank: the lowest rank of its node (the ranks of one machine, in groups of
  * comm_ranks_per_node consecutive ranks when nodes are simulated on one machine); -1 for
  * no such rank. Any thread. */
-int rill_context_node(const rill_context_t *ctx, int rank);
+RILL_API int rill_context_node(const rill_context_t *ctx, int rank);
 
 /** The wire that carries bulk bytes (tiles above comm_short_limit) between this process
  * and rank: "mpi" (the same node, or comm_net = mpi), "ucx" (another node, Rill built
  * with UCX), "self"; NULL for no such rank. why, if not NULL, says why (static storage).
  * Any thread. */
-const char *rill_context_wire(const rill_context_t *ctx, int rank, const char **why);
+RILL_API const char *rill_context_wire(const rill_context_t *ctx, int rank, const char **why);
 
 /** Whether this process reaches GPU memory of peer rank's GPUs directly: 1 on the same node
  * over CUDA IPC (checked both ways at rill_init), 2 on another node over the net wire (UCX
  * built with CUDA support, both ranks connected at rill_init), 0 no: GPU tiles are
  * host-staged (then why, if not NULL, says why). comm_gpu_direct = off makes every peer 0.
  * Any thread. */
-int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
+RILL_API int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,8 @@
 #ifndef RILL_STATUS_H
 #define RILL_STATUS_H
 
+#include "rill/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,7 @@ typedef enum rill_status {
 } rill_status_t;
 
 /** Short, static, human-readable name of a status ("invalid argument"). Any thread. */
-const char *rill_status_string(rill_status_t status);
+RILL_API const char *rill_status_string(rill_status_t status);
 
 #ifdef __cplusplus
 }

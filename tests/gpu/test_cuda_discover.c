@@ -3,7 +3,7 @@
  * the reason when no GPU is usable, as on CI machines. */
 #include <string.h>
 
-#include "cuda.h"
+#include "cuda_device.h"
 #include "test_util.h"
 
 int main(void)

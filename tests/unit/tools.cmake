@@ -105,6 +105,10 @@ if(Python3_FOUND)
     add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_layers.py
         ${CMAKE_SOURCE_DIR})
     set_tests_properties(layers PROPERTIES LABELS unit TIMEOUT 60)
+    # librill exports the functions include/rill declares with RILL_API, nothing else
+    add_test(NAME exports COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_exports.py
+        $<TARGET_FILE:rill> ${CMAKE_SOURCE_DIR}/include)
+    set_tests_properties(exports PROPERTIES LABELS unit TIMEOUT 60)
 endif()
 # the devices: the CPU always; each GPU with its nearest cores, or why there is none
 add_test(NAME rill_info_devices COMMAND rill_info --devices)
