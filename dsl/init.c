@@ -15,6 +15,7 @@
 #include "dtd_internal.h"
 #include "manager.h"
 #include "proxy.h"
+#include "remote_dep.h"
 
 /* Register the parameters of every framework, from the bottom layer up. */
 static rill_status_t register_all_params(void)
@@ -182,6 +183,8 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         status = rill_gpu_channels_connect(ctx);
         if (status == RILL_SUCCESS) /* a trace path that cannot be written fails here */
             status = rill_trace_open();
+        if (status == RILL_SUCCESS) /* the remote dependencies' message tags */
+            status = rill_rdep_init(ctx);
         if (status == RILL_SUCCESS)
             status = rill_dtd_init(ctx);
         if (status == RILL_SUCCESS)
@@ -194,6 +197,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
     if (status != RILL_SUCCESS) {
         rill_context_destroy(&ctx);
         rill_dtd_fini();
+        rill_rdep_fini();
         return status;
     }
     rill_watchdog_init_done(ctx);
@@ -214,6 +218,7 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
     rill_gpu_channels_forget();
     rill_ptg_fini();
     rill_status_t s = rill_dtd_fini(); /* a lost DOT graph fails the run */
+    rill_rdep_fini();
     if (status == RILL_SUCCESS)
         status = s;
     atomic_store(&context_live, false);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "remote_dep.h"
 #include "scheduler.h"
 
 /* Task size classes: header + args (+ values/scratch when they fit). */
@@ -19,20 +20,8 @@ static struct {
     atomic_ullong next_serial;
     bool ready;
     rill_context_t *ctx;
-    /* activations in flight, shared by the inserting thread and the comm thread */
-    rill_spinlock_t act_lock;
-    rill_hmap_t acts; /* act_hash -> list of dtd_activation_t */
-    int am_tag;       /* the comm engine's tag of activations */
-    int get_tag;      /* and of GPUs' requests for versions sent from GPU memory (their
-                       * answers go on am_tag: DTD_ACT_ANSWER) */
-    int ann_tag;      /* and of early announcements of landings */
-    rill_hmap_t anns; /* sender side: announcements and sends, per (version, receiver) */
 } dtd;
 
-static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
-static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
-static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
-static void put_answered(rill_comm_t *comm, int src, uint64_t recv);
 static void dtd_launched(rill_task_t *task, int dev, uint64_t launch);
 
 static rill_param_t *param_window, *param_early;
@@ -73,17 +62,6 @@ rill_status_t rill_dtd_init(rill_context_t *ctx)
         goto err;
     atomic_init(&dtd.next_serial, 1);
     dtd.ctx = ctx;
-    rill_spinlock_init(&dtd.act_lock);
-    rill_hmap_init(&dtd.acts);
-    rill_hmap_init(&dtd.anns);
-    if (ctx->nranks > 1 &&
-        ((s = rill_comm_am_register_new(ctx->comm, dtd_activate_handler, NULL, &dtd.am_tag)) !=
-             RILL_SUCCESS ||
-         (s = rill_comm_am_register_new(ctx->comm, dtd_gpu_get_handler, NULL, &dtd.get_tag)) !=
-             RILL_SUCCESS ||
-         (s = rill_comm_am_register_new(ctx->comm, dtd_announce_handler, NULL, &dtd.ann_tag)) !=
-             RILL_SUCCESS))
-        goto err;
     if ((s = dtd_seq_init(ctx)) != RILL_SUCCESS)
         goto err;
     dtd.ready = true;
@@ -99,23 +77,6 @@ rill_status_t rill_dtd_fini(void)
         return RILL_SUCCESS;
     rill_status_t status = dtd_dot_finish();
     dtd_seq_fini();
-    RILL_HMAP_FOREACH(&dtd.acts, e)
-    {
-        for (dtd_activation_t *a = e->val, *n; a; a = n) {
-            n = a->next;
-            free(a->payload);
-            free(a);
-        }
-    }
-    rill_hmap_fini(&dtd.acts);
-    RILL_HMAP_FOREACH(&dtd.anns, e)
-    {
-        for (dtd_activation_t *a = e->val, *n; a; a = n) {
-            n = a->next;
-            free(a);
-        }
-    }
-    rill_hmap_fini(&dtd.anns);
     for (int i = 0; i < NB_SIZE_CLASSES; i++)
         rill_mempool_fini(&dtd.tasks[i]);
     rill_mempool_fini(&dtd.succs);
@@ -129,7 +90,6 @@ static rill_hook_status_t dtd_hook_cpu(rill_worker_t *w, rill_task_t *task);
 static rill_hook_status_t dtd_hook_cuda(rill_worker_t *w, rill_task_t *task);
 static int dtd_flows(rill_task_t *task, rill_task_flow_t *flows, int max);
 static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status);
-static int recv_dep_done(dtd_task_t *t);
 
 static const char *kind_name(int kind);
 static rill_dtd_class_t recv_class, send_class; /* the pseudo-tasks that move versions */
@@ -160,21 +120,10 @@ static uint64_t dtd_trace_info(const rill_task_t *task, char *args, size_t len)
     return atomic_load_explicit(&t->serial, memory_order_relaxed);
 }
 
-/* The flow id of moving version of (tp, datum) to rank dst: the same on both ranks. */
-static uint64_t xfer_flow_id(uint32_t tp_id, const rill_data_t *d, uint32_t version, int dst)
+/* The transfer state of a send or receive task (its second argument). */
+static inline rill_rdep_t *xfer_of(const dtd_task_t *t)
 {
-    uint64_t dc = d->dc ? d->dc->id : UINT32_MAX;
-    return rill_trace_flow_id(tp_id, dc << 32 | version, d->key, (uint64_t)dst);
-}
-
-/* Of send or receive t's version moved GPU to GPU into rank dst: the flow from the producer's
- * kernel to the readers' kernels, which the GPU managers mark. It is the id dtd_complete
- * hands a receive's readers (xfer_flow_id ^ 1), so their kernels end it. */
-static uint64_t kernel_flow_id(const dtd_task_t *t, int dst)
-{
-    return xfer_flow_id(t->super.tp->id, t->args[0].data,
-                        ((const dtd_xfer_t *)t->args[1].ptr)->version, dst) ^
-           1;
+    return t->args[1].ptr;
 }
 
 rill_status_t rill_dtd_class_create(rill_context_t *ctx, const char *name,
@@ -409,7 +358,7 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
         if (flow) /* s cannot start before our decrement below: no race */
             s->super.flow_in = flow;
         int left = s->cls == &recv_class
-                       ? recv_dep_done(s)
+                       ? rill_rdep_recv_dep_done(xfer_of(s))
                        : atomic_fetch_sub_explicit(&s->deps, 1, memory_order_acq_rel) - 1;
         if (left == 0) {
             s->super.next = ready;
@@ -634,130 +583,6 @@ static inline dtd_ref_t ref_of(dtd_task_t *t)
 
 /* ------------------------------------------------------------ moving versions between ranks */
 
-static inline uint64_t act_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, uint32_t version)
-{
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    h ^= ((uint64_t)tp_id << 40) ^ ((uint64_t)dc_id << 20) ^ version;
-    return h ? h : 1;
-}
-
-/* Find and unlink the entry of (tp, dc, key, version) in map (with src == rank unless rank
- * is -1); act_lock held. */
-static dtd_activation_t *entry_take(rill_hmap_t *map, uint64_t h, uint32_t tp_id, uint32_t dc_id,
-                                    uint64_t key, uint32_t version, int rank)
-{
-    dtd_activation_t *head = rill_hmap_get(map, h), *prev = NULL;
-    for (dtd_activation_t *a = head; a; prev = a, a = a->next) {
-        if (a->tp_id != tp_id || a->dc_id != dc_id || a->key != key || a->version != version ||
-            (rank >= 0 && a->src != rank))
-            continue;
-        if (prev)
-            prev->next = a->next;
-        else if (a->next)
-            rill_hmap_put(map, h, a->next);
-        else
-            rill_hmap_remove(map, h);
-        a->next = NULL;
-        return a;
-    }
-    return NULL;
-}
-
-/* The activation of (tp, dc, key, version); act_lock held. */
-static dtd_activation_t *act_take(uint64_t h, uint32_t tp_id, uint32_t dc_id, uint64_t key,
-                                  uint32_t version)
-{
-    return entry_take(&dtd.acts, h, tp_id, dc_id, key, version, -1);
-}
-
-static rill_status_t act_add(uint64_t h, dtd_activation_t *a)
-{
-    a->next = rill_hmap_get(&dtd.acts, h);
-    return rill_hmap_put(&dtd.acts, h, a);
-}
-
-/* Comm thread: a version we will need (or already wait for) is ready at src. */
-static void dtd_activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
-{
-    (void)comm;
-    (void)arg;
-    dtd_activate_msg_t m;
-    if (len < sizeof(m)) {
-        RILL_ERROR(RILL_LOG_DTD, "activation of %zu bytes from rank %d is too short", len, src);
-        return;
-    }
-    memcpy(&m, msg, sizeof(m));
-    if (m.flags & DTD_ACT_ANSWER) {
-        put_answered(comm, src, m.handle);
-        return;
-    }
-    dtd_activation_t *a = calloc(1, sizeof(*a));
-    if (a && (m.flags & DTD_ACT_INLINE)) {
-        a->payload = malloc(m.size ? m.size : 1);
-        if (a->payload && len >= sizeof(m) + m.size)
-            memcpy(a->payload, (char *)msg + sizeof(m), m.size);
-    }
-    if (!a || ((m.flags & DTD_ACT_INLINE) && !a->payload)) {
-        RILL_ERROR(RILL_LOG_DTD, "out of memory receiving an activation from rank %d", src);
-        abort(); /* a lost activation would hang every rank */
-    }
-    a->tp_id = m.tp_id;
-    a->dc_id = m.dc_id;
-    a->key = m.key;
-    a->version = m.version;
-    a->src = src;
-    a->size = m.size;
-    a->handle = m.handle;
-    a->flags = m.flags;
-    uint64_t h = act_hash(m.tp_id, m.dc_id, m.key, m.version);
-    rill_spinlock_lock(&dtd.act_lock);
-    dtd_activation_t *expected = act_take(h, m.tp_id, m.dc_id, m.key, m.version);
-    if (!expected) { /* the receive is not inserted yet: keep it for its insertion */
-        if (act_add(h, a) != RILL_SUCCESS) {
-            rill_spinlock_unlock(&dtd.act_lock);
-            RILL_ERROR(RILL_LOG_DTD, "out of memory queueing an activation from rank %d", src);
-            abort();
-        }
-        rill_spinlock_unlock(&dtd.act_lock);
-        return;
-    }
-    rill_spinlock_unlock(&dtd.act_lock);
-    rill_comm_expect(comm, -1);
-    dtd_task_t *recv = expected->recv;
-    free(expected);
-    ((dtd_xfer_t *)recv->args[1].ptr)->act = a;
-    /* acq_rel: the act pointer written above is seen by the thread that runs recv */
-    if (atomic_fetch_sub_explicit(&recv->deps, 1, memory_order_acq_rel) != 1)
-        return;
-    /* from the sender's GPU: the receive only hands the landing to a GPU's manager
-     * (recv_to_gpu), so this thread runs it, one thread hop fewer than through a worker
-     * (its wake-up and dispatch took 1.5 us, then 0.5 us more to reach the manager, in
-     * traced 4 KiB hops between two H200s); its body needs no host copy (recv_needs_host) */
-    if ((a->flags & DTD_ACT_GPU) && !a->payload)
-        rill_task_run_here(dtd.ctx, &recv->super);
-    else
-        rill_sched_push(dtd.ctx, NULL, &recv->super, 1);
-}
-
-static void xfer_done(void *arg, rill_status_t status)
-{
-    dtd_task_t *t = arg;
-    if (status != RILL_SUCCESS)
-        rill_taskpool_fail(t->super.tp, status, "moving datum (collection %u, key %llu) failed: %s",
-                           t->args[0].data->dc ? t->args[0].data->dc->id : 0,
-                           (unsigned long long)t->args[0].data->key, rill_status_string(status));
-    rill_task_complete(NULL, &t->super, status == RILL_SUCCESS ? RILL_HOOK_DONE : RILL_HOOK_ERROR);
-}
-
-static void send_done(void *arg, rill_status_t status)
-{
-    dtd_task_t *t = arg;
-    rill_comm_expect(t->super.tp->ctx->comm, -1);
-    xfer_done(arg, status);
-}
-
-/* ------------------------------------------------------------ versions sent GPU to GPU */
-
 /* Whether tasks of cls may run on a GPU: a CUDA body, GPUs in this process, and
  * runtime_device not choosing the CPU body of a class that has both. */
 static bool class_may_gpu(const rill_context_t *ctx, const rill_dtd_class_t *cls)
@@ -769,451 +594,28 @@ static bool class_may_gpu(const rill_context_t *ctx, const rill_dtd_class_t *cls
  * reader on the other side that may (gpu_reader) run on a GPU: its writer or that reader
  * may run on a GPU (versions that CPU tasks make for CPU tasks go host to host: through
  * GPU memory they would cross PCIe twice on each side, and the GPU managers would carry
- * every one of them), both ranks' GPUs reach each other (rill_info --peers; this process
- * then has GPUs) and d has at least comm_gpu_direct_min bytes (small tiles too: inside the
- * activation they would go through host memory at both ends). Decided when the reader is
- * inserted, from the history every rank keeps: the same answer on both ranks (their
- * classes have the same bodies). */
+ * every one of them), and the engine's conditions (rill_rdep_route). Decided when the
+ * reader is inserted, from the history every rank keeps: the same answer on both ranks
+ * (their classes have the same bodies). */
 static bool xfer_route(rill_context_t *ctx, const dtd_tracker_t *tr, int peer, bool gpu_reader)
 {
-    const rill_data_t *d = tr->data;
-    return (tr->gpu_version || gpu_reader) && rill_device_count() > 1 && d->size > 0 &&
-           d->size >= rill_comm_gpu_direct_min(ctx->comm) &&
-           rill_context_gpu_direct(ctx, peer, NULL);
+    return rill_rdep_route(ctx, tr->data, peer, tr->gpu_version || gpu_reader);
 }
 
-/* A send goes from GPU memory (no host copy needed) when its version moves GPU to GPU. */
-static bool send_from_gpu(const dtd_task_t *t)
-{
-    return ((const dtd_xfer_t *)t->args[1].ptr)->gpu;
-}
-
-/* The send's body needs the host copy only when the bytes leave through MPI. */
 static bool send_needs_host(rill_task_t *task)
 {
-    return !send_from_gpu((dtd_task_t *)task);
+    return rill_rdep_send_needs_host(xfer_of((dtd_task_t *)task));
 }
 
-/* A receive needs the host copy (an older version brought home first, so that no write-back
- * lands over the new bytes) unless the version lands in GPU memory. */
 static bool recv_needs_host(rill_task_t *task)
 {
-    const dtd_xfer_t *x = ((dtd_task_t *)task)->args[1].ptr;
-    return !(x->act && (x->act->flags & DTD_ACT_GPU));
-}
-
-/* The GPU a version sent from a GPU lands in: the datum's advised GPU, else one chosen by
- * its key (the same one each time, so its block is reused). 0: none. */
-static int landing_device(const rill_data_t *d)
-{
-    int ndev = rill_device_count();
-    if (ndev <= 1)
-        return 0;
-    if (d->advised > 0 && d->advised < ndev)
-        return d->advised;
-    return 1 + (int)(d->key % (uint64_t)(ndev - 1));
-}
-
-/* A version moving GPU to GPU with its landing announced ahead cannot be given up on one
- * side alone (the peer's copy engine may be writing into the landing, or the peer waits for
- * a put that will not come): end the run with the reason, as for a lost activation. */
-static void remote_abort(dtd_task_t *t, const char *why)
-{
-    const dtd_xfer_t *xf = t->args[1].ptr;
-    RILL_ERROR(RILL_LOG_DTD,
-               "datum (key %llu) version %u between this rank and rank %d, GPU to GPU: %s; "
-               "the other rank would wait forever: aborting the run",
-               (unsigned long long)t->args[0].data->key, xf->version, xf->peer, why);
-    rill_comm_abort(t->super.tp->ctx->comm, 1);
-}
-
-/* Manager thread. Without put_coming: the landing buffer and semaphore are reserved (x is
- * the reservation, or early is): ask the sender for the bytes; the receive waits for its
- * answer, the put enqueued (put_answered), which arms the landing. With put_coming: the
- * GPU waits for the landing: complete the receive now (its GPU copy is the new version;
- * whatever uses it on that GPU waits for the landing there). */
-static void land_done(rill_remote_xfer_t *x, rill_status_t s)
-{
-    dtd_task_t *t = x->task;
-    dtd_xfer_t *xf = t->args[1].ptr;
-    rill_comm_t *comm = t->super.tp->ctx->comm;
-    if (s != RILL_SUCCESS && x->early && x->early->reserved)
-        /* the sender may be copying into the landing already: it can be neither given back
-         * nor waited for */
-        remote_abort(t, "its landing buffer, reserved ahead, could not be armed");
-    if (!x->put_coming) {
-        dtd_gpu_get_msg_t m = { .send = x->cookie,
-                                .gpu = s == RILL_SUCCESS ? x->gpu : -1,
-                                .recv = (uint64_t)(uintptr_t)t };
-        int peer = x->peer;
-        if (s == RILL_SUCCESS) {
-            m.dst_off = x->dst_off;
-            m.sem_off = x->sem_off;
-            m.target = x->target;
-            /* the reservation the answer arms, in xf->early before the request goes (the
-             * answer's handler reads it: the comm thread takes the request after this) */
-            if (x->early && x->early->reserved) { /* the one made ahead */
-                free(x);
-            } else {            /* x is the reservation */
-                free(x->early); /* (ahead, none could be made) */
-                x->early = NULL;
-                xf->early = x;
-            }
-        }
-        /* sent even on failure: the sender's send ends (with an error) rather than waiting */
-        if (s == RILL_SUCCESS) /* the answer, on the critical path (put_answered) */
-            rill_comm_expect(comm, 1);
-        rill_status_t ss =
-            rill_comm_am_send(comm, peer, dtd.get_tag, &m, sizeof(m), t->super.prio.priority);
-        if (s == RILL_SUCCESS && ss != RILL_SUCCESS) /* the sender would wait for it */
-            remote_abort(t, "the request for its put could not be sent");
-        if (s == RILL_SUCCESS)
-            return; /* the receive waits for the answer */
-    }
-    if (s == RILL_SUCCESS)
-        t->super.device = (int16_t)x->device; /* dtd_complete: the GPU copy is written */
-    xf->early = NULL;
-    free(x->early);
-    free(x);
-    xfer_done(t, s);
-}
-
-/* Comm thread: the sender's put into the landing receive recv asked for is enqueued on its
- * GPU (an activation with DTD_ACT_ANSWER): the landing stream may wait for it now (land_done
- * then completes the receive). */
-static void put_answered(rill_comm_t *comm, int src, uint64_t recv)
-{
-    dtd_task_t *t = (dtd_task_t *)(uintptr_t)recv; /* our own pointer, echoed */
-    dtd_xfer_t *xf = t ? t->args[1].ptr : NULL;
-    if (!t || t->super.tc != &recv_class.tc || !xf->early || !xf->early->reserved) {
-        RILL_ERROR(RILL_LOG_DTD, "rank %d answered a GPU request this rank did not make", src);
-        abort(); /* the receive would never end: every rank would hang */
-    }
-    rill_comm_expect(comm, -1); /* land_done expected it */
-    rill_remote_xfer_t *x = calloc(1, sizeof(*x));
-    if (!x) {
-        remote_abort(t, "out of host memory for the landing of its put");
-        return;
-    }
-    rill_data_t *d = t->args[0].data;
-    x->kind = RILL_REMOTE_LAND;
-    x->task = t;
-    x->data = d;
-    x->peer = src;
-    x->done = land_done;
-    x->early = xf->early; /* freed by land_done */
-    x->put_coming = true;
-    if (rill_trace_on()) /* the sender's put_submit names the same flow */
-        x->flow = kernel_flow_id(t, t->super.tp->ctx->rank);
-    rill_device_t *dev = rill_device_get(xf->early->device);
-    dev->ops->remote(dev, x);
-}
-
-/* Manager thread: the copy into the receiver's GPU and its signal completed. A put handed
- * to the producer's GPU behind its body (x->behind) may end before the send's hook ran (the
- * producer's completion is still on its way to the host): the last of the two ends it. */
-static void put_done(rill_remote_xfer_t *x, rill_status_t s)
-{
-    dtd_task_t *t = x->task;
-    if (s != RILL_SUCCESS)
-        /* the receiver waits for the put (its landing reserved, ahead or on request) */
-        remote_abort(t, "the copy into its landing buffer failed");
-    bool pre = x->behind != 0;
-    free(x);
-    if (pre) {
-        dtd_xfer_t *xf = t->args[1].ptr;
-        if (s != RILL_SUCCESS)
-            xf->pre_status = s; /* released by the decrement below */
-        if (atomic_fetch_sub_explicit(&xf->pre, 1, memory_order_acq_rel) != 1)
-            return;
-        s = xf->pre_status;
-    }
-    send_done(t, s);
-}
-
-/* Manager thread: the put x of send t is enqueued on the GPU, so the receiver's landing
- * stream may wait for it (device.h: never before, or two ranks' managers, each in a CUDA
- * call that synchronises its context, could wait for each other's puts). Into a landing
- * announced ahead (cookie 0): the activation, saying the put is enqueued, and the receive
- * completes without asking; on request: the answer naming the receive (cookie). A put that
- * cannot be carried out aborts the run (put_done): the receiver waits for it. */
-static void put_enqueued(rill_remote_xfer_t *x)
-{
-    dtd_task_t *t = x->task;
-    const dtd_xfer_t *xf = t->args[1].ptr;
-    rill_data_t *d = t->args[0].data;
-    rill_comm_t *comm = t->super.tp->ctx->comm;
-    /* both on the activations' tag: the receiver arms its landings in the order of our puts
-     * (those of one lane wait in that order on its landing stream) */
-    dtd_activate_msg_t m = { .tp_id = t->super.tp->id,
-                             .dc_id = d->dc ? d->dc->id : UINT32_MAX,
-                             .version = xf->version,
-                             .flags = DTD_ACT_GPU | DTD_ACT_PUT,
-                             .key = d->key,
-                             .size = d->size,
-                             .handle = (uint64_t)(uintptr_t)t };
-    if (x->cookie) { /* the answer to the request of receive x->cookie */
-        m.flags |= DTD_ACT_ANSWER;
-        m.handle = x->cookie;
-    }
-    rill_status_t s =
-        rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), t->super.prio.priority);
-    if (s != RILL_SUCCESS)
-        remote_abort(t, "the message saying its put is enqueued could not be sent");
-}
-
-/* Hand send t's copy into rank peer's GPU (landing at the given place) to the manager of
- * GPU dev, enqueued behind its launch behind when nonzero (dtd_launched); dev 0: the GPU
- * that holds the newest copy (else the first GPU). recv: the receive that asked for it, 0
- * when its landing was announced ahead. Any thread. */
-static void put_submit(dtd_task_t *t, int peer, int gpu, uint64_t dst_off, uint64_t sem_off,
-                       uint64_t target, uint64_t recv, int dev, uint64_t behind)
-{
-    rill_remote_xfer_t *x = calloc(1, sizeof(*x));
-    if (!x) { /* the receiver waits for it */
-        remote_abort(t, "out of host memory for the put into its landing");
-        send_done(t, RILL_ERR_NO_MEMORY);
-        return;
-    }
-    rill_data_t *d = t->args[0].data;
-    x->kind = RILL_REMOTE_PUT;
-    x->task = t;
-    x->data = d;
-    x->peer = peer;
-    x->peer_gpu = gpu;
-    x->dst_off = dst_off;
-    x->sem_off = sem_off;
-    x->target = target;
-    x->done = put_done;
-    x->enqueued = put_enqueued;
-    x->cookie = recv;
-    x->behind = behind;
-    if (rill_trace_on()) /* producer's kernel -> consumer's kernel (recv_hook) */
-        x->flow = kernel_flow_id(t, peer);
-    int g = dev > 0 ? dev : 1;
-    for (int i = 1; dev <= 0 && i < rill_device_count(); i++)
-        if (rill_data_copy_current(d, rill_data_copy(d, i))) {
-            g = i;
-            break;
-        }
-    rill_device_t *gd = rill_device_get(g);
-    gd->ops->remote(gd, x);
-}
-
-/* Send t's put goes behind its producer's body: decided under act_lock, where the send's
- * hook looks (pre_put then hands it over, the lock dropped). */
-static void pre_decide(dtd_task_t *t)
-{
-    dtd_xfer_t *xf = t->args[1].ptr;
-    xf->pre_status = RILL_SUCCESS;
-    atomic_store_explicit(&xf->pre, 2, memory_order_relaxed); /* read under act_lock */
-    rill_comm_expect(t->super.tp->ctx->comm, 1);              /* send_done takes it back */
-}
-
-/* Send t's version goes behind its producer's body on GPU dev (launch number launch), into
- * the landing ann announced (pre_decide was called). */
-static void pre_put(dtd_task_t *t, const dtd_activation_t *ann, int dev, uint64_t launch)
-{
-    put_submit(t, ((dtd_xfer_t *)t->args[1].ptr)->peer, ann->gpu, ann->dst_off, ann->sem_off,
-               ann->target, 0, dev, launch);
-}
-
-/* ------------------------------------------------------------ early announcements */
-
-static inline uint64_t ann_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, uint32_t version,
-                                int rank)
-{
-    uint64_t h = act_hash(tp_id, dc_id, key, version) ^ ((uint64_t)(rank + 1) * 0x100000001b3ull);
-    return h ? h : 1;
-}
-
-/* The announcement of (tp, dc, key, version) for receiver rank (or its mark); act_lock
- * held. */
-static dtd_activation_t *ann_take(uint64_t h, uint32_t tp_id, uint32_t dc_id, uint64_t key,
-                                  uint32_t version, int rank)
-{
-    return entry_take(&dtd.anns, h, tp_id, dc_id, key, version, rank);
-}
-
-static void ann_add(uint64_t h, dtd_activation_t *a)
-{
-    a->next = rill_hmap_get(&dtd.anns, h);
-    if (rill_hmap_put(&dtd.anns, h, a) != RILL_SUCCESS) {
-        RILL_ERROR(RILL_LOG_DTD, "out of memory keeping an announcement");
-        abort(); /* a lost one would leave a send waiting for a request that never comes */
-    }
-}
-
-/* Comm thread, on the sender: the receiver's landing for a version (or that it reserved
- * none). If the send went out already (it asked for the GPU request), forget both: the
- * request will name the reserved landing. */
-static void dtd_announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
-{
-    (void)comm;
-    (void)arg;
-    dtd_announce_msg_t m;
-    if (len < sizeof(m)) {
-        RILL_ERROR(RILL_LOG_DTD, "announcement of %zu bytes from rank %d is too short", len, src);
-        return;
-    }
-    memcpy(&m, msg, sizeof(m));
-    uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, src);
-    rill_spinlock_lock(&dtd.act_lock);
-    dtd_activation_t *sent = ann_take(h, m.tp_id, m.dc_id, m.key, m.version, src);
-    if (sent && sent->flags == DTD_ANN_LAUNCHED && m.reserved) {
-        /* its producer is launched on a GPU: the put goes behind its body there (if the body
-         * completed meanwhile, the manager puts the current copy; the send's hook, which
-         * sees xf->pre under this lock, leaves the put to it either way) */
-        dtd_activation_t ann = {
-            .gpu = m.gpu, .dst_off = m.dst_off, .sem_off = m.sem_off, .target = m.target
-        };
-        pre_decide(sent->recv);
-        rill_spinlock_unlock(&dtd.act_lock);
-        pre_put(sent->recv, &ann, sent->gpu, sent->handle);
-        free(sent);
-        return;
-    }
-    if (sent && sent->flags == DTD_ANN_SENT) {
-        rill_spinlock_unlock(&dtd.act_lock);
-        free(sent);
-        return;
-    }
-    free(sent); /* a launch mark, and no landing reserved: the announcement replaces it */
-    dtd_activation_t *a = calloc(1, sizeof(*a));
-    if (!a) {
-        rill_spinlock_unlock(&dtd.act_lock);
-        RILL_ERROR(RILL_LOG_DTD, "out of memory keeping an announcement from rank %d", src);
-        abort();
-    }
-    *a = (dtd_activation_t){ .tp_id = m.tp_id,
-                             .dc_id = m.dc_id,
-                             .version = m.version,
-                             .key = m.key,
-                             .src = src,
-                             .flags = m.reserved ? DTD_ANN_RESERVED : DTD_ANN_NONE,
-                             .gpu = m.gpu,
-                             .dst_off = m.dst_off,
-                             .sem_off = m.sem_off,
-                             .target = m.target };
-    ann_add(h, a);
-    rill_spinlock_unlock(&dtd.act_lock);
-}
-
-/* Receiver, insertion: announce a receive's landing (reserved or none) to the sender. */
-static void announce(dtd_task_t *t, const rill_remote_xfer_t *r)
-{
-    const dtd_xfer_t *xf = t->args[1].ptr;
-    rill_data_t *d = t->args[0].data;
-    dtd_announce_msg_t m = { .tp_id = t->super.tp->id,
-                             .dc_id = d->dc ? d->dc->id : UINT32_MAX,
-                             .version = xf->version,
-                             .reserved = r && r->reserved,
-                             .key = d->key };
-    if (r && r->reserved) {
-        m.gpu = r->gpu;
-        m.dst_off = r->dst_off;
-        m.sem_off = r->sem_off;
-        m.target = r->target;
-    }
-    if (rill_comm_am_send(t->super.tp->ctx->comm, xf->peer, dtd.ann_tag, &m, sizeof(m),
-                          t->super.prio.priority) != RILL_SUCCESS) {
-        RILL_ERROR(RILL_LOG_DTD, "cannot announce datum (key %llu) to rank %d",
-                   (unsigned long long)d->key, xf->peer);
-        abort(); /* the sender would wait for a request that never comes */
-    }
-}
-
-/* Manager thread: the reservation made ahead (reserved or not): announce it. */
-static void reserve_done(rill_remote_xfer_t *r, rill_status_t s)
-{
-    (void)s; /* r->reserved says it */
-    announce(r->task, r);
-}
-
-/* Receive t, sent GPU to GPU, no local task using its datum any more and its activation not
- * arrived (act_lock held): reserve its landing ahead; reserve_done announces it, reserved or
- * not. false when early announcements are off or no GPU takes it (nothing was sent). */
-static bool recv_reserve(dtd_task_t *t)
-{
-    dtd_xfer_t *xf = t->args[1].ptr;
-    if (xf->announced || !rill_param_get_bool(param_early))
-        return false;
-    rill_data_t *d = t->args[0].data;
-    int g = landing_device(d);
-    rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
-    rill_remote_xfer_t *r = dev && dev->ops->remote ? calloc(1, sizeof(*r)) : NULL;
-    if (!r)
-        return false;
-    r->kind = RILL_REMOTE_RESERVE;
-    r->device = g; /* the landing goes to the same manager, after it */
-    r->task = t;
-    r->data = d;
-    r->peer = xf->peer;
-    r->done = reserve_done;
-    xf->early = r;
-    xf->announced = true;
-    dev->ops->remote(dev, r);
-    return true;
-}
-
-/* dtd_complete, for a successor t that is a receive: drop one of its dependencies (returns
- * how many are left). When one is left, it is its activation (still expected) and the version
- * comes GPU to GPU, reserve its landing now. t is read before the decrement only: after it,
- * t may run and be freed, unless its expectation is still in dtd.acts, which holding
- * act_lock keeps there (and keeps another receive from taking its place in the table). (A
- * predecessor that completes while t is being inserted may be missed: t then asks when its
- * version is ready.) */
-static int recv_dep_done(dtd_task_t *t)
-{
-    dtd_xfer_t *xf = t->args[1].ptr;
-    rill_data_t *d = t->args[0].data;
-    if (!xf->gpu)
-        return atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) - 1;
-    uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
-    uint64_t h = act_hash(t->super.tp->id, dc_id, d->key, xf->version);
-    rill_spinlock_lock(&dtd.act_lock);
-    int left = atomic_fetch_sub_explicit(&t->deps, 1, memory_order_acq_rel) - 1;
-    if (left == 1)
-        for (dtd_activation_t *a = rill_hmap_get(&dtd.acts, h); a; a = a->next)
-            if (a->recv == t) { /* still expected: t cannot run before we unlock */
-                recv_reserve(t);
-                break;
-            }
-    rill_spinlock_unlock(&dtd.act_lock);
-    return left;
-}
-
-/* Comm thread: the receiver's GPU is ready for a version sent with DTD_ACT_GPU: hand the
- * copy to the manager of the GPU that holds the newest copy (else the first GPU). */
-static void dtd_gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
-{
-    (void)comm;
-    (void)arg;
-    dtd_gpu_get_msg_t m;
-    if (len < sizeof(m)) {
-        RILL_ERROR(RILL_LOG_DTD, "GPU request of %zu bytes from rank %d is too short", len, src);
-        return;
-    }
-    memcpy(&m, msg, sizeof(m));
-    dtd_task_t *t = (dtd_task_t *)(uintptr_t)m.send; /* our own pointer, echoed */
-    if (!t || t->super.tc != &send_class.tc) {
-        RILL_ERROR(RILL_LOG_DTD, "rank %d asked for a send this rank does not have", src);
-        abort(); /* the send would never end: every rank would hang */
-    }
-    if (m.gpu < 0) {
-        send_done(t, RILL_ERR_DEVICE);
-        return;
-    }
-    put_submit(t, src, m.gpu, m.dst_off, m.sem_off, m.target, m.recv, 0, 0);
+    return rill_rdep_recv_needs_host(xfer_of((dtd_task_t *)task));
 }
 
 /* Manager thread, right after task's body was enqueued on GPU dev (launch number launch):
  * each send of a version it writes that goes GPU to GPU and waits for nothing but this task
- * can put behind the body on that GPU, so the chain producer kernel -> copy -> semaphore runs
- * with no host step. With the receiver's landing announced already, hand the put over now;
- * else leave a mark, and an announcement that comes while the body is in flight does it
- * (dtd_announce_handler). The send's hook, which runs once the completion reached the host,
- * then only ends the send (xf->pre). */
+ * can put behind the body on that GPU (rill_rdep_launched), so the chain producer kernel ->
+ * copy -> semaphore runs with no host step. */
 static void dtd_launched(rill_task_t *task, int dev, uint64_t launch)
 {
     dtd_task_t *t = (dtd_task_t *)task;
@@ -1227,252 +629,26 @@ static void dtd_launched(rill_task_t *task, int dev, uint64_t launch)
         /* a send's only edge comes from the version's writer: deps 1 (its insertion guard
          * dropped, acquire) means this task is all it waits for */
         /* a live send (one whose insertion failed runs unrun_class: it sends nothing) */
-        if (s->super.tc != &send_class.tc ||
-            atomic_load_explicit(&s->deps, memory_order_acquire) != 1 || !send_from_gpu(s))
-            continue;
-        dtd_xfer_t *xf = s->args[1].ptr;
-        rill_data_t *d = s->args[0].data;
-        uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
-        uint64_t h = ann_hash(task->tp->id, dc_id, d->key, xf->version, xf->peer);
-        rill_spinlock_lock(&dtd.act_lock);
-        dtd_activation_t *ann = ann_take(h, task->tp->id, dc_id, d->key, xf->version, xf->peer);
-        if (ann && ann->flags == DTD_ANN_RESERVED) {
-            pre_decide(s);
-            rill_spinlock_unlock(&dtd.act_lock);
-            pre_put(s, ann, dev, launch);
-            free(ann);
-            continue;
-        }
-        if (ann) { /* the receiver reserved nothing: the hook sends as usual */
-            ann_add(h, ann);
-        } else {
-            dtd_activation_t *mark = calloc(1, sizeof(*mark));
-            if (mark) { /* else no put behind the body: the hook sends as usual */
-                *mark = (dtd_activation_t){ .tp_id = task->tp->id,
-                                            .dc_id = dc_id,
-                                            .version = xf->version,
-                                            .key = d->key,
-                                            .src = xf->peer,
-                                            .recv = s,
-                                            .flags = DTD_ANN_LAUNCHED,
-                                            .gpu = dev,
-                                            .handle = launch };
-                ann_add(h, mark);
-            }
-        }
-        rill_spinlock_unlock(&dtd.act_lock);
+        if (s->super.tc == &send_class.tc &&
+            atomic_load_explicit(&s->deps, memory_order_acquire) == 1)
+            rill_rdep_launched(xfer_of(s), dev, launch);
     }
 }
 
-/* Worker: the receive of a version sent from GPU memory owes the sender one word (its
- * announcement, when none went ahead): send it now. */
-static void recv_announce_once(dtd_task_t *t)
-{
-    dtd_xfer_t *xe = t->args[1].ptr;
-    rill_spinlock_lock(&dtd.act_lock);
-    bool tell = !xe->announced; /* the sender waits for one word from us: none ahead */
-    xe->announced = true;
-    rill_spinlock_unlock(&dtd.act_lock);
-    if (tell)
-        announce(t, NULL);
-}
-
-/* Worker: this rank cannot take the version rank a->src sends from GPU memory (status s,
- * why): fail the taskpool, and tell the sender, whose send would otherwise wait for ever. A
- * landing reserved ahead or a put already enqueued cannot be given up on one side: the run
- * ends (remote_abort). Frees a. */
-static rill_hook_status_t recv_gpu_refuse(dtd_task_t *t, dtd_activation_t *a, rill_status_t s,
-                                          const char *why)
-{
-    dtd_xfer_t *xe = t->args[1].ptr;
-    recv_announce_once(t);
-    if ((a->flags & DTD_ACT_PUT) || (xe->early && xe->early->reserved))
-        remote_abort(t, why);
-    rill_taskpool_fail(t->super.tp, s, "rank %d sends datum (key %llu) from GPU memory: %s", a->src,
-                       (unsigned long long)t->args[0].data->key, why);
-    if (!(a->flags & DTD_ACT_PUT)) { /* the sender's send ends with an error */
-        dtd_gpu_get_msg_t m = { .send = a->handle, .gpu = -1 };
-        rill_comm_am_send(t->super.tp->ctx->comm, a->src, dtd.get_tag, &m, sizeof(m), 0);
-    }
-    free(a->payload);
-    free(a);
-    return RILL_HOOK_ERROR;
-}
-
-/* Worker: the sender's version is in its GPU memory: a GPU here takes it. */
-static rill_hook_status_t recv_to_gpu(dtd_task_t *t, dtd_activation_t *a)
-{
-    rill_data_t *data = t->args[0].data;
-    dtd_xfer_t *xe = t->args[1].ptr;
-    recv_announce_once(t);
-    /* to the manager that took the reservation: it handles its requests in order */
-    int g = xe->early ? xe->early->device : landing_device(data);
-    rill_device_t *dev = g > 0 ? rill_device_get(g) : NULL;
-    rill_remote_xfer_t *x = dev && dev->ops->remote ? calloc(1, sizeof(*x)) : NULL;
-    if (!x)
-        return recv_gpu_refuse(t, a, dev ? RILL_ERR_NO_MEMORY : RILL_ERR_DEVICE,
-                               dev ? "this rank is out of host memory for its landing request"
-                                   : "this rank has no GPU to receive it");
-    x->kind = RILL_REMOTE_LAND;
-    x->task = t;
-    x->data = data;
-    x->peer = a->src;
-    x->cookie = a->handle;
-    x->done = land_done;
-    x->early = xe->early; /* freed by land_done */
-    x->put_coming = a->flags & DTD_ACT_PUT;
-    if (rill_trace_on()) /* the sender's put_submit names the same flow */
-        x->flow = kernel_flow_id(t, t->super.tp->ctx->rank);
-    free(a);
-    dev->ops->remote(dev, x);
-    return RILL_HOOK_ASYNC;
-}
-
-/* Receive: land the version in this rank's buffer, from the activation or by a GET. */
+/* Receive: land the version in this rank's buffer (the engine). */
 static rill_hook_status_t recv_hook(rill_worker_t *w, rill_task_t *task)
 {
     (void)w;
     dtd_task_t *t = (dtd_task_t *)task;
-    dtd_xfer_t *x = t->args[1].ptr;
-    dtd_activation_t *a = x->act;
-    rill_data_t *data = t->args[0].data;
-    x->act = NULL;
-    if (rill_trace_on()) { /* the remote flow ends here; a local one starts to the readers */
-        uint64_t now = rill_time_ns(),
-                 id = xfer_flow_id(task->tp->id, data, x->version, task->tp->ctx->rank);
-        rill_trace_flow('f', id, now);
-        /* from GPU memory, flow id ^ 1 runs from the producer's kernel on the sender's GPU
-         * through the copies to the readers' kernels here (the GPU managers mark it) */
-        if (!(a->flags & DTD_ACT_GPU))
-            rill_trace_flow('s', id ^ 1, now);
-        task->flow_in = id; /* dtd_complete hands id ^ 1 to the readers */
-    }
-    if (a->size != data->size) {
-        if (a->flags & DTD_ACT_GPU) { /* the sender must hear of it */
-            char why[160];
-            snprintf(why, sizeof(why), "it is %llu bytes, this rank expects %zu",
-                     (unsigned long long)a->size, data->size);
-            return recv_gpu_refuse(t, a, RILL_ERR_MISMATCH, why);
-        }
-        rill_taskpool_fail(task->tp, RILL_ERR_MISMATCH,
-                           "rank %d sent %llu bytes for datum (key %llu), this rank expects %zu",
-                           a->src, (unsigned long long)a->size, (unsigned long long)data->key,
-                           data->size);
-        free(a->payload);
-        free(a);
-        return RILL_HOOK_ERROR;
-    }
-    if (a->payload) {
-        memcpy(t->args[0].ptr, a->payload, data->size);
-        free(a->payload);
-        free(a);
-        return RILL_HOOK_DONE;
-    }
-    if (a->flags & DTD_ACT_GPU)
-        return recv_to_gpu(t, a);
-    rill_status_t s = rill_comm_get(task->tp->ctx->comm, a->src, a->handle, t->args[0].ptr,
-                                    data->size, task->prio.priority, xfer_done, t);
-    free(a);
-    if (s != RILL_SUCCESS) {
-        rill_taskpool_fail(task->tp, s, "cannot get datum (key %llu) from rank %d",
-                           (unsigned long long)data->key, x->peer);
-        return RILL_HOOK_ERROR;
-    }
-    return RILL_HOOK_ASYNC;
+    return rill_rdep_recv_run(xfer_of(t), t->args[0].ptr);
 }
 
-/* Send: tell the destination the version is ready; small ones travel inside. */
+/* Send: tell the destination the version is ready (the engine). */
 static rill_hook_status_t send_hook(rill_worker_t *w, rill_task_t *task)
 {
     (void)w;
     dtd_task_t *t = (dtd_task_t *)task;
-    dtd_xfer_t *x = t->args[1].ptr;
-    rill_data_t *data = t->args[0].data;
-    rill_comm_t *comm = task->tp->ctx->comm;
-    dtd_activate_msg_t m = {
-        .tp_id = task->tp->id,
-        .dc_id = data->dc ? data->dc->id : UINT32_MAX,
-        .version = x->version,
-        .key = data->key,
-        .size = data->size,
-    };
-    rill_status_t s;
-    if (rill_trace_on())
-        rill_trace_flow('s', xfer_flow_id(task->tp->id, data, x->version, x->peer), rill_time_ns());
-    const bool from_gpu = send_from_gpu(t);
-    if (!from_gpu && data->size <= rill_comm_short_limit(comm)) {
-        char buf[sizeof(m) + 65536];
-        char *msg = data->size <= 65536 ? buf : malloc(sizeof(m) + data->size);
-        if (!msg) {
-            rill_taskpool_fail(task->tp, RILL_ERR_NO_MEMORY, "out of memory sending a datum");
-            return RILL_HOOK_ERROR;
-        }
-        m.flags = DTD_ACT_INLINE;
-        memcpy(msg, &m, sizeof(m));
-        memcpy(msg + sizeof(m), t->args[0].ptr, data->size);
-        s = rill_comm_am_send(comm, x->peer, dtd.am_tag, msg, sizeof(m) + data->size,
-                              task->prio.priority);
-        if (msg != buf)
-            free(msg);
-        if (s == RILL_SUCCESS)
-            return RILL_HOOK_DONE;
-    } else if (from_gpu) {
-        /* the receiver announced its landing: put it there now (put_tell tells it);
-         * else the receiver's GPU asks for it (dtd_gpu_get_handler), and an announcement
-         * that comes later is dropped. send_done ends the send either way. */
-        uint64_t h = ann_hash(m.tp_id, m.dc_id, m.key, m.version, x->peer);
-        rill_spinlock_lock(&dtd.act_lock);
-        if (atomic_load_explicit(&x->pre, memory_order_relaxed)) {
-            /* the put was handed to the producer's GPU (dtd_launched): the last of it and
-             * this hook ends the send */
-            rill_spinlock_unlock(&dtd.act_lock);
-            if (atomic_fetch_sub_explicit(&x->pre, 1, memory_order_acq_rel) == 1)
-                send_done(t, x->pre_status);
-            return RILL_HOOK_ASYNC;
-        }
-        dtd_activation_t *ann = ann_take(h, m.tp_id, m.dc_id, m.key, m.version, x->peer);
-        if (ann && ann->flags == DTD_ANN_LAUNCHED) { /* no announcement came: as if none */
-            free(ann);
-            ann = NULL;
-        }
-        if (!ann) {
-            dtd_activation_t *sent = calloc(1, sizeof(*sent));
-            if (sent) {
-                *sent = (dtd_activation_t){ .tp_id = m.tp_id,
-                                            .dc_id = m.dc_id,
-                                            .version = m.version,
-                                            .key = m.key,
-                                            .src = x->peer,
-                                            .flags = DTD_ANN_SENT };
-                ann_add(h, sent);
-            }
-        }
-        rill_spinlock_unlock(&dtd.act_lock);
-        rill_comm_expect(comm, 1);
-        if (ann && (ann->flags & DTD_ANN_RESERVED)) {
-            put_submit(t, x->peer, ann->gpu, ann->dst_off, ann->sem_off, ann->target, 0, 0, 0);
-            free(ann);
-            return RILL_HOOK_ASYNC;
-        }
-        free(ann);
-        m.flags = DTD_ACT_GPU;
-        m.handle = (uint64_t)(uintptr_t)t;
-        s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), task->prio.priority);
-        if (s == RILL_SUCCESS)
-            return RILL_HOOK_ASYNC;
-        rill_comm_expect(comm, -1);
-    } else {
-        rill_comm_expect(comm, 1); /* the peer's GET; send_done takes it back */
-        s = rill_comm_expose(comm, t->args[0].ptr, data->size, 1, send_done, t, &m.handle);
-        if (s == RILL_SUCCESS)
-            s = rill_comm_am_send(comm, x->peer, dtd.am_tag, &m, sizeof(m), task->prio.priority);
-        if (s == RILL_SUCCESS)
-            return RILL_HOOK_ASYNC;
-        rill_comm_expect(comm, -1);
-    }
-    rill_taskpool_fail(task->tp, s, "cannot send datum (key %llu) to rank %d",
-                       (unsigned long long)data->key, x->peer);
-    return RILL_HOOK_ERROR;
+    return rill_rdep_send_run(xfer_of(t), t->args[0].ptr);
 }
 
 /* A task whose insertion failed (the taskpool was failed with the error): it completes in
@@ -1551,77 +727,45 @@ static rill_status_t xfer_create(dtd_taskpool_t *tp, dtd_tracker_t *tr, bool rec
     void *ptr = tracker_local_ptr(tr);
     if (!ptr)
         return RILL_ERR_NO_MEMORY;
-    dtd_xfer_t x = { .peer = peer, .version = tr->version, .act = NULL, .gpu = gpu };
     dtd_arg_t args[2] = {
         { .kind = recv ? RILL_DTD_INOUT : RILL_DTD_INPUT,
           .size = (uint32_t)tr->data->size,
           .ptr = ptr,
           .data = tr->data },
-        { .kind = RILL_DTD_VALUE, .size = sizeof(x) },
+        { .kind = RILL_DTD_VALUE, .size = sizeof(rill_rdep_t) },
     };
-    const void *values[2] = { NULL, &x };
+    const rill_rdep_t zero = { 0 };
+    const void *values[2] = { NULL, &zero };
     dtd_task_t *t = task_create(tp, recv ? &recv_class : &send_class, priority, args, values, 2);
     if (!t)
         return RILL_ERR_NO_MEMORY;
+    /* (before its edges: a manager thread may look at a send from its producer's launch) */
+    if (recv)
+        rill_rdep_recv_init(xfer_of(t), &t->super, tr->data, peer, tr->version, gpu,
+                            rill_param_get_bool(param_early), &t->deps);
+    else
+        rill_rdep_send_init(xfer_of(t), &t->super, tr->data, peer, tr->version, gpu);
     rill_status_t s = tracker_access(tr, ref_of(t), args[0].kind);
     if (dtd_dot_on)
-        dtd_dot_remote(atomic_load_explicit(&t->serial, memory_order_relaxed),
-                       xfer_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer),
-                       !recv, peer);
-    /* sent GPU to GPU: the receiver announces its landing (reserved ahead, or none) */
-    bool gpu_recv = recv && gpu, early_now = false, none_now = false;
+        dtd_dot_remote(
+            atomic_load_explicit(&t->serial, memory_order_relaxed),
+            rill_rdep_flow_id(tp->super.id, tr->data, tr->version, recv ? tp->rank : peer), !recv,
+            peer);
     if (recv && s == RILL_SUCCESS) {
-        const rill_data_t *d = tr->data;
-        uint32_t dc_id = d->dc ? d->dc->id : UINT32_MAX;
-        uint64_t h = act_hash(tp->super.id, dc_id, d->key, tr->version);
-        rill_spinlock_lock(&dtd.act_lock);
-        dtd_activation_t *a = act_take(h, tp->super.id, dc_id, d->key, tr->version);
-        if (a) { /* it arrived first */
-            ((dtd_xfer_t *)t->args[1].ptr)->act = a;
-            if (gpu_recv) { /* nothing to reserve ahead: tell the sender so */
-                ((dtd_xfer_t *)t->args[1].ptr)->announced = true;
-                none_now = true;
-            }
-        } else if ((a = calloc(1, sizeof(*a)))) {
-            /* no local task uses the datum any more (the count only falls): its landing
-             * may be reserved once the activation is expected (below: a receive whose
-             * insertion fails must hold no reservation) */
-            bool quiet = gpu_recv && atomic_load_explicit(&t->deps, memory_order_acquire) == 1;
-            a->tp_id = tp->super.id;
-            a->dc_id = dc_id;
-            a->key = d->key;
-            a->version = tr->version;
-            a->src = peer;
-            a->recv = t;
-            atomic_fetch_add_explicit(&t->deps, 1, memory_order_relaxed); /* the activation */
-            if (act_add(h, a) != RILL_SUCCESS) {
-                atomic_fetch_sub_explicit(&t->deps, 1, memory_order_relaxed);
-                free(a);
-                a = NULL;
-            } else {
-                rill_comm_expect(tp->super.ctx->comm, 1);
-                /* (act_lock still held; reserve_done announces it) */
-                if (quiet)
-                    early_now = recv_reserve(t);
-            }
-        }
-        rill_spinlock_unlock(&dtd.act_lock);
-        if (!a)
-            s = RILL_ERR_NO_MEMORY;
+        /* sent GPU to GPU: the receiver announces its landing (reserved ahead, or none) */
+        rill_rdep_expect_t what;
+        s = rill_rdep_recv_expect(xfer_of(t), &what);
         tr->have_local = true;
         tr->local_version = tr->version;
-        if (gpu_recv) /* it lands in GPU memory: bring it home at the end (dtd_close) */
+        if (gpu) /* it lands in GPU memory: bring it home at the end (dtd_close) */
             tr->gpu_written = true;
-        if (gpu_recv && s == RILL_SUCCESS) {
+        if (gpu && s == RILL_SUCCESS)
             RILL_VERBOSE(RILL_LOG_DTD, 2,
                          "receive of datum (key %llu) version %u from rank %d, GPU to GPU: %s",
                          (unsigned long long)tr->data->key, tr->version, peer,
-                         early_now  ? "landing reserved ahead"
-                         : none_now ? "the version is there already"
-                                    : "local tasks still use the datum");
-            if (none_now)
-                announce(t, NULL);
-        }
+                         what == RILL_RDEP_RESERVED  ? "landing reserved ahead"
+                         : what == RILL_RDEP_ARRIVED ? "the version is there already"
+                                                     : "local tasks still use the datum");
     }
     if (s != RILL_SUCCESS) /* no activation to wait for, or no place in the graph */
         t->super.tc = &unrun_class.tc;
@@ -1710,53 +854,7 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
     fprintf(out, "  DTD taskpool %u: %llu tasks inserted, %lld not completed, %zu data tracked\n",
             super->id, (unsigned long long)tp->inserted, (long long)atomic_load(&tp->inflight),
             tp->norder);
-    /* copied under act_lock, printed after it (the comm thread and the workers spin on it;
-     * the output may be slow) */
-    enum { SHOW = 10 };
-    dtd_activation_t waits[SHOW], anns[SHOW];
-    int nwaits = 0, nanns = 0, more_waits = 0, more_anns = 0;
-    rill_spinlock_lock(&dtd.act_lock);
-    RILL_HMAP_FOREACH(&dtd.acts, e)
-    {
-        for (dtd_activation_t *a = e->val; a; a = a->next)
-            if (a->recv && a->tp_id == super->id) {
-                if (nwaits < SHOW)
-                    waits[nwaits++] = *a;
-                else
-                    more_waits++;
-            }
-    }
-    /* GPU to GPU: sends that wait for the receiver's request, announcements not used yet */
-    RILL_HMAP_FOREACH(&dtd.anns, e)
-    {
-        for (dtd_activation_t *a = e->val; a; a = a->next)
-            if (a->tp_id == super->id) {
-                if (nanns < SHOW)
-                    anns[nanns++] = *a;
-                else
-                    more_anns++;
-            }
-    }
-    rill_spinlock_unlock(&dtd.act_lock);
-    for (int i = 0; i < nwaits; i++)
-        fprintf(out, "  waiting for datum (collection %u, key %llu) version %u from rank %d\n",
-                waits[i].dc_id, (unsigned long long)waits[i].key, waits[i].version, waits[i].src);
-    if (more_waits)
-        fprintf(out, "  ... and %d more receives waiting\n", more_waits);
-    for (int i = 0; i < nanns; i++) {
-        const dtd_activation_t *a = &anns[i];
-        const char *what =
-            a->flags == DTD_ANN_SENT
-                ? "its activation went; waits for that rank's request with its landing"
-            : a->flags == DTD_ANN_LAUNCHED ? "its producer launched on a GPU; no announcement yet"
-            : a->flags == DTD_ANN_RESERVED ? "that rank announced its landing; the send has not run"
-                                           : "that rank announced no landing; the send has not run";
-        fprintf(out, "  GPU to GPU, datum (collection %u, key %llu) version %u to rank %d: %s\n",
-                a->dc_id, (unsigned long long)a->key, a->version, a->src, what);
-    }
-    if (more_anns)
-        fprintf(out, "  ... and %d more GPU-to-GPU sends or announcements\n", more_anns);
-    int shown = nwaits;
+    int shown = rill_rdep_describe(out, super->id);
     for (size_t i = 0; i < tp->norder && shown < 20; i++) {
         dtd_tracker_t *tr = tp->order[i];
         if (!ref_alive(tr->last_writer))
