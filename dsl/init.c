@@ -50,7 +50,7 @@ rill_status_t rill_info_print_topology(FILE *out)
         return RILL_ERR_INVALID_ARG;
     /* this process's place on its node, from the launcher, without starting MPI */
     int local_rank, local_size;
-    rill_comm_launcher_local(&local_rank, &local_size);
+    rill_launcher_local(&local_rank, &local_size);
     rill_topo_t *topo;
     rill_status_t s = rill_topo_init(local_rank, local_size, &topo);
     if (s != RILL_SUCCESS)
@@ -111,9 +111,9 @@ static rill_status_t params_agree(rill_context_t *ctx)
     }
     uint64_t *lo = h + np, *hi = h + 2 * np;
     rill_status_t s =
-        n ? rill_comm_allreduce_u64(ctx->comm, h, lo, n, RILL_COMM_MIN) : RILL_SUCCESS;
+        n ? rill_context_allreduce_u64(ctx, h, lo, (int)n, RILL_COMM_MIN) : RILL_SUCCESS;
     if (s == RILL_SUCCESS && n)
-        s = rill_comm_allreduce_u64(ctx->comm, h, hi, n, RILL_COMM_MAX);
+        s = rill_context_allreduce_u64(ctx, h, hi, (int)n, RILL_COMM_MAX);
     if (s == RILL_SUCCESS)
         for (size_t k = 0; k < n; k++) {
             if (lo[k] == hi[k])

@@ -531,6 +531,17 @@ rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t
     return rill_comm_allgather(ctx->comm, in, size, out);
 }
 
+rill_status_t rill_context_allreduce_u64(rill_context_t *ctx, const uint64_t *in, uint64_t *out,
+                                         int count, rill_comm_op_t op)
+{
+    return rill_comm_allreduce_u64(ctx->comm, in, out, count, op);
+}
+
+void rill_launcher_local(int *rank_p, int *size_p)
+{
+    rill_comm_launcher_local(rank_p, size_p);
+}
+
 int rill_context_local_nranks(const rill_context_t *ctx)
 {
     if (!ctx)

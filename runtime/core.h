@@ -342,6 +342,14 @@ enum rill_init_step {
  * rank that fails inside rill_context_create agrees there (RILL_INIT_STEP_RUNTIME), in
  * the collective the others run after RILL_INIT_STEP_GPUS. Collective; also a barrier. */
 rill_status_t rill_init_agree(rill_comm_t *comm, rill_status_t status, enum rill_init_step step);
+
+/** The comm engine's services the front ends use, through the core: an element-wise
+ * reduction of count counters over every rank (rill_comm_allreduce_u64's rules: every rank
+ * in the same order, main thread, which keeps running tasks meanwhile), and this
+ * process's place on its node as the launcher set it (before MPI starts). */
+rill_status_t rill_context_allreduce_u64(rill_context_t *ctx, const uint64_t *in, uint64_t *out,
+                                         int count, rill_comm_op_t op);
+void rill_launcher_local(int *rank_p, int *size_p);
 rill_status_t rill_context_destroy(rill_context_t **ctx_p);
 
 #endif

@@ -89,6 +89,8 @@ static struct {
     int ann_tag;      /* and of early announcements of landings */
 } rd;
 
+static int nchannels; /* the front-end channels opened (rill_rdep_channel_open) */
+
 static void activate_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
 static void announce_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
@@ -97,6 +99,7 @@ static void put_answered(rill_comm_t *comm, int src, uint64_t recv);
 rill_status_t rill_rdep_init(rill_context_t *ctx)
 {
     rd.ctx = ctx;
+    nchannels = 0;
     rill_spinlock_init(&rd.lock);
     rill_hmap_init(&rd.acts);
     rill_hmap_init(&rd.anns);
@@ -133,6 +136,7 @@ void rill_rdep_fini(void)
         return;
     table_free(&rd.acts);
     table_free(&rd.anns);
+    nchannels = 0; /* (their tags end with the comm engine) */
     rd.ready = false;
 }
 
@@ -1052,6 +1056,146 @@ rill_hook_status_t rill_rdep_send_run(rill_rdep_t *x, void *host)
     rill_taskpool_fail(task->tp, s, "cannot send datum (key %llu) to rank %d",
                        (unsigned long long)data->key, x->peer);
     return RILL_HOOK_ERROR;
+}
+
+/* ------------------------------------------------------------ front-end channels */
+
+/* Wire format of a channel's message: this, the front end's header, then the tile when it
+ * is inside (handle 0). */
+typedef struct channel_msg {
+    uint64_t size, handle;
+    int32_t prio;
+    uint32_t hdr_len;
+} channel_msg_t;
+
+/* a message takes at most comm_short_limit + 1024 bytes (rill_comm_am_send): the headers
+ * get the 1024 */
+#define CHANNEL_EXTRA 1024
+
+/* The channels' handlers: the comm engine hands each message's record back */
+#define MAX_CHANNELS 8
+static struct channel {
+    rill_rdep_in_fn fn;
+    void *arg;
+} channels[MAX_CHANNELS];
+
+static void channel_am(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+{
+    (void)comm;
+    const struct channel *ch = arg;
+    ch->fn(src, msg, len, ch->arg);
+}
+
+rill_status_t rill_rdep_channel_open(rill_context_t *ctx, rill_rdep_in_fn fn, void *arg, int *id)
+{
+    if (nchannels == MAX_CHANNELS) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "no room for another front-end channel (%d at most)",
+                   MAX_CHANNELS);
+        return RILL_ERR_NO_MEMORY;
+    }
+    struct channel *ch = &channels[nchannels];
+    *ch = (struct channel){ .fn = fn, .arg = arg };
+    rill_status_t s = rill_comm_am_register_new(ctx->comm, channel_am, ch, id);
+    if (s == RILL_SUCCESS)
+        nchannels++;
+    return s;
+}
+
+size_t rill_rdep_header_max(void)
+{
+    return CHANNEL_EXTRA - sizeof(channel_msg_t);
+}
+
+bool rill_rdep_in_parse(int src, const void *msg, size_t len, rill_rdep_in_t *in)
+{
+    channel_msg_t h;
+    if (len < sizeof(h))
+        return false;
+    memcpy(&h, msg, sizeof(h));
+    const char *p = (const char *)msg + sizeof(h);
+    size_t rest = len - sizeof(h);
+    if (h.hdr_len > rest || (!h.handle && rest - h.hdr_len != h.size) ||
+        (h.handle && (rest != h.hdr_len || !h.size)))
+        return false;
+    *in = (rill_rdep_in_t){ .src = src,
+                            .hdr = p,
+                            .hdr_len = h.hdr_len,
+                            .size = h.size,
+                            .prio = h.prio,
+                            .inside = h.handle ? NULL : p + h.hdr_len,
+                            .handle = h.handle };
+    return true;
+}
+
+static void copy_release(void *arg, rill_status_t status)
+{
+    (void)status;
+    free(arg);
+}
+
+rill_status_t rill_rdep_channel_send(rill_context_t *ctx, int id, int dst, int n,
+                                     const void *const *hdrs, const size_t *lens, const void *tile,
+                                     uint64_t size, int32_t prio, int *nsent)
+{
+    rill_comm_t *comm = ctx->comm;
+    *nsent = 0;
+    if (!tile)
+        size = 0;
+    bool inside = size <= rill_comm_short_limit(comm);
+    channel_msg_t h = { .size = size, .prio = prio };
+    rill_status_t s = RILL_SUCCESS;
+    if (!inside) { /* a copy: the caller may write the tile before the GETs */
+        void *copy = malloc(size);
+        if (!copy)
+            return RILL_ERR_NO_MEMORY;
+        memcpy(copy, tile, size);
+        s = rill_comm_expose(comm, copy, size, n, copy_release, copy, &h.handle);
+        if (s != RILL_SUCCESS) {
+            free(copy);
+            return s;
+        }
+    }
+    for (int i = 0; i < n && s == RILL_SUCCESS; i++) {
+        if (lens[i] > rill_rdep_header_max())
+            return RILL_ERR_INVALID_ARG; /* (the front end's own bound: a bug) */
+        h.hdr_len = (uint32_t)lens[i];
+        size_t len = sizeof(h) + lens[i] + (inside ? size : 0);
+        char *m = malloc(len);
+        if (!m) {
+            s = RILL_ERR_NO_MEMORY;
+            break;
+        }
+        memcpy(m, &h, sizeof(h));
+        memcpy(m + sizeof(h), hdrs[i], lens[i]);
+        if (inside && size)
+            memcpy(m + sizeof(h) + lens[i], tile, size);
+        s = rill_comm_am_send(comm, dst, id, m, len, prio);
+        free(m);
+        if (s == RILL_SUCCESS)
+            (*nsent)++;
+    }
+    return s;
+}
+
+rill_status_t rill_rdep_fetch(rill_context_t *ctx, const rill_rdep_in_t *in, void *buf,
+                              void (*done)(void *arg, rill_status_t status), void *arg, bool *async)
+{
+    *async = false;
+    if (!in->size)
+        return RILL_SUCCESS;
+    if (in->inside) {
+        memcpy(buf, in->inside, in->size);
+        return RILL_SUCCESS;
+    }
+    rill_status_t s =
+        rill_comm_get(ctx->comm, in->src, in->handle, buf, in->size, in->prio, done, arg);
+    *async = s == RILL_SUCCESS;
+    return s;
+}
+
+void rill_rdep_abort(rill_context_t *ctx, int code)
+{
+    rill_comm_abort(ctx->comm, code);
 }
 
 /* ------------------------------------------------------------ the watchdog */

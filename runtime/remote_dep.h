@@ -113,6 +113,58 @@ rill_hook_status_t rill_rdep_send_run(rill_rdep_t *x, void *host);
  * announced (now or while the body is in flight). Manager thread. */
 void rill_rdep_launched(rill_rdep_t *x, int dev, uint64_t launch);
 
+/* ---------------------------------------------------------------- front-end channels
+ *
+ * For a front end that names the targets of an activation itself (PTG: the tasks, by class
+ * and parameters) and for its own control words (DTD's insertion-sequence check). The
+ * engine carries a header of the front end's and the tile: inside the activation when it
+ * is small (comm_short_limit), else one copy exposed for the receivers' GETs. */
+
+/** A front end's handler of its channel's messages (comm thread): msg is valid during the
+ * call only (keep a copy to take it later: rill_rdep_in_parse reads one). */
+typedef void (*rill_rdep_in_fn)(int src, const void *msg, size_t len, void *arg);
+
+/** Open a channel (rill_init, every rank in the same order); *id names it. */
+rill_status_t rill_rdep_channel_open(rill_context_t *ctx, rill_rdep_in_fn fn, void *arg, int *id);
+
+/** The most bytes of a front end's header in one message. */
+size_t rill_rdep_header_max(void);
+
+/** A message of a channel, parsed (pointers into the message). */
+typedef struct rill_rdep_in {
+    int src;
+    const void *hdr; /* the front end's header */
+    size_t hdr_len;
+    uint64_t size;      /* the tile's bytes (0: none) */
+    int32_t prio;       /* the sender's priority for it (its GET's too) */
+    const void *inside; /* the tile, inside the message; NULL when it must be fetched */
+    uint64_t handle;    /* the exposed copy to fetch (rill_rdep_fetch) */
+} rill_rdep_in_t;
+
+/** Parse a channel's message from rank src; false when it is malformed (the lengths do not
+ * add up). */
+bool rill_rdep_in_parse(int src, const void *msg, size_t len, rill_rdep_in_t *in);
+
+/**
+ * Send n messages on channel id to rank dst, the i-th with header hdrs[i] (lens[i] bytes,
+ * at most rill_rdep_header_max), all for one tile of size bytes (tile NULL: none): inside
+ * each when small, else one copy exposed for their n GETs (the caller may write the tile
+ * as soon as this returns). *nsent: the messages that left (the front end's termination
+ * counts them). Any thread.
+ */
+rill_status_t rill_rdep_channel_send(rill_context_t *ctx, int id, int dst, int n,
+                                     const void *const *hdrs, const size_t *lens, const void *tile,
+                                     uint64_t size, int32_t prio, int *nsent);
+
+/** Bring in's tile into buf (in->size bytes): when it was inside, copied now (*async
+ * false); else fetched, and done(arg, status) is called once it landed (*async true). */
+rill_status_t rill_rdep_fetch(rill_context_t *ctx, const rill_rdep_in_t *in, void *buf,
+                              void (*done)(void *arg, rill_status_t status), void *arg,
+                              bool *async);
+
+/** End the run on every rank (a front end found the ranks' graphs diverge). */
+void rill_rdep_abort(rill_context_t *ctx, int code);
+
 /** For the watchdog: the receives of taskpool tp_id waiting for their activations and its
  * GPU-to-GPU sends and announcements in flight (the first few of each), one line each;
  * returns how many receives it listed. Any thread. */

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "remote_dep.h"
+
 enum { SEQ_CHECK = 1, SEQ_FINAL, SEQ_DIVERGED, SEQ_ACK };
 
 typedef struct seq_msg {
@@ -48,7 +50,7 @@ static struct {
     atomic_int acks;  /* peers that said the divergence this rank found */
 } seq;
 
-static void seq_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg);
+static void seq_handler(int src, const void *msg, size_t len, void *arg);
 
 rill_status_t dtd_seq_init(rill_context_t *ctx)
 {
@@ -59,7 +61,7 @@ rill_status_t dtd_seq_init(rill_context_t *ctx)
     atomic_init(&seq.acks, 0);
     if (ctx->nranks < 2)
         return RILL_SUCCESS;
-    return rill_comm_am_register_new(ctx->comm, seq_handler, NULL, &seq.tag);
+    return rill_rdep_channel_open(ctx, seq_handler, NULL, &seq.tag);
 }
 
 void dtd_seq_fini(void)
@@ -94,9 +96,18 @@ void dtd_seq_record(dtd_taskpool_t *tp)
         tp->hist[tp->seq] = (uint32_t)tp->hash;
 }
 
+/* One control word on the engine's channel (no tile). */
+static rill_status_t word_send(int dst, const seq_msg_t *m)
+{
+    const void *hdr = m;
+    size_t len = sizeof(*m);
+    int sent;
+    return rill_rdep_channel_send(seq.ctx, seq.tag, dst, 1, &hdr, &len, NULL, 0, 0, &sent);
+}
+
 static void seq_send(dtd_taskpool_t *tp, int dst, const seq_msg_t *m)
 {
-    rill_status_t s = rill_comm_am_send(tp->super.ctx->comm, dst, seq.tag, m, sizeof(*m), 0);
+    rill_status_t s = word_send(dst, m);
     if (s != RILL_SUCCESS) /* the check is lost, not the run: the close still compares */
         RILL_WARN(RILL_LOG_DTD,
                   "cannot send the insertion checkpoint of taskpool %u to rank %d: %s",
@@ -138,16 +149,17 @@ static void say_diverged(uint32_t tp_id, int finder, int other, uint64_t count, 
                (unsigned long long)(hash_finder & 0xffffffffu));
 }
 
-static void seq_handler(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+static void seq_handler(int src, const void *msg, size_t len, void *arg)
 {
     (void)arg;
-    if (len != sizeof(seq_msg_t)) {
+    rill_rdep_in_t in;
+    if (!rill_rdep_in_parse(src, msg, len, &in) || in.hdr_len != sizeof(seq_msg_t)) {
         RILL_ERROR(RILL_LOG_DTD, "insertion checkpoint of %zu bytes from rank %d (expected %zu)",
                    len, src, sizeof(seq_msg_t));
         return;
     }
     seq_msg_t m;
-    memcpy(&m, msg, sizeof(m));
+    memcpy(&m, in.hdr, sizeof(m));
     if (m.kind == SEQ_ACK) {
         atomic_fetch_add_explicit(&seq.acks, 1, memory_order_relaxed);
         return;
@@ -157,7 +169,7 @@ static void seq_handler(rill_comm_t *comm, int src, void *msg, size_t len, void 
          * aborts the job once every rank said it (or after a bound) */
         say_diverged(m.tp_id, src, m.other, m.seq, m.hash, m.mine);
         seq_msg_t ack = { .tp_id = m.tp_id, .kind = SEQ_ACK };
-        rill_comm_am_send(comm, src, seq.tag, &ack, sizeof(ack), 0);
+        word_send(src, &ack);
         return;
     }
     seq_node_t *n = malloc(sizeof(*n));
@@ -203,7 +215,7 @@ static void diverged(dtd_taskpool_t *tp, int src, uint64_t count, uint64_t hash_
     for (int i = 0;
          i < 2000 && atomic_load_explicit(&seq.acks, memory_order_relaxed) < tp->nranks - 1; i++)
         nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-    rill_comm_abort(tp->super.ctx->comm, 1);
+    rill_rdep_abort(tp->super.ctx, 1);
 }
 
 /* One peer checkpoint against this rank's sequence: true when it is settled (compared, or

@@ -17,6 +17,7 @@
 #include "core.h"
 #include "data_internal.h"
 #include "mempool.h"
+#include "remote_dep.h"
 #include "scheduler.h"
 
 /* A tile of PTG's own (received from another rank, or NEW): a standalone datum whose host
@@ -164,27 +165,24 @@ int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step
 
 /* ------------------------------------------------------------ messages */
 
-/** An activation: one tile (size bytes, 0 for control) for ntargets tasks of one rank,
- * inside the message (handle 0) or exposed by the sender as handle. Followed by the
- * targets, each a ptg_target_t and its class's parameters (int64_t, list order), then the
- * tile when it is inside. A tile that goes to several tasks of a rank travels once. */
-typedef struct ptg_msg {
+/** An activation's header, on the remote-dependency engine's channel (remote_dep.h),
+ * which carries the tile (inside, or exposed for the receiver's GET) and its priority (the
+ * targets' highest): ntargets tasks of one rank, each a ptg_target_t and its class's
+ * parameters (int64_t, list order) after this. A tile that goes to several tasks of a rank
+ * travels once. */
+typedef struct ptg_hdr {
     uint32_t tp_id;
     uint32_t ntargets;
-    uint64_t size, handle;
-    int32_t prio; /* the targets' highest priority: the message's and its GET's */
-    int32_t unused;
-} ptg_msg_t;
+} ptg_hdr_t;
 
 typedef struct ptg_target {
     int32_t cls, flow;
 } ptg_target_t;
 
-/* the targets of one message take at most this many bytes (rill_comm_am_send takes
- * comm_short_limit + 1024) */
-#define PTG_TARGETS_MAX_BYTES (1024 - sizeof(ptg_msg_t))
+/* the targets of one message take at most this many bytes */
+#define PTG_TARGETS_MAX_BYTES (rill_rdep_header_max() - sizeof(ptg_hdr_t))
 
-static int msg_tag = -1;
+static int msg_tag = -1; /* the engine's channel of PTG's activations */
 /* testing (RILL_PTG_TEST_GPU_RELEASE=1): every completion takes the path of a GPU's, so
  * the CPU-only CI runs the release and chore tasks */
 static bool test_gpu_release;
@@ -750,42 +748,24 @@ static double ptg_flops(const rill_task_t *task)
 
 /* ------------------------------------------------------------ activations */
 
-static void expose_release(void *arg, rill_status_t status)
-{
-    (void)status;
-    free(arg);
-}
-
 static size_t target_bytes(const ptg_tp_t *tp, int cls)
 {
     return sizeof(ptg_target_t) + sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
 }
 
-/* One activation to rank dst for targets t[0 .. n-1] (same tile): the tile inside when
- * it is small, else handle (a copy exposed for the receiver's GETs). Counted in sent
- * before it leaves (termination). */
-static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, int n, bool inside,
-                         uint64_t handle)
+/* The header of one activation for targets t[0 .. n-1] (same tile), malloc'd into *hdr
+ * (its length in *len); the highest of their priorities into *prio. */
+static rill_status_t message_header(ptg_tp_t *tp, const ptg_remote_t *const *t, int n, void **hdr,
+                                    size_t *len, int32_t *prio)
 {
     const rill_ptg_program_t *prog = tp->prog;
-    const ptg_remote_t *r0 = t[0];
     size_t tbytes = 0;
     for (int k = 0; k < n; k++)
         tbytes += target_bytes(tp, t[k]->cls);
-    size_t tile = inside && r0->data ? r0->size : 0;
-    size_t len = sizeof(ptg_msg_t) + tbytes + tile;
-    char *m = malloc(len);
-    if (!m) {
-        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
-        return;
-    }
-    ptg_msg_t h = { .tp_id = tp->super.id,
-                    .ntargets = (uint32_t)n,
-                    .size = r0->data ? r0->size : 0,
-                    .handle = handle,
-                    .prio = INT32_MIN };
-    for (int k = 0; k < n; k++)
-        h.prio = t[k]->prio > h.prio ? t[k]->prio : h.prio;
+    char *m = malloc(sizeof(ptg_hdr_t) + tbytes);
+    if (!m)
+        return RILL_ERR_NO_MEMORY;
+    ptg_hdr_t h = { .tp_id = tp->super.id, .ntargets = (uint32_t)n };
     memcpy(m, &h, sizeof(h));
     char *p = m + sizeof(h);
     for (int k = 0; k < n; k++) {
@@ -794,17 +774,65 @@ static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, in
         memcpy(p, &tg, sizeof(tg));
         memcpy(p + sizeof(tg), t[k]->params, pb);
         p += sizeof(tg) + pb;
+        *prio = t[k]->prio > *prio ? t[k]->prio : *prio;
     }
-    if (tile)
-        memcpy(p, r0->data, tile);
-    atomic_fetch_add_explicit(&tp->sent, 1, memory_order_relaxed);
-    rill_status_t s = rill_comm_am_send(tp->super.ctx->comm, dst, msg_tag, m, len, h.prio);
-    if (s != RILL_SUCCESS) { /* it did not leave: not counted (termination) */
-        atomic_fetch_sub_explicit(&tp->sent, 1, memory_order_relaxed);
+    *hdr = m;
+    *len = sizeof(ptg_hdr_t) + tbytes;
+    return RILL_SUCCESS;
+}
+
+/* The activations of group g[0 .. n-1] (one tile to rank dst), cut into messages of at
+ * most PTG_TARGETS_MAX_BYTES of targets, sent on the engine's channel (the tile inside
+ * each, or one copy exposed for their GETs). Counted in sent before they leave
+ * (termination). */
+static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
+{
+    const ptg_remote_t *r = g[0];
+    int nmsg = 0, first = 0;
+    size_t bytes = 0;
+    void *hdr_fixed[8], **hdrs = hdr_fixed;
+    size_t len_fixed[8], *lens = len_fixed;
+    if (n > 8) {
+        hdrs = malloc(sizeof(*hdrs) * (size_t)n);
+        lens = malloc(sizeof(*lens) * (size_t)n);
+        if (!hdrs || !lens) {
+            free(hdrs);
+            free(lens);
+            rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
+            return;
+        }
+    }
+    int32_t prio = INT32_MIN;
+    rill_status_t s = RILL_SUCCESS;
+    for (int e = 0; e <= n && s == RILL_SUCCESS; e++) {
+        size_t tb = e < n ? target_bytes(tp, g[e]->cls) : 0;
+        if (e == n || (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES)) {
+            s = message_header(tp, g + first, e - first, &hdrs[nmsg], &lens[nmsg], &prio);
+            if (s == RILL_SUCCESS)
+                nmsg++;
+            first = e;
+            bytes = 0;
+        }
+        bytes += tb;
+    }
+    if (s == RILL_SUCCESS) {
+        int sent = 0;
+        atomic_fetch_add_explicit(&tp->sent, (unsigned long long)nmsg, memory_order_relaxed);
+        s = rill_rdep_channel_send(tp->super.ctx, msg_tag, r->dst, nmsg, (const void *const *)hdrs,
+                                   lens, r->data, r->data ? r->size : 0, prio, &sent);
+        /* those that did not leave are not counted (termination) */
+        atomic_fetch_sub_explicit(&tp->sent, (unsigned long long)(nmsg - sent),
+                                  memory_order_relaxed);
+    }
+    if (s != RILL_SUCCESS)
         rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s",
-                           prog->classes[r0->cls].name, dst, rill_status_string(s));
+                           tp->prog->classes[r->cls].name, r->dst, rill_status_string(s));
+    for (int k = 0; k < nmsg; k++)
+        free(hdrs[k]);
+    if (hdrs != hdr_fixed) {
+        free(hdrs);
+        free(lens);
     }
-    free(m);
 }
 
 /* The outputs to other ranks of a completing task: those of one tile to one rank leave
@@ -813,8 +841,6 @@ static void send_message(ptg_tp_t *tp, int dst, const ptg_remote_t *const *t, in
 static void send_remote(rill_ptg_out_t *out)
 {
     ptg_tp_t *tp = out->tp;
-    rill_comm_t *comm = tp->super.ctx->comm;
-    size_t inline_max = rill_comm_short_limit(comm);
     const ptg_remote_t *group_fixed[64], **group = group_fixed;
     if (out->nremote > 64 && !(group = malloc(sizeof(*group) * (size_t)out->nremote))) {
         rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
@@ -824,52 +850,13 @@ static void send_remote(rill_ptg_out_t *out)
         ptg_remote_t *r = &out->remote[a];
         if (r->dst < 0)
             continue; /* sent with an earlier one */
-        /* the group of r, in messages of at most PTG_TARGETS_MAX_BYTES of targets */
-        int n = 0, nmsg = 1;
-        size_t bytes = 0;
+        int n = 0;    /* the group of r */
         for (int b = a; b < out->nremote; b++) {
             ptg_remote_t *q = &out->remote[b];
-            if (q->dst != r->dst || q->data != r->data || q->size != r->size)
-                continue;
-            size_t tb = target_bytes(tp, q->cls);
-            if (n > 0 && bytes + tb > PTG_TARGETS_MAX_BYTES) {
-                nmsg++;
-                bytes = 0;
-            }
-            bytes += tb;
-            group[n++] = q;
+            if (q->dst == r->dst && q->data == r->data && q->size == r->size)
+                group[n++] = q;
         }
-        bool inside = !r->data || r->size <= inline_max;
-        uint64_t handle = 0;
-        rill_status_t s = RILL_SUCCESS;
-        if (!inside) { /* a copy: a local RW successor may write the tile before the GETs */
-            void *copy = malloc(r->size);
-            if (!copy)
-                s = RILL_ERR_NO_MEMORY;
-            else {
-                memcpy(copy, r->data, r->size);
-                s = rill_comm_expose(comm, copy, r->size, nmsg, expose_release, copy, &handle);
-                if (s != RILL_SUCCESS)
-                    free(copy);
-            }
-        }
-        if (s != RILL_SUCCESS)
-            rill_taskpool_fail(&tp->super, s, "PTG: cannot expose %s's input for rank %d: %s",
-                               tp->prog->classes[r->cls].name, r->dst, rill_status_string(s));
-        else { /* the same cuts as above: nmsg messages */
-            int first = 0;
-            bytes = 0;
-            for (int e = 0; e < n; e++) {
-                size_t tb = target_bytes(tp, group[e]->cls);
-                if (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES) {
-                    send_message(tp, r->dst, group + first, e - first, inside, handle);
-                    first = e;
-                    bytes = 0;
-                }
-                bytes += tb;
-            }
-            send_message(tp, r->dst, group + first, n - first, inside, handle);
-        }
+        send_group(tp, group, n);
         for (int e = 0; e < n; e++)
             ((ptg_remote_t *)group[e])->dst = -1;
     }
@@ -884,13 +871,15 @@ static void send_remote(rill_ptg_out_t *out)
 typedef struct get_arg {
     ptg_tp_t *tp;
     ptg_buf_t *buf;
-    ptg_msg_t m;
+    ptg_hdr_t h;
+    uint64_t size;
     max_align_t targets[]; /* the message's targets */
 } get_arg_t;
 
 /* A message's tile is here (inside it, or landed by the GET; buf NULL with a size: lost,
  * the run failed already): deliver it to each target, each taking one of buf's references. */
-static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, const char *targets, ptg_buf_t *buf)
+static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, const char *targets,
+                            ptg_buf_t *buf)
 {
     rill_ptg_out_t out = { .tp = tp, .errors = expr_errors };
     const char *p = targets;
@@ -905,8 +894,8 @@ static void activation_land(ptg_tp_t *tp, const ptg_msg_t *m, const char *target
             v[c->param_var[q]] = params[q];
         unsigned errs = expr_errors;
         c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
-        deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, m->size, buf,
-                      (m->size && !buf) || expr_errors != errs);
+        deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, size, buf,
+                      (size && !buf) || expr_errors != errs);
     }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
@@ -921,29 +910,26 @@ static void get_done(void *arg, rill_status_t status)
         buf_unref(g->buf);
         g->buf = NULL;
     }
-    activation_land(g->tp, &g->m, (const char *)g->targets, g->buf);
+    activation_land(g->tp, &g->h, g->size, (const char *)g->targets, g->buf);
     free(g);
 }
 
-/* The size of a message's targets, or 0 when the message is malformed (what the sender
- * wrote does not parse against this program). */
-static size_t targets_size(const ptg_tp_t *tp, const ptg_msg_t *m, const char *p, size_t len)
+/* Whether a message's targets (len bytes after its header) parse against this program
+ * (else the sender wrote something this program does not have). */
+static bool targets_valid(const ptg_tp_t *tp, const ptg_hdr_t *m, const char *p, size_t len)
 {
     size_t used = 0;
     for (uint32_t k = 0; k < m->ntargets; k++) {
         ptg_target_t tg;
         if (len - used < sizeof(tg))
-            return 0;
+            return false;
         memcpy(&tg, p + used, sizeof(tg));
         if (tg.cls < 0 || tg.cls >= tp->prog->nclasses || tg.flow < 0 ||
             tg.flow >= tp->prog->classes[tg.cls].nflows || len - used < target_bytes(tp, tg.cls))
-            return 0;
+            return false;
         used += target_bytes(tp, tg.cls);
     }
-    if (!m->ntargets || (!m->handle && len - used != m->size) ||
-        (m->handle && (len != used || !m->size)))
-        return 0;
-    return used;
+    return m->ntargets && used == len;
 }
 
 /* One activation (msg, len bytes) for a taskpool that exists here: counted, held in
@@ -952,11 +938,14 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
 {
     atomic_fetch_add_explicit(&tp->received, 1, memory_order_relaxed);
     rill_taskpool_pending_add(&tp->super, 1);
-    ptg_msg_t m;
-    memcpy(&m, msg, sizeof(m));
-    const char *targets = (const char *)msg + sizeof(m);
-    size_t tsize = targets_size(tp, &m, targets, len - sizeof(m));
-    if (!tsize) {
+    rill_rdep_in_t in;
+    ptg_hdr_t m = { 0 };
+    bool ok = rill_rdep_in_parse(src, msg, len, &in) && in.hdr_len >= sizeof(m);
+    if (ok)
+        memcpy(&m, in.hdr, sizeof(m));
+    const char *targets = ok ? (const char *)in.hdr + sizeof(m) : NULL;
+    size_t tsize = ok ? in.hdr_len - sizeof(m) : 0;
+    if (!ok || !targets_valid(tp, &m, targets, tsize)) {
         rill_taskpool_fail(&tp->super, RILL_ERR_COMM,
                            "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "
                            "do all ranks run the same program?",
@@ -965,29 +954,31 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
         return;
     }
     ptg_buf_t *buf = NULL;
-    if (m.size) {
-        buf = buf_new(tp->super.ctx, m.size, (int)m.ntargets, false);
+    if (in.size) {
+        buf = buf_new(tp->super.ctx, in.size, (int)m.ntargets, false);
         if (!buf) {
             rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
             rill_taskpool_pending_sub(&tp->super, 1);
             return;
         }
     }
-    if (!m.handle) {
-        if (buf)
-            memcpy(buf_bytes(buf), targets + tsize, m.size);
-        activation_land(tp, &m, targets, buf);
-        return;
-    }
-    get_arg_t *g = malloc(sizeof(*g) + tsize);
-    rill_status_t s = g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    bool fetch = in.size && !in.inside; /* the tile is exposed at the sender */
+    get_arg_t *g = fetch ? malloc(sizeof(*g) + tsize) : NULL;
+    rill_status_t s = !fetch || g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    bool async = false;
     if (g) {
         g->tp = tp;
         g->buf = buf;
-        g->m = m;
+        g->h = m;
+        g->size = in.size;
         memcpy(g->targets, targets, tsize);
-        s = rill_comm_get(tp->super.ctx->comm, src, m.handle, buf_bytes(buf), m.size, m.prio,
-                          get_done, g);
+    }
+    if (s == RILL_SUCCESS)
+        s = rill_rdep_fetch(tp->super.ctx, &in, buf ? buf_bytes(buf) : NULL, get_done, g, &async);
+    if (s == RILL_SUCCESS && !async) { /* the tile was inside (or there is none) */
+        free(g);
+        activation_land(tp, &m, in.size, targets, buf);
+        return;
     }
     if (s != RILL_SUCCESS) {
         free(g);
@@ -1002,14 +993,17 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
 
 /* The comm thread: an activation. Its taskpool may not exist here yet (a faster rank):
  * then it waits in the early list, which the creation drains under the same lock. */
-static void activation_am(rill_comm_t *comm, int src, void *msg, size_t len, void *arg)
+static void activation_am(int src, const void *msg, size_t len, void *arg)
 {
-    (void)comm;
     (void)arg;
-    if (len < sizeof(ptg_msg_t))
+    rill_rdep_in_t in;
+    ptg_hdr_t m;
+    if (!rill_rdep_in_parse(src, msg, len, &in) || in.hdr_len < sizeof(m)) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "PTG: a malformed activation of %zu bytes from rank %d", len,
+                   src);
         return;
-    ptg_msg_t m;
-    memcpy(&m, msg, sizeof(m));
+    }
+    memcpy(&m, in.hdr, sizeof(m));
     pthread_mutex_lock(&live_lock);
     ptg_tp_t *tp = live;
     while (tp && tp->super.id != m.tp_id)
@@ -1045,7 +1039,7 @@ rill_status_t rill_ptg_init(rill_context_t *ctx)
     test_gpu_release = e && !strcmp(e, "1");
     if (ctx->nranks == 1)
         return RILL_SUCCESS;
-    return rill_comm_am_register_new(ctx->comm, activation_am, NULL, &msg_tag);
+    return rill_rdep_channel_open(ctx, activation_am, NULL, &msg_tag);
 }
 
 /* ------------------------------------------------------------ taskpool */
@@ -1333,7 +1327,7 @@ static rill_status_t ptg_close(rill_taskpool_t *super)
                 c[wave][1] = atomic_load(&tp->received);
                 c[wave][2] = ptg_stuck(tp);
                 rill_status_t s =
-                    rill_comm_allreduce_u64(ctx->comm, c[wave], c[wave], 3, RILL_COMM_SUM);
+                    rill_context_allreduce_u64(ctx, c[wave], c[wave], 3, RILL_COMM_SUM);
                 if (s != RILL_SUCCESS) {
                     rill_taskpool_fail(super, s, "PTG termination: the allreduce failed");
                     ptg_purge(tp);
@@ -1558,8 +1552,10 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     early_msg_t *mine = NULL, **pp = &early;
     while (*pp) {
         early_msg_t *e = *pp;
-        ptg_msg_t m;
-        memcpy(&m, e->msg, sizeof(m));
+        rill_rdep_in_t in;
+        ptg_hdr_t m; /* (it parsed when it came: activation_am) */
+        rill_rdep_in_parse(e->src, e->msg, e->len, &in);
+        memcpy(&m, in.hdr, sizeof(m));
         if (m.tp_id == tp->super.id) {
             *pp = e->next;
             e->next = mine;
