@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Layering check: every internal #include "x.h" in a layer's folder must resolve to a
 header of that layer or of a layer below it (base -> device -> comm -> runtime ->
-gpu_manager -> dsl -> apps, tools), and base must not mention higher layers' log
-components or tags. Usage: check_layers.py SOURCE_DIR. Exit 1 with the offending lines."""
+gpu_manager -> dsl -> apps, tools), base must not mention higher layers' log components
+or tags, and the front ends (dsl) call nothing of the comm engine (rill_comm_*): their
+remote dependencies go through the core's engine (runtime/remote_dep.h). Usage: check_layers.py SOURCE_DIR. Exit 1 with the offending lines."""
 import os
 import re
 import sys
@@ -25,6 +26,7 @@ def main():
                     headers.setdefault(f, set()).add(layer)
     bad = []
     inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+    comm_call = re.compile(r"\brill_comm_[a-z0-9_]+")
     for layer in ORDER:
         rank = ORDER.index(layer)
         allowed = set(ORDER[: rank + 1])
@@ -38,6 +40,10 @@ def main():
                 path = os.path.join(root, f)
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     for n, line in enumerate(fh, 1):
+                        if layer == "dsl" and comm_call.search(line):
+                            bad.append(f"{os.path.relpath(path, top)}:{n}: the front end calls "
+                                       f"the comm engine ({comm_call.search(line).group(0)}): "
+                                       f"go through the core (runtime/remote_dep.h, core.h)")
                         m = inc.match(line)
                         if not m:
                             continue
