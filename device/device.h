@@ -31,20 +31,20 @@ typedef struct rill_device rill_device_t;
 
 /**
  * A version of a datum moving from one process's GPU memory straight into another's
- * (GPU-direct remote dependencies; docs/architecture.md). The front end fills it, hands it
- * to a GPU's manager (land, reserve or put below) and gets it back through done, on the
- * manager thread; the front end frees it (the manager never touches it after done, but for
+ * (GPU-direct remote dependencies; docs/architecture.md). The core's remote-dependency
+ * engine (runtime/remote_dep.c) fills it, hands it to a GPU's manager (land, reserve or put
+ * below) and gets it back through done, on the manager thread; the engine frees it (the manager never touches it after done, but for
  * a reservation, which it reads again when the landing that uses it comes).
  *
  * RILL_REMOTE_LAND, on the receiving rank, in two steps. Without put_coming: the manager
  * reserves a block of its zone for the datum (its copy on this GPU: the landing buffer, no
  * second copy) and a semaphore (or takes those of the reservation early), fills dst_off,
  * sem_off and target (what the sender needs) and calls done with reserved set; x is then
- * the reservation, and the front end asks the sender for the bytes. With put_coming (the
+ * the reservation, and the engine asks the sender for the bytes. With put_coming (the
  * sender's put is enqueued on its GPU) and early naming the reservation: the manager
  * enqueues a wait on the semaphore on its landing stream and marks the copy as under
  * transfer, so every later use of the copy on this GPU is ordered behind the landing on the
- * GPU (an event), not by a host thread; done: the front end completes its receive.
+ * GPU (an event), not by a host thread; done: the engine completes the receive.
  * A stream never waits for a put that is not enqueued on the sender's GPU: a CUDA call that
  * synchronises the context behind the scenes (a library's first use of a kernel loads it:
  * cuBLAS does so inside cublasDgemm) waits for every stream, and two ranks' managers each
@@ -72,7 +72,7 @@ typedef struct rill_device rill_device_t;
 typedef struct rill_remote_xfer {
     rill_mpsc_node_t link;
     int kind;     /* RILL_REMOTE_LAND or RILL_REMOTE_PUT */
-    void *task;   /* the front end's receive or send */
+    void *task;   /* the engine's transfer (rill_rdep_t), opaque to the manager */
     void *data;   /* the datum (rill_data_t) */
     int peer;     /* the other rank */
     int peer_gpu; /* PUT: the receiver's GPU (its position among that rank's GPUs) */
@@ -80,7 +80,7 @@ typedef struct rill_remote_xfer {
     int device;
     uint64_t dst_off, sem_off, target; /* zone offsets of the landing buffer and semaphore,
                                         * and the value that says the bytes landed */
-    uint64_t cookie;                   /* the front end's own (LAND: the sender's id of the
+    uint64_t cookie;                   /* the engine's own (LAND: the sender's id of the
                                         * send; PUT: whether the receiver was told) */
     uint64_t behind;                   /* PUT: the producer's launch, or 0 (see above) */
     uint64_t flow;                     /* traces: the id of the flow from the producer's
