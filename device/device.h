@@ -33,8 +33,9 @@ typedef struct rill_device rill_device_t;
  * A version of a datum moving from one process's GPU memory straight into another's
  * (GPU-direct remote dependencies; docs/architecture.md). The core's remote-dependency
  * engine (runtime/remote_dep.c) fills it, hands it to a GPU's manager (land, reserve or put
- * below) and gets it back through done, on the manager thread; the engine frees it (the manager never touches it after done, but for
- * a reservation, which it reads again when the landing that uses it comes).
+ * below) and gets it back through done, on the manager thread; the engine frees it (the manager
+ * never touches it after done, but for a reservation, which it reads again when the landing that
+ * uses it comes).
  *
  * RILL_REMOTE_LAND, on the receiving rank, in two steps. Without put_coming: the manager
  * reserves a block of its zone for the datum (its copy on this GPU: the landing buffer, no
