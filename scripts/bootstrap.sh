@@ -9,6 +9,7 @@
 #
 # Environment: RILL_JOBS (parallel build jobs, default: cores), RILL_SKIP_INSTALL=1 (do not
 # touch system packages), RILL_SANITIZERS="address thread" (sanitizer builds of `test`),
+# RILL_CTEST_JOBS (Release tests run at a time, default 2; the sanitizer suites run one),
 # RILL_UCX_WHEEL=path (PyPI's libucx-cu13 wheel, for a machine with the CUDA toolkit and no
 # package registry), ucx_DIR=<prefix>/lib/cmake/ucx (a site's own UCX: it wins).
 #
@@ -117,11 +118,14 @@ if [ "$mode" = main ]; then
 fi
 
 # ---------------------------------------------------------------- tests
-run_ctest() { # run_ctest <dir>
-    echo "== ctest in $1"
-    (cd "$1" && ctest --output-on-failure --timeout 600 -j 1)
+run_ctest() { # run_ctest <dir> <jobs>
+    echo "== ctest in $1 ($2 at a time)"
+    (cd "$1" && ctest --output-on-failure --timeout 600 -j "$2")
 }
-run_ctest build/release
+# The Release suite two tests at a time (most of its time is processes starting: 6 min
+# one at a time on a 2-core machine, 3 min so); the sanitizer suites one at a time, their
+# programs several times slower and their timing tests nearer their limits
+run_ctest build/release "${RILL_CTEST_JOBS:-2}"
 for san in ${RILL_SANITIZERS-address thread}; do
     # intercept_tls_get_addr=0: GCC 12's LeakSanitizer scans each thread's dynamic TLS
     # blocks; with PyPI's UCX 1.22 (its transport modules dlopen'd; UCX_MODULES=none made
@@ -139,6 +143,6 @@ for san in ${RILL_SANITIZERS-address thread}; do
     export UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_VFS_ENABLE=n
     build "build/$san" -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE="$san" -DRILL_BUILD_BENCH=OFF \
         "${ucx_args[@]}"
-    run_ctest "build/$san"
+    run_ctest "build/$san" 1
 done
 echo "== all test suites passed"
