@@ -23,6 +23,19 @@ static bool put_start(gm_t *m, rill_remote_xfer_t *x);
 static bool reserve_start(gm_t *m, rill_remote_xfer_t *x);
 static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r);
 
+/* Landing x takes reservation r's place (its GPU, block, semaphore and target, what the
+ * sender needs) and is handed back to the engine (done). */
+static bool land_answer(rill_remote_xfer_t *x, const rill_remote_xfer_t *r)
+{
+    x->gpu = r->gpu;
+    x->device = r->device;
+    x->dst_off = r->dst_off;
+    x->sem_off = r->sem_off;
+    x->target = r->target;
+    x->done(x, RILL_SUCCESS);
+    return true;
+}
+
 /* ------------------------------------------------------------ GPU-direct remote transfers */
 
 /* The request cannot be carried out: say why (the front end fails its taskpool). */
@@ -151,13 +164,7 @@ static bool land_start(gm_t *m, rill_remote_xfer_t *x)
         if (x->put_coming)
             return arm_start(m, x, r);
         /* the sender is asked to put into the reservation; armed once its put is enqueued */
-        x->gpu = r->gpu;
-        x->device = r->device;
-        x->dst_off = r->dst_off;
-        x->sem_off = r->sem_off;
-        x->target = r->target;
-        x->done(x, RILL_SUCCESS);
-        return true;
+        return land_answer(x, r);
     }
     if (d->size > m->capacity) {
         char why[200];
@@ -633,13 +640,7 @@ static bool arm_start(gm_t *m, rill_remote_xfer_t *x, rill_remote_xfer_t *r)
     gm_entry_t *e = r->entry;
     m->early_bytes -= ((rill_data_t *)r->data)->size;
     e->ahead = false; /* e->ready is behind its wait from now on */
-    x->gpu = r->gpu;
-    x->device = r->device;
-    x->dst_off = r->dst_off;
-    x->sem_off = r->sem_off;
-    x->target = r->target;
-    x->done(x, RILL_SUCCESS);
-    return true;
+    return land_answer(x, r);
 }
 
 static inline rill_remote_xfer_t *rx_of(rill_mpsc_node_t *n)
