@@ -959,7 +959,7 @@ rill_hook_status_t rill_rdep_recv_run(rill_rdep_t *x, void *host)
 /* The send of a version from GPU memory: the receiver announced its landing: put it there
  * now (put_enqueued tells it); else the receiver's GPU asks for it (gpu_get_handler), and
  * an announcement that comes later is dropped. send_done ends the send either way. */
-static rill_status_t send_from_gpu(rill_rdep_t *x, activate_msg_t *m, rill_hook_status_t *hs)
+static rill_status_t send_from_gpu(rill_rdep_t *x, activate_msg_t *m)
 {
     uint64_t h = ann_hash(m->tp_id, m->dc_id, m->key, m->version, x->peer);
     rill_spinlock_lock(&rd.lock);
@@ -969,7 +969,6 @@ static rill_status_t send_from_gpu(rill_rdep_t *x, activate_msg_t *m, rill_hook_
         rill_spinlock_unlock(&rd.lock);
         if (atomic_fetch_sub_explicit(&x->pre, 1, memory_order_acq_rel) == 1)
             send_done(x, x->pre_status);
-        *hs = RILL_HOOK_ASYNC;
         return RILL_SUCCESS;
     }
     rill_rdep_act_t *ann = ann_take(h, m->tp_id, m->dc_id, m->key, m->version, x->peer);
@@ -992,7 +991,6 @@ static rill_status_t send_from_gpu(rill_rdep_t *x, activate_msg_t *m, rill_hook_
     rill_spinlock_unlock(&rd.lock);
     rill_comm_t *comm = rd.ctx->comm;
     rill_comm_expect(comm, 1);
-    *hs = RILL_HOOK_ASYNC;
     if (ann && (ann->flags & ANN_RESERVED)) {
         put_submit(x, ann->gpu, ann->dst_off, ann->sem_off, ann->target, 0, 0, 0);
         free(ann);
@@ -1025,9 +1023,8 @@ rill_hook_status_t rill_rdep_send_run(rill_rdep_t *x, void *host)
         rill_trace_flow('s', rill_rdep_flow_id(task->tp->id, data, x->version, x->peer),
                         rill_time_ns());
     if (x->gpu) {
-        rill_hook_status_t hs;
-        if ((s = send_from_gpu(x, &m, &hs)) == RILL_SUCCESS)
-            return hs;
+        if ((s = send_from_gpu(x, &m)) == RILL_SUCCESS)
+            return RILL_HOOK_ASYNC; /* send_done ends it */
     } else if (data->size <= rill_comm_short_limit(comm)) {
         char buf[sizeof(m) + 65536];
         char *msg = data->size <= 65536 ? buf : malloc(sizeof(m) + data->size);
@@ -1143,6 +1140,9 @@ rill_status_t rill_rdep_channel_send(rill_context_t *ctx, int id, int dst, int n
         size = 0;
     bool inside = size <= rill_comm_short_limit(comm);
     channel_msg_t h = { .size = size, .prio = prio };
+    for (int i = 0; i < n; i++) /* before anything is exposed (it would never be released) */
+        if (lens[i] > rill_rdep_header_max())
+            return RILL_ERR_INVALID_ARG; /* (the front end's own bound: a bug) */
     rill_status_t s = RILL_SUCCESS;
     if (!inside) { /* a copy: the caller may write the tile before the GETs */
         void *copy = malloc(size);
@@ -1156,8 +1156,6 @@ rill_status_t rill_rdep_channel_send(rill_context_t *ctx, int id, int dst, int n
         }
     }
     for (int i = 0; i < n && s == RILL_SUCCESS; i++) {
-        if (lens[i] > rill_rdep_header_max())
-            return RILL_ERR_INVALID_ARG; /* (the front end's own bound: a bug) */
         h.hdr_len = (uint32_t)lens[i];
         size_t len = sizeof(h) + lens[i] + (inside ? size : 0);
         char *m = malloc(len);
