@@ -17,19 +17,10 @@
 #include "core.h"
 #include "data_internal.h"
 #include "mempool.h"
-#include "remote_dep.h"
+#include "ptg_internal.h"
 #include "scheduler.h"
 
-/* A tile of PTG's own (received from another rank, or NEW): a standalone datum whose host
- * copy owns the bytes (page-locked when GPUs are used), so the devices stage it like a
- * collection's tile; freed with the datum by the last task that holds it (refs). */
-typedef struct ptg_buf {
-    atomic_int refs;
-    rill_data_t data;
-} ptg_buf_t;
-
-/* A buf of size bytes (zero-filled when zero) with refs references, or NULL. */
-static ptg_buf_t *buf_new(rill_context_t *ctx, size_t size, int refs, bool zero)
+ptg_buf_t *ptg_buf_new(rill_context_t *ctx, size_t size, int refs, bool zero)
 {
     static atomic_ullong next_key;
     ptg_buf_t *b = malloc(sizeof(*b));
@@ -55,18 +46,16 @@ typedef union globals_head {
     max_align_t align;
 } globals_head_t;
 
-/* errors reported by the generated code on this thread (rill_ptg_expr_error): the runtime
- * compares it around its calls to know whether what they computed is usable */
-static _Thread_local unsigned expr_errors;
+_Thread_local unsigned ptg_expr_errors;
 
-static void *buf_bytes(ptg_buf_t *b)
+void *ptg_buf_bytes(ptg_buf_t *b)
 {
     return rill_data_host_copy(&b->data)->ptr;
 }
 
 /* Drop a reference: the last one frees the tile (acq_rel: every holder's use of the bytes
  * happens before the free). */
-static void buf_unref(ptg_buf_t *b)
+void ptg_buf_unref(ptg_buf_t *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         rill_data_fini(&b->data);
@@ -81,46 +70,6 @@ static inline void *host_ptr(rill_data_t *d)
     return c ? c->ptr : NULL;
 }
 
-typedef struct ptg_inst {
-    rill_task_t super; /* first: the core's view */
-    rill_ptg_task_t t;
-    rill_data_t *dat[RILL_PTG_MAX_FLOWS]; /* each data flow's datum (NULL: none, control) */
-    ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received and NEW tiles it holds a ref of */
-    int64_t key[RILL_PTG_MAX_VARS];       /* the parameters, in the class's list order */
-    int cls;
-    bool broken;   /* an input could not be had: the body does not run (the task completes) */
-    bool wrote;    /* its writes are counted (a GPU ran it; its release runs on a worker) */
-    int remaining; /* inputs still to come (under the table's lock) */
-    uint64_t hash;
-    struct ptg_inst *hnext;
-} ptg_inst_t;
-
-typedef struct ptg_tp {
-    rill_taskpool_t super;
-    const rill_ptg_program_t *prog;
-    void *globals;
-    rill_task_class_t *tcs; /* the core's class of each PTG class */
-    /* the classes of the work a GPU's completion hands to the workers (ptg_complete):
-     * release, an instance whose outputs need host bytes; chore, bringing a tile home or
-     * freeing PTG's tiles */
-    rill_task_class_t release_tc, chore_tc;
-    rill_spinlock_t lock; /* the table of instances waiting for inputs */
-    ptg_inst_t **buckets;
-    size_t nbuckets, nwaiting;
-    atomic_ullong created, completed;
-    atomic_ullong sent, received; /* activation messages (termination, ptg_close) */
-    /* per class: the tasks of this rank (counted when the creation enumerates the ranges)
-     * and those that completed: at the end, the difference that is not waiting in the
-     * table never received any input (ptg_stuck) */
-    uint64_t *nlocal;
-    atomic_ullong *ndone;
-    uint64_t *nwait_cls; /* per class: the instances in the table (under lock) */
-    /* the creation failed (a range or an expression that every rank computes): the bodies
-     * of the tasks it started already do not run */
-    atomic_bool cancelled;
-    struct ptg_tp *live_next;
-} ptg_tp_t;
-
 static ptg_tp_t *tp_of_globals(const void *g)
 {
     return ((const globals_head_t *)g - 1)->tp;
@@ -133,7 +82,7 @@ void rill_ptg_expr_error(const void *g, int *bad, const char *what, const char *
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    expr_errors++;
+    ptg_expr_errors++;
     if (bad)
         *bad = 1;
     ptg_tp_t *tp = tp_of_globals(g);
@@ -163,40 +112,9 @@ int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step
     return 1;
 }
 
-/* ------------------------------------------------------------ messages */
-
-/** An activation's header, on the remote-dependency engine's channel (remote_dep.h),
- * which carries the tile (inside, or exposed for the receiver's GET) and its priority (the
- * targets' highest): ntargets tasks of one rank, each a ptg_target_t and its class's
- * parameters (int64_t, list order) after this. A tile that goes to several tasks of a rank
- * travels once. */
-typedef struct ptg_hdr {
-    uint32_t tp_id;
-    uint32_t ntargets;
-} ptg_hdr_t;
-
-typedef struct ptg_target {
-    int32_t cls, flow;
-} ptg_target_t;
-
-/* the targets of one message take at most this many bytes */
-#define PTG_TARGETS_MAX_BYTES (rill_rdep_header_max() - sizeof(ptg_hdr_t))
-
-static int msg_tag = -1; /* the engine's channel of PTG's activations */
 /* testing (RILL_PTG_TEST_GPU_RELEASE=1): every completion takes the path of a GPU's, so
  * the CPU-only CI runs the release and chore tasks */
 static bool test_gpu_release;
-/* live taskpools of this process, and activations that arrived before their taskpool was
- * created here (a faster rank): both under live_lock */
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static ptg_tp_t *live;
-typedef struct early_msg {
-    int src;
-    size_t len;
-    struct early_msg *next;
-    max_align_t msg[];
-} early_msg_t;
-static early_msg_t *early;
 
 /* the instances of every PTG taskpool (created with the first one, freed by rill_fini) */
 static rill_mempool_t inst_pool;
@@ -207,39 +125,8 @@ void rill_ptg_fini(void)
     if (inst_pool_ready)
         rill_mempool_fini(&inst_pool);
     inst_pool_ready = false;
-    pthread_mutex_lock(&live_lock);
-    while (early) { /* activations of taskpools never created here */
-        early_msg_t *e = early;
-        early = e->next;
-        free(e);
-    }
-    pthread_mutex_unlock(&live_lock);
-    msg_tag = -1;
+    ptg_remote_fini();
 }
-
-/* An output to a task of another rank, held until the completing task's release ends:
- * the outputs of one tile to one rank then leave as one activation (send_remote). */
-typedef struct ptg_remote {
-    int dst, cls, flow;
-    int32_t prio; /* the target's priority */
-    const void *data;
-    size_t size;
-    int64_t params[RILL_PTG_MAX_VARS];
-} ptg_remote_t;
-
-struct rill_ptg_out {
-    ptg_tp_t *tp;
-    ptg_inst_t *from;   /* the completing instance (NULL: a message) */
-    rill_task_t *ready; /* instances made ready, pushed together */
-    int nready;
-    ptg_remote_t *remote; /* nremote outputs to other ranks (in fixed, or malloc'd) */
-    int nremote, capremote;
-    ptg_remote_t fixed[8];
-    /* probe: look, do nothing but the home chores (a GPU ran the task: does its release
-     * need host bytes?) */
-    bool probe, need_host;
-    unsigned errors; /* expr_errors when the release began */
-};
 
 static uint64_t key_hash(int cls, const int64_t *v, int n)
 {
@@ -302,7 +189,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     ptg_inst_t *i = rill_mempool_alloc(&inst_pool);
     if (!i)
         return NULL;
-    unsigned errs = expr_errors;
+    unsigned errs = ptg_expr_errors;
     memset(&i->super, 0, sizeof(i->super));
     i->super.tc = &tp->tcs[cls];
     i->super.tp = &tp->super;
@@ -324,7 +211,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     memcpy(i->t.v, params, sizeof(int64_t) * (size_t)c->nvars);
     memcpy(i->key, key, sizeof(int64_t) * (size_t)c->nparams);
     c->data_inputs(tp->globals, &i->t);
-    if (expr_errors != errs) /* an expression of it failed the run, saying why */
+    if (ptg_expr_errors != errs) /* an expression of it failed the run, saying why */
         i->broken = true;
     rill_taskpool_pending_add(&tp->super, 1);
     atomic_fetch_add_explicit(&tp->created, 1, memory_order_relaxed);
@@ -333,8 +220,8 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
 
 /* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
  * NULL): PTG's tile behind d, one reference of which is handed to the instance. */
-static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                          int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken)
+void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
@@ -352,13 +239,13 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
         if (!i) {
             rill_spinlock_unlock(&tp->lock);
             rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG task)");
-            buf_unref(buf); /* on a manager never the last: the completing task holds one */
+            ptg_buf_unref(buf); /* on a manager never the last: the completing task holds one */
             return;
         }
         i->hash = h;
-        unsigned errs = expr_errors;
+        unsigned errs = ptg_expr_errors;
         i->remaining = c->ninputs(tp->globals, v);
-        if (expr_errors != errs)
+        if (ptg_expr_errors != errs)
             i->broken = true;
         i->hnext = tp->buckets[b];
         tp->buckets[b] = i;
@@ -386,7 +273,7 @@ static void deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const 
         tp->nwait_cls[cls]--;
     }
     rill_spinlock_unlock(&tp->lock);
-    buf_unref(buf); /* not kept (NULL when it was): give the reference back */
+    ptg_buf_unref(buf); /* not kept (NULL when it was): give the reference back */
     if (excess)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
                            "%s received more inputs than its dependencies say: the two sides of "
@@ -411,10 +298,10 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     int64_t v[RILL_PTG_MAX_VARS] = { 0 };
     for (int k = 0; k < c->nparams; k++)
         v[c->param_var[k]] = params[k];
-    if (expr_errors != out->errors) /* the release's expressions failed the run: its */
-        return;                     /* outputs are not what the program says */
+    if (ptg_expr_errors != out->errors) /* the release's expressions failed the run: its */
+        return;                         /* outputs are not what the program says */
     int valid = c->valid(tp->globals, v);
-    if (expr_errors != out->errors)
+    if (ptg_expr_errors != out->errors)
         return;
     if (!valid) {
         char args[96];
@@ -429,7 +316,7 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         return;
     }
     int rank = c->rank(tp->globals, v);
-    if (expr_errors != out->errors)
+    if (ptg_expr_errors != out->errors)
         return;
     if (out->probe) {
         out->need_host |= rank != tp->super.ctx->rank && d; /* its bytes travel */
@@ -471,7 +358,7 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
                 atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
                 break;
             }
-    deliver_local(out, cls, v, params, flow, d, size, buf, false);
+    ptg_deliver_local(out, cls, v, params, flow, d, size, buf, false);
 }
 
 /* Tile (i, j) lies outside A: the taskpool fails saying so (what: "reads", ...). */
@@ -527,7 +414,7 @@ void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i
     }
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
                sizeof(double);
-    ptg_buf_t *buf = buf_new(in->super.tp->ctx, n, 1, true);
+    ptg_buf_t *buf = ptg_buf_new(in->super.tp->ctx, n, 1, true);
     if (!buf) {
         in->broken = true;
         rill_taskpool_fail(in->super.tp, RILL_ERR_NO_MEMORY,
@@ -536,7 +423,7 @@ void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i
     }
     in->owned[flow] = buf; /* freed by the last holder (ptg_complete) */
     in->dat[flow] = &buf->data;
-    t->data[flow] = buf_bytes(buf);
+    t->data[flow] = ptg_buf_bytes(buf);
     t->size[flow] = n;
 }
 
@@ -547,7 +434,7 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
 {
     if (!out || !out->from || !A)
         return;
-    if (expr_errors != out->errors) /* the release's expressions failed the run */
+    if (ptg_expr_errors != out->errors) /* the release's expressions failed the run */
         return;
     if (tile_outside(&out->tp->super, A, i, j, "writes"))
         return;
@@ -584,8 +471,6 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
     atomic_store_explicit(&host->landing, 0, memory_order_release);
 }
 
-static void send_remote(rill_ptg_out_t *out);
-
 /* Hand task (and the nmore tasks linked after it) back to the scheduler, to run on a worker
  * (the core chooses again: device -1; traces: a GPU span ended its flow already). */
 static void requeue(ptg_tp_t *tp, rill_task_t *task, rill_task_t *more, int nmore)
@@ -614,7 +499,7 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
             if (i->dat[f] && (c->flow_mode[f] & RILL_FLOW_WRITE))
                 rill_data_wrote(i->dat[f], dev);
     i->wrote = true;
-    rill_ptg_out_t out = { .tp = tp, .from = i, .errors = expr_errors };
+    rill_ptg_out_t out = { .tp = tp, .from = i, .errors = ptg_expr_errors };
     out.remote = out.fixed;
     out.capremote = (int)(sizeof(out.fixed) / sizeof(out.fixed[0]));
     /* a GPU manager's thread (w NULL: its completions, and the tasks it fails): it must
@@ -643,14 +528,14 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
      * them (release), and the table's lock orders the deliveries */
     c->release(tp->globals, &i->t, &out);
     /* the activations copy the tiles before a local successor (an RW) may write them */
-    send_remote(&out);
+    ptg_send_remote(&out);
     /* PTG's tiles it held: a manager cannot free a datum with a copy on its own GPU (the
      * copy's release waits for that manager), so a chore drops them on a worker */
     if (manager)
         chore_new(tp, NULL, i->owned, c->nflows, &out);
     else
         for (int f = 0; f < c->nflows; f++)
-            buf_unref(i->owned[f]);
+            ptg_buf_unref(i->owned[f]);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&tp->ndone[i->cls], 1, memory_order_relaxed);
@@ -714,7 +599,7 @@ static void chore_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status
         return;
     }
     for (int b = 0; b < ch->nbufs; b++)
-        buf_unref(ch->bufs[b]);
+        ptg_buf_unref(ch->bufs[b]);
     free(ch);
     rill_taskpool_pending_sub(tp, 1);
 }
@@ -746,300 +631,13 @@ static double ptg_flops(const rill_task_t *task)
     return c->flops ? c->flops(tp->globals, i->t.v) : -1.0;
 }
 
-/* ------------------------------------------------------------ activations */
-
-static size_t target_bytes(const ptg_tp_t *tp, int cls)
-{
-    return sizeof(ptg_target_t) + sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
-}
-
-/* The header of one activation for targets t[0 .. n-1] (same tile), malloc'd into *hdr
- * (its length in *len); the highest of their priorities into *prio. */
-static rill_status_t message_header(ptg_tp_t *tp, const ptg_remote_t *const *t, int n, void **hdr,
-                                    size_t *len, int32_t *prio)
-{
-    const rill_ptg_program_t *prog = tp->prog;
-    size_t tbytes = 0;
-    for (int k = 0; k < n; k++)
-        tbytes += target_bytes(tp, t[k]->cls);
-    char *m = malloc(sizeof(ptg_hdr_t) + tbytes);
-    if (!m)
-        return RILL_ERR_NO_MEMORY;
-    ptg_hdr_t h = { .tp_id = tp->super.id, .ntargets = (uint32_t)n };
-    memcpy(m, &h, sizeof(h));
-    char *p = m + sizeof(h);
-    for (int k = 0; k < n; k++) {
-        ptg_target_t tg = { .cls = t[k]->cls, .flow = t[k]->flow };
-        size_t pb = sizeof(int64_t) * (size_t)prog->classes[t[k]->cls].nparams;
-        memcpy(p, &tg, sizeof(tg));
-        memcpy(p + sizeof(tg), t[k]->params, pb);
-        p += sizeof(tg) + pb;
-        *prio = t[k]->prio > *prio ? t[k]->prio : *prio;
-    }
-    *hdr = m;
-    *len = sizeof(ptg_hdr_t) + tbytes;
-    return RILL_SUCCESS;
-}
-
-/* The activations of group g[0 .. n-1] (one tile to rank dst), cut into messages of at
- * most PTG_TARGETS_MAX_BYTES of targets, sent on the engine's channel (the tile inside
- * each, or one copy exposed for their GETs). Counted in sent before they leave
- * (termination). */
-static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
-{
-    const ptg_remote_t *r = g[0];
-    int nmsg = 0, first = 0;
-    size_t bytes = 0;
-    void *hdr_fixed[8], **hdrs = hdr_fixed;
-    size_t len_fixed[8], *lens = len_fixed;
-    if (n > 8) {
-        hdrs = malloc(sizeof(*hdrs) * (size_t)n);
-        lens = malloc(sizeof(*lens) * (size_t)n);
-        if (!hdrs || !lens) {
-            free(hdrs);
-            free(lens);
-            rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
-            return;
-        }
-    }
-    int32_t prio = INT32_MIN;
-    rill_status_t s = RILL_SUCCESS;
-    for (int e = 0; e <= n && s == RILL_SUCCESS; e++) {
-        size_t tb = e < n ? target_bytes(tp, g[e]->cls) : 0;
-        if (e == n || (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES)) {
-            s = message_header(tp, g + first, e - first, &hdrs[nmsg], &lens[nmsg], &prio);
-            if (s == RILL_SUCCESS)
-                nmsg++;
-            first = e;
-            bytes = 0;
-        }
-        bytes += tb;
-    }
-    if (s == RILL_SUCCESS) {
-        int sent = 0;
-        atomic_fetch_add_explicit(&tp->sent, (unsigned long long)nmsg, memory_order_relaxed);
-        s = rill_rdep_channel_send(tp->super.ctx, msg_tag, r->dst, nmsg, (const void *const *)hdrs,
-                                   lens, r->data, r->data ? r->size : 0, prio, &sent);
-        /* those that did not leave are not counted (termination) */
-        atomic_fetch_sub_explicit(&tp->sent, (unsigned long long)(nmsg - sent),
-                                  memory_order_relaxed);
-    }
-    if (s != RILL_SUCCESS)
-        rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s",
-                           tp->prog->classes[r->cls].name, r->dst, rill_status_string(s));
-    for (int k = 0; k < nmsg; k++)
-        free(hdrs[k]);
-    if (hdrs != hdr_fixed) {
-        free(hdrs);
-        free(lens);
-    }
-}
-
-/* The outputs to other ranks of a completing task: those of one tile to one rank leave
- * together, in as few messages as the targets fit in (one tile copy exposed for all of
- * their GETs when it is too large to go inside). */
-static void send_remote(rill_ptg_out_t *out)
-{
-    ptg_tp_t *tp = out->tp;
-    const ptg_remote_t *group_fixed[64], **group = group_fixed;
-    if (out->nremote > 64 && !(group = malloc(sizeof(*group) * (size_t)out->nremote))) {
-        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
-        group = NULL;
-    }
-    for (int a = 0; group && a < out->nremote; a++) {
-        ptg_remote_t *r = &out->remote[a];
-        if (r->dst < 0)
-            continue; /* sent with an earlier one */
-        int n = 0;    /* the group of r */
-        for (int b = a; b < out->nremote; b++) {
-            ptg_remote_t *q = &out->remote[b];
-            if (q->dst == r->dst && q->data == r->data && q->size == r->size)
-                group[n++] = q;
-        }
-        send_group(tp, group, n);
-        for (int e = 0; e < n; e++)
-            ((ptg_remote_t *)group[e])->dst = -1;
-    }
-    if (group != group_fixed)
-        free(group);
-    if (out->remote != out->fixed)
-        free(out->remote);
-    out->remote = NULL;
-    out->nremote = 0;
-}
-
-typedef struct get_arg {
-    ptg_tp_t *tp;
-    ptg_buf_t *buf;
-    ptg_hdr_t h;
-    uint64_t size;
-    max_align_t targets[]; /* the message's targets */
-} get_arg_t;
-
-/* A message's tile is here (inside it, or landed by the GET; buf NULL with a size: lost,
- * the run failed already): deliver it to each target, each taking one of buf's references. */
-static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, const char *targets,
-                            ptg_buf_t *buf)
-{
-    rill_ptg_out_t out = { .tp = tp, .errors = expr_errors };
-    const char *p = targets;
-    for (uint32_t k = 0; k < m->ntargets; k++) {
-        ptg_target_t tg;
-        memcpy(&tg, p, sizeof(tg));
-        const rill_ptg_class_t *c = &tp->prog->classes[tg.cls];
-        int64_t params[RILL_PTG_MAX_VARS], v[RILL_PTG_MAX_VARS] = { 0 };
-        memcpy(params, p + sizeof(tg), sizeof(int64_t) * (size_t)c->nparams);
-        p += target_bytes(tp, tg.cls);
-        for (int q = 0; q < c->nparams; q++)
-            v[c->param_var[q]] = params[q];
-        unsigned errs = expr_errors;
-        c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
-        deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, size, buf,
-                      (size && !buf) || expr_errors != errs);
-    }
-    rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
-    rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
-}
-
-static void get_done(void *arg, rill_status_t status)
-{
-    get_arg_t *g = arg;
-    if (status != RILL_SUCCESS) {
-        rill_taskpool_fail(&g->tp->super, status, "PTG: a tile of an activation did not arrive");
-        atomic_store(&g->buf->refs, 1);
-        buf_unref(g->buf);
-        g->buf = NULL;
-    }
-    activation_land(g->tp, &g->h, g->size, (const char *)g->targets, g->buf);
-    free(g);
-}
-
-/* Whether a message's targets (len bytes after its header) parse against this program
- * (else the sender wrote something this program does not have). */
-static bool targets_valid(const ptg_tp_t *tp, const ptg_hdr_t *m, const char *p, size_t len)
-{
-    size_t used = 0;
-    for (uint32_t k = 0; k < m->ntargets; k++) {
-        ptg_target_t tg;
-        if (len - used < sizeof(tg))
-            return false;
-        memcpy(&tg, p + used, sizeof(tg));
-        if (tg.cls < 0 || tg.cls >= tp->prog->nclasses || tg.flow < 0 ||
-            tg.flow >= tp->prog->classes[tg.cls].nflows || len - used < target_bytes(tp, tg.cls))
-            return false;
-        used += target_bytes(tp, tg.cls);
-    }
-    return m->ntargets && used == len;
-}
-
-/* One activation (msg, len bytes) for a taskpool that exists here: counted, held in
- * pending until its tile is delivered (the rank is not idle meanwhile: termination). */
-static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
-{
-    atomic_fetch_add_explicit(&tp->received, 1, memory_order_relaxed);
-    rill_taskpool_pending_add(&tp->super, 1);
-    rill_rdep_in_t in;
-    ptg_hdr_t m = { 0 };
-    bool ok = rill_rdep_in_parse(src, msg, len, &in) && in.hdr_len >= sizeof(m);
-    if (ok)
-        memcpy(&m, in.hdr, sizeof(m));
-    const char *targets = ok ? (const char *)in.hdr + sizeof(m) : NULL;
-    size_t tsize = ok ? in.hdr_len - sizeof(m) : 0;
-    if (!ok || !targets_valid(tp, &m, targets, tsize)) {
-        rill_taskpool_fail(&tp->super, RILL_ERR_COMM,
-                           "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "
-                           "do all ranks run the same program?",
-                           src, len, m.ntargets);
-        rill_taskpool_pending_sub(&tp->super, 1);
-        return;
-    }
-    ptg_buf_t *buf = NULL;
-    if (in.size) {
-        buf = buf_new(tp->super.ctx, in.size, (int)m.ntargets, false);
-        if (!buf) {
-            rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
-            rill_taskpool_pending_sub(&tp->super, 1);
-            return;
-        }
-    }
-    bool fetch = in.size && !in.inside; /* the tile is exposed at the sender */
-    get_arg_t *g = fetch ? malloc(sizeof(*g) + tsize) : NULL;
-    rill_status_t s = !fetch || g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
-    bool async = false;
-    if (g) {
-        g->tp = tp;
-        g->buf = buf;
-        g->h = m;
-        g->size = in.size;
-        memcpy(g->targets, targets, tsize);
-    }
-    if (s == RILL_SUCCESS)
-        s = rill_rdep_fetch(tp->super.ctx, &in, buf ? buf_bytes(buf) : NULL, get_done, g, &async);
-    if (s == RILL_SUCCESS && !async) { /* the tile was inside (or there is none) */
-        free(g);
-        activation_land(tp, &m, in.size, targets, buf);
-        return;
-    }
-    if (s != RILL_SUCCESS) {
-        free(g);
-        if (buf) {
-            atomic_store(&buf->refs, 1);
-            buf_unref(buf);
-        }
-        rill_taskpool_fail(&tp->super, s, "PTG: cannot fetch a tile from rank %d", src);
-        rill_taskpool_pending_sub(&tp->super, 1);
-    }
-}
-
-/* The comm thread: an activation. Its taskpool may not exist here yet (a faster rank):
- * then it waits in the early list, which the creation drains under the same lock. */
-static void activation_am(int src, const void *msg, size_t len, void *arg)
-{
-    (void)arg;
-    rill_rdep_in_t in;
-    ptg_hdr_t m;
-    if (!rill_rdep_in_parse(src, msg, len, &in) || in.hdr_len < sizeof(m)) {
-        RILL_ERROR(RILL_LOG_RUNTIME, "PTG: a malformed activation of %zu bytes from rank %d", len,
-                   src);
-        return;
-    }
-    memcpy(&m, in.hdr, sizeof(m));
-    pthread_mutex_lock(&live_lock);
-    ptg_tp_t *tp = live;
-    while (tp && tp->super.id != m.tp_id)
-        tp = tp->live_next;
-    if (!tp) {
-        early_msg_t *e = malloc(sizeof(*e) + len);
-        if (e) {
-            e->src = src;
-            e->len = len;
-            memcpy(e->msg, msg, len);
-            e->next = early;
-            early = e;
-        } else { /* a lost activation would leave the termination waiting forever */
-            RILL_ERROR(RILL_LOG_RUNTIME,
-                       "PTG: out of memory keeping an activation for taskpool %u, which does "
-                       "not exist here yet: aborting",
-                       m.tp_id);
-            abort();
-        }
-        pthread_mutex_unlock(&live_lock);
-        return;
-    }
-    pthread_mutex_unlock(&live_lock);
-    activation_take(tp, src, msg, len);
-}
-
 rill_status_t rill_ptg_init(rill_context_t *ctx)
 {
     if (!ctx)
         return RILL_ERR_INVALID_ARG;
-    msg_tag = -1;
     const char *e = getenv("RILL_PTG_TEST_GPU_RELEASE");
     test_gpu_release = e && !strcmp(e, "1");
-    if (ctx->nranks == 1)
-        return RILL_SUCCESS;
-    return rill_rdep_channel_open(ctx, activation_am, NULL, &msg_tag);
+    return ptg_remote_init(ctx);
 }
 
 /* ------------------------------------------------------------ taskpool */
@@ -1058,7 +656,7 @@ typedef struct start_arg {
     ptg_tp_t *tp;
     int cls;
     rill_ptg_out_t *out;
-    unsigned errors; /* expr_errors at the start */
+    unsigned errors; /* ptg_expr_errors at the start */
     bool failed;     /* out of memory: the creation fails */
     /* an error that every rank finds the same (a range, an expression of the ranges, the
      * locals or the affinity: every rank enumerates every task): the creation fails */
@@ -1079,11 +677,11 @@ static void source_check(void *arg, int flow, int cls, const int64_t *params)
     int64_t v[RILL_PTG_MAX_VARS] = { 0 };
     for (int k = 0; k < sc->nparams; k++)
         v[sc->param_var[k]] = params[k];
-    unsigned errs = expr_errors;
+    unsigned errs = ptg_expr_errors;
     int valid = sc->valid(a->tp->globals, v);
-    if (expr_errors != errs || !valid)
+    if (ptg_expr_errors != errs || !valid)
         a->local = true;
-    if (valid || expr_errors != errs)
+    if (valid || ptg_expr_errors != errs)
         return;
     char me[112], src[112];
     task_name(me, sizeof(me), &a->tp->prog->classes[a->cls], a->key);
@@ -1100,7 +698,7 @@ static int start_visit(void *arg, const int64_t *v)
     ptg_tp_t *tp = a->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[a->cls];
     int rank = c->rank(tp->globals, v);
-    if (expr_errors != a->errors) { /* every rank computes every task's rank */
+    if (ptg_expr_errors != a->errors) { /* every rank computes every task's rank */
         a->global = true;
         return 1;
     }
@@ -1111,14 +709,14 @@ static int start_visit(void *arg, const int64_t *v)
     for (int k = 0; k < c->nparams; k++)
         key[k] = v[c->param_var[k]];
     int n = c->ninputs(tp->globals, v);
-    if (expr_errors != a->errors) {
+    if (ptg_expr_errors != a->errors) {
         a->local = true;
         return 1;
     }
     if (n != 0) { /* it waits for them: each must come from a task in its class's ranges */
         memcpy(a->key, key, sizeof(key));
         c->sources(tp->globals, v, source_check, a);
-        a->local |= expr_errors != a->errors;
+        a->local |= ptg_expr_errors != a->errors;
         return a->local;
     }
     ptg_inst_t *i = inst_new(tp, a->cls, v, key);
@@ -1291,7 +889,7 @@ static void ptg_purge(ptg_tp_t *tp)
         ptg_inst_t *i = all;
         all = i->hnext;
         for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++)
-            buf_unref(i->owned[f]);
+            ptg_buf_unref(i->owned[f]);
         rill_mempool_free(&inst_pool, i);
         rill_taskpool_pending_sub(&tp->super, 1);
     }
@@ -1405,19 +1003,13 @@ static void ptg_ended(rill_taskpool_t *super)
 static void ptg_destroy(rill_taskpool_t *super)
 {
     ptg_tp_t *tp = (ptg_tp_t *)super;
-    pthread_mutex_lock(&live_lock);
-    for (ptg_tp_t **pp = &live; *pp; pp = &(*pp)->live_next)
-        if (*pp == tp) {
-            *pp = tp->live_next;
-            break;
-        }
-    pthread_mutex_unlock(&live_lock);
+    ptg_remote_gone(tp);
     for (size_t b = 0; b < tp->nbuckets; b++)
         while (tp->buckets[b]) { /* only after a failed run: instances still waiting */
             ptg_inst_t *i = tp->buckets[b];
             tp->buckets[b] = i->hnext;
             for (int f = 0; f < tp->prog->classes[i->cls].nflows; f++) /* tiles it held */
-                buf_unref(i->owned[f]);
+                ptg_buf_unref(i->owned[f]);
             rill_mempool_free(&inst_pool, i);
         }
     free(tp->buckets);
@@ -1444,7 +1036,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         return RILL_ERR_INVALID_ARG;
     if (rill_worker_check_main("rill_ptg_taskpool_create", false) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
-    if (ctx->nranks > 1 && msg_tag < 0) {
+    if (ctx->nranks > 1 && !ptg_remote_ready()) {
         RILL_ERROR(RILL_LOG_RUNTIME, "PTG program %s: rill_init did not set up PTG's messages",
                    prog->name);
         return RILL_ERR_BAD_STATE;
@@ -1546,36 +1138,12 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
         rill_collection_use(rill_matrix_collection(global_matrix(prog, tp->globals, k)),
                             tp->super.id);
     /* live from now on: activations for it are taken; those that came early, now */
-    pthread_mutex_lock(&live_lock);
-    tp->live_next = live;
-    live = tp;
-    early_msg_t *mine = NULL, **pp = &early;
-    while (*pp) {
-        early_msg_t *e = *pp;
-        rill_rdep_in_t in;
-        ptg_hdr_t m; /* (it parsed when it came: activation_am) */
-        rill_rdep_in_parse(e->src, e->msg, e->len, &in);
-        memcpy(&m, in.hdr, sizeof(m));
-        if (m.tp_id == tp->super.id) {
-            *pp = e->next;
-            e->next = mine;
-            mine = e;
-        } else
-            pp = &e->next;
-    }
-    pthread_mutex_unlock(&live_lock);
-    /* early holds the newest first; taking them off onto mine reversed them: oldest first */
-    while (mine) {
-        early_msg_t *n = mine->next;
-        activation_take(tp, mine->src, mine->msg, mine->len);
-        free(mine);
-        mine = n;
-    }
+    ptg_remote_live(tp);
     /* the tasks that wait for no other task start now; every range is checked as it is
      * enumerated, and each task of this rank that waits for inputs has them from tasks in
      * their classes' ranges */
-    rill_ptg_out_t out = { .tp = tp, .errors = expr_errors };
-    start_arg_t a = { .tp = tp, .out = &out, .errors = expr_errors };
+    rill_ptg_out_t out = { .tp = tp, .errors = ptg_expr_errors };
+    start_arg_t a = { .tp = tp, .out = &out, .errors = ptg_expr_errors };
     for (a.cls = 0; a.cls < prog->nclasses; a.cls++) {
         int stopped = prog->classes[a.cls].enumerate(tp->globals, start_visit, &a);
         if (stopped && !a.failed && !a.local) /* its own ranges or expressions: reported */

@@ -1,0 +1,125 @@
+/* PTG's runtime internals, shared by the taskpools (ptg.c) and their activations between
+ * ranks (ptg_remote.c). Internal. */
+#ifndef RILL_PTG_INTERNAL_H
+#define RILL_PTG_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "rill/ptg.h"
+
+/* A tile of PTG's own (received from another rank, or NEW): a standalone datum whose host
+ * copy owns the bytes (page-locked when GPUs are used), so the devices stage it like a
+ * collection's tile; freed with the datum by the last task that holds it (refs). */
+typedef struct ptg_buf {
+    atomic_int refs;
+    rill_data_t data;
+} ptg_buf_t;
+
+/* A buf of size bytes (zero-filled when zero) with refs references, or NULL. */
+ptg_buf_t *ptg_buf_new(rill_context_t *ctx, size_t size, int refs, bool zero);
+/* Its bytes (the host copy). */
+void *ptg_buf_bytes(ptg_buf_t *b);
+/* Drop a reference: the last one frees the tile. Never on a GPU manager's thread while the
+ * datum may have a copy on its GPU (the copy's release waits for that thread): a chore
+ * drops it there (ptg_chore_push). */
+void ptg_buf_unref(ptg_buf_t *b);
+
+typedef struct ptg_inst {
+    rill_task_t super; /* first: the core's view */
+    rill_ptg_task_t t;
+    rill_data_t *dat[RILL_PTG_MAX_FLOWS]; /* each data flow's datum (NULL: none, control) */
+    ptg_buf_t *owned[RILL_PTG_MAX_FLOWS]; /* received and NEW tiles it holds a ref of */
+    int64_t key[RILL_PTG_MAX_VARS];       /* the parameters, in the class's list order */
+    int cls;
+    bool broken;   /* an input could not be had: the body does not run (the task completes) */
+    bool wrote;    /* its writes are counted (a GPU ran it; its release runs on a worker) */
+    int remaining; /* inputs still to come (under the table's lock) */
+    uint64_t hash;
+    struct ptg_inst *hnext;
+} ptg_inst_t;
+
+typedef struct ptg_tp {
+    rill_taskpool_t super;
+    const rill_ptg_program_t *prog;
+    void *globals;
+    rill_task_class_t *tcs; /* the core's class of each PTG class */
+    /* the classes of the work a GPU's completion hands to the workers (ptg_complete):
+     * release, an instance whose outputs need host bytes; chore, bringing a tile home or
+     * freeing PTG's tiles */
+    rill_task_class_t release_tc, chore_tc;
+    rill_spinlock_t lock; /* the table of instances waiting for inputs */
+    ptg_inst_t **buckets;
+    size_t nbuckets, nwaiting;
+    atomic_ullong created, completed;
+    atomic_ullong sent, received; /* activation messages (termination, ptg_close) */
+    /* per class: the tasks of this rank (counted when the creation enumerates the ranges)
+     * and those that completed: at the end, the difference that is not waiting in the
+     * table never received any input (ptg_stuck) */
+    uint64_t *nlocal;
+    atomic_ullong *ndone;
+    uint64_t *nwait_cls; /* per class: the instances in the table (under lock) */
+    /* the creation failed (a range or an expression that every rank computes): the bodies
+     * of the tasks it started already do not run */
+    atomic_bool cancelled;
+    struct ptg_tp *live_next;
+} ptg_tp_t;
+
+/* An output to a task of another rank, held until the completing task's release ends:
+ * the outputs of one tile to one rank then leave as one activation (send_remote). */
+typedef struct ptg_remote {
+    int dst, cls, flow;
+    int32_t prio; /* the target's priority */
+    const void *data;
+    size_t size;
+    int64_t params[RILL_PTG_MAX_VARS];
+} ptg_remote_t;
+
+struct rill_ptg_out {
+    ptg_tp_t *tp;
+    ptg_inst_t *from;   /* the completing instance (NULL: a message) */
+    rill_task_t *ready; /* instances made ready, pushed together */
+    int nready;
+    ptg_remote_t *remote; /* nremote outputs to other ranks (in fixed, or malloc'd) */
+    int nremote, capremote;
+    ptg_remote_t fixed[8];
+    /* probe: look, do nothing but the home chores (a GPU ran the task: does its release
+     * need host bytes?) */
+    bool probe, need_host;
+    unsigned errors; /* expr_errors when the release began */
+};
+
+/* errors reported by the generated code on this thread (rill_ptg_expr_error): the runtime
+ * compares it around its calls to know whether what they computed is usable */
+extern _Thread_local unsigned ptg_expr_errors;
+
+/* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
+ * NULL): PTG's tile behind d, one reference of which is handed to the instance. broken:
+ * its input was lost (the body must not run). */
+void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken);
+
+/* Push a chore that drops one reference of each of bufs[0 .. nbufs-1] on a worker (a GPU
+ * manager's thread must not). */
+void ptg_chore_push(ptg_tp_t *tp, ptg_buf_t *const *bufs, int nbufs);
+
+/* ptg_remote.c: activations between ranks. */
+
+/* Open PTG's channel on the remote-dependency engine (rill_init, several ranks). */
+rill_status_t ptg_remote_init(rill_context_t *ctx);
+/* Whether it is open (a taskpool on several ranks needs it). */
+bool ptg_remote_ready(void);
+/* Forget the activations of taskpools never created here (rill_fini). */
+void ptg_remote_fini(void);
+/* The taskpool takes activations from now on: those that came before it was created here
+ * are taken now (oldest first). */
+void ptg_remote_live(ptg_tp_t *tp);
+/* It takes none any more (destroyed). */
+void ptg_remote_gone(ptg_tp_t *tp);
+/* The outputs to other ranks of a completing task (out->remote), sent. */
+void ptg_send_remote(rill_ptg_out_t *out);
+
+#endif

@@ -1,0 +1,394 @@
+/* PTG's activations between ranks (docs/ptg.md): the outputs of a completing task to tasks
+ * of other ranks leave as messages on the remote-dependency engine's channel
+ * (remote_dep.h), one per tile and rank with the targets named by class and parameters;
+ * the receiving rank delivers the tile to each target. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data_internal.h"
+#include "ptg_internal.h"
+#include "remote_dep.h"
+#include "scheduler.h"
+
+/* ------------------------------------------------------------ messages */
+
+/** An activation's header, on the remote-dependency engine's channel (remote_dep.h),
+ * which carries the tile (inside, or exposed for the receiver's GET) and its priority (the
+ * targets' highest): ntargets tasks of one rank, each a ptg_target_t and its class's
+ * parameters (int64_t, list order) after this. A tile that goes to several tasks of a rank
+ * travels once. */
+typedef struct ptg_hdr {
+    uint32_t tp_id;
+    uint32_t ntargets;
+} ptg_hdr_t;
+
+typedef struct ptg_target {
+    int32_t cls, flow;
+} ptg_target_t;
+
+/* the targets of one message take at most this many bytes */
+#define PTG_TARGETS_MAX_BYTES (rill_rdep_header_max() - sizeof(ptg_hdr_t))
+
+static int msg_tag = -1; /* the engine's channel of PTG's activations */
+/* live taskpools of this process, and activations that arrived before their taskpool was
+ * created here (a faster rank): both under live_lock */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static ptg_tp_t *live;
+typedef struct early_msg {
+    int src;
+    size_t len;
+    struct early_msg *next;
+    max_align_t msg[];
+} early_msg_t;
+static early_msg_t *early;
+
+/* ------------------------------------------------------------ activations */
+
+static size_t target_bytes(const ptg_tp_t *tp, int cls)
+{
+    return sizeof(ptg_target_t) + sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
+}
+
+/* The header of one activation for targets t[0 .. n-1] (same tile), malloc'd into *hdr
+ * (its length in *len); the highest of their priorities into *prio. */
+static rill_status_t message_header(ptg_tp_t *tp, const ptg_remote_t *const *t, int n, void **hdr,
+                                    size_t *len, int32_t *prio)
+{
+    const rill_ptg_program_t *prog = tp->prog;
+    size_t tbytes = 0;
+    for (int k = 0; k < n; k++)
+        tbytes += target_bytes(tp, t[k]->cls);
+    char *m = malloc(sizeof(ptg_hdr_t) + tbytes);
+    if (!m)
+        return RILL_ERR_NO_MEMORY;
+    ptg_hdr_t h = { .tp_id = tp->super.id, .ntargets = (uint32_t)n };
+    memcpy(m, &h, sizeof(h));
+    char *p = m + sizeof(h);
+    for (int k = 0; k < n; k++) {
+        ptg_target_t tg = { .cls = t[k]->cls, .flow = t[k]->flow };
+        size_t pb = sizeof(int64_t) * (size_t)prog->classes[t[k]->cls].nparams;
+        memcpy(p, &tg, sizeof(tg));
+        memcpy(p + sizeof(tg), t[k]->params, pb);
+        p += sizeof(tg) + pb;
+        *prio = t[k]->prio > *prio ? t[k]->prio : *prio;
+    }
+    *hdr = m;
+    *len = sizeof(ptg_hdr_t) + tbytes;
+    return RILL_SUCCESS;
+}
+
+/* The activations of group g[0 .. n-1] (one tile to rank dst), cut into messages of at
+ * most PTG_TARGETS_MAX_BYTES of targets, sent on the engine's channel (the tile inside
+ * each, or one copy exposed for their GETs). Counted in sent before they leave
+ * (termination). */
+static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
+{
+    const ptg_remote_t *r = g[0];
+    int nmsg = 0, first = 0;
+    size_t bytes = 0;
+    void *hdr_fixed[8], **hdrs = hdr_fixed;
+    size_t len_fixed[8], *lens = len_fixed;
+    if (n > 8) {
+        hdrs = malloc(sizeof(*hdrs) * (size_t)n);
+        lens = malloc(sizeof(*lens) * (size_t)n);
+        if (!hdrs || !lens) {
+            free(hdrs);
+            free(lens);
+            rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
+            return;
+        }
+    }
+    int32_t prio = INT32_MIN;
+    rill_status_t s = RILL_SUCCESS;
+    for (int e = 0; e <= n && s == RILL_SUCCESS; e++) {
+        size_t tb = e < n ? target_bytes(tp, g[e]->cls) : 0;
+        if (e == n || (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES)) {
+            s = message_header(tp, g + first, e - first, &hdrs[nmsg], &lens[nmsg], &prio);
+            if (s == RILL_SUCCESS)
+                nmsg++;
+            first = e;
+            bytes = 0;
+        }
+        bytes += tb;
+    }
+    if (s == RILL_SUCCESS) {
+        int sent = 0;
+        atomic_fetch_add_explicit(&tp->sent, (unsigned long long)nmsg, memory_order_relaxed);
+        s = rill_rdep_channel_send(tp->super.ctx, msg_tag, r->dst, nmsg, (const void *const *)hdrs,
+                                   lens, r->data, r->data ? r->size : 0, prio, &sent);
+        /* those that did not leave are not counted (termination) */
+        atomic_fetch_sub_explicit(&tp->sent, (unsigned long long)(nmsg - sent),
+                                  memory_order_relaxed);
+    }
+    if (s != RILL_SUCCESS)
+        rill_taskpool_fail(&tp->super, s, "PTG: cannot send %s's input to rank %d: %s",
+                           tp->prog->classes[r->cls].name, r->dst, rill_status_string(s));
+    for (int k = 0; k < nmsg; k++)
+        free(hdrs[k]);
+    if (hdrs != hdr_fixed) {
+        free(hdrs);
+        free(lens);
+    }
+}
+
+/* The outputs to other ranks of a completing task: those of one tile to one rank leave
+ * together, in as few messages as the targets fit in (one tile copy exposed for all of
+ * their GETs when it is too large to go inside). */
+void ptg_send_remote(rill_ptg_out_t *out)
+{
+    ptg_tp_t *tp = out->tp;
+    const ptg_remote_t *group_fixed[64], **group = group_fixed;
+    if (out->nremote > 64 && !(group = malloc(sizeof(*group) * (size_t)out->nremote))) {
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
+        group = NULL;
+    }
+    for (int a = 0; group && a < out->nremote; a++) {
+        ptg_remote_t *r = &out->remote[a];
+        if (r->dst < 0)
+            continue; /* sent with an earlier one */
+        int n = 0;    /* the group of r */
+        for (int b = a; b < out->nremote; b++) {
+            ptg_remote_t *q = &out->remote[b];
+            if (q->dst == r->dst && q->data == r->data && q->size == r->size)
+                group[n++] = q;
+        }
+        send_group(tp, group, n);
+        for (int e = 0; e < n; e++)
+            ((ptg_remote_t *)group[e])->dst = -1;
+    }
+    if (group != group_fixed)
+        free(group);
+    if (out->remote != out->fixed)
+        free(out->remote);
+    out->remote = NULL;
+    out->nremote = 0;
+}
+
+typedef struct get_arg {
+    ptg_tp_t *tp;
+    ptg_buf_t *buf;
+    ptg_hdr_t h;
+    uint64_t size;
+    max_align_t targets[]; /* the message's targets */
+} get_arg_t;
+
+/* A message's tile is here (inside it, or landed by the GET; buf NULL with a size: lost,
+ * the run failed already): deliver it to each target, each taking one of buf's references. */
+static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, const char *targets,
+                            ptg_buf_t *buf)
+{
+    rill_ptg_out_t out = { .tp = tp, .errors = ptg_expr_errors };
+    const char *p = targets;
+    for (uint32_t k = 0; k < m->ntargets; k++) {
+        ptg_target_t tg;
+        memcpy(&tg, p, sizeof(tg));
+        const rill_ptg_class_t *c = &tp->prog->classes[tg.cls];
+        int64_t params[RILL_PTG_MAX_VARS], v[RILL_PTG_MAX_VARS] = { 0 };
+        memcpy(params, p + sizeof(tg), sizeof(int64_t) * (size_t)c->nparams);
+        p += target_bytes(tp, tg.cls);
+        for (int q = 0; q < c->nparams; q++)
+            v[c->param_var[q]] = params[q];
+        unsigned errs = ptg_expr_errors;
+        c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
+        ptg_deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, size, buf,
+                          (size && !buf) || ptg_expr_errors != errs);
+    }
+    rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
+    rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
+}
+
+static void get_done(void *arg, rill_status_t status)
+{
+    get_arg_t *g = arg;
+    if (status != RILL_SUCCESS) {
+        rill_taskpool_fail(&g->tp->super, status, "PTG: a tile of an activation did not arrive");
+        atomic_store(&g->buf->refs, 1);
+        ptg_buf_unref(g->buf);
+        g->buf = NULL;
+    }
+    activation_land(g->tp, &g->h, g->size, (const char *)g->targets, g->buf);
+    free(g);
+}
+
+/* Whether a message's targets (len bytes after its header) parse against this program
+ * (else the sender wrote something this program does not have). */
+static bool targets_valid(const ptg_tp_t *tp, const ptg_hdr_t *m, const char *p, size_t len)
+{
+    size_t used = 0;
+    for (uint32_t k = 0; k < m->ntargets; k++) {
+        ptg_target_t tg;
+        if (len - used < sizeof(tg))
+            return false;
+        memcpy(&tg, p + used, sizeof(tg));
+        if (tg.cls < 0 || tg.cls >= tp->prog->nclasses || tg.flow < 0 ||
+            tg.flow >= tp->prog->classes[tg.cls].nflows || len - used < target_bytes(tp, tg.cls))
+            return false;
+        used += target_bytes(tp, tg.cls);
+    }
+    return m->ntargets && used == len;
+}
+
+/* One activation (msg, len bytes) for a taskpool that exists here: counted, held in
+ * pending until its tile is delivered (the rank is not idle meanwhile: termination). */
+static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
+{
+    atomic_fetch_add_explicit(&tp->received, 1, memory_order_relaxed);
+    rill_taskpool_pending_add(&tp->super, 1);
+    rill_rdep_in_t in;
+    ptg_hdr_t m = { 0 };
+    bool ok = rill_rdep_in_parse(src, msg, len, &in) && in.hdr_len >= sizeof(m);
+    if (ok)
+        memcpy(&m, in.hdr, sizeof(m));
+    const char *targets = ok ? (const char *)in.hdr + sizeof(m) : NULL;
+    size_t tsize = ok ? in.hdr_len - sizeof(m) : 0;
+    if (!ok || !targets_valid(tp, &m, targets, tsize)) {
+        rill_taskpool_fail(&tp->super, RILL_ERR_COMM,
+                           "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "
+                           "do all ranks run the same program?",
+                           src, len, m.ntargets);
+        rill_taskpool_pending_sub(&tp->super, 1);
+        return;
+    }
+    ptg_buf_t *buf = NULL;
+    if (in.size) {
+        buf = ptg_buf_new(tp->super.ctx, in.size, (int)m.ntargets, false);
+        if (!buf) {
+            rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
+            rill_taskpool_pending_sub(&tp->super, 1);
+            return;
+        }
+    }
+    bool fetch = in.size && !in.inside; /* the tile is exposed at the sender */
+    get_arg_t *g = fetch ? malloc(sizeof(*g) + tsize) : NULL;
+    rill_status_t s = !fetch || g ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    bool async = false;
+    if (g) {
+        g->tp = tp;
+        g->buf = buf;
+        g->h = m;
+        g->size = in.size;
+        memcpy(g->targets, targets, tsize);
+    }
+    if (s == RILL_SUCCESS)
+        s = rill_rdep_fetch(tp->super.ctx, &in, buf ? ptg_buf_bytes(buf) : NULL, get_done, g,
+                            &async);
+    if (s == RILL_SUCCESS && !async) { /* the tile was inside (or there is none) */
+        free(g);
+        activation_land(tp, &m, in.size, targets, buf);
+        return;
+    }
+    if (s != RILL_SUCCESS) {
+        free(g);
+        if (buf) {
+            atomic_store(&buf->refs, 1);
+            ptg_buf_unref(buf);
+        }
+        rill_taskpool_fail(&tp->super, s, "PTG: cannot fetch a tile from rank %d", src);
+        rill_taskpool_pending_sub(&tp->super, 1);
+    }
+}
+
+/* The comm thread: an activation. Its taskpool may not exist here yet (a faster rank):
+ * then it waits in the early list, which the creation drains under the same lock. */
+static void activation_am(int src, const void *msg, size_t len, void *arg)
+{
+    (void)arg;
+    rill_rdep_in_t in;
+    ptg_hdr_t m;
+    if (!rill_rdep_in_parse(src, msg, len, &in) || in.hdr_len < sizeof(m)) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "PTG: a malformed activation of %zu bytes from rank %d", len,
+                   src);
+        return;
+    }
+    memcpy(&m, in.hdr, sizeof(m));
+    pthread_mutex_lock(&live_lock);
+    ptg_tp_t *tp = live;
+    while (tp && tp->super.id != m.tp_id)
+        tp = tp->live_next;
+    if (!tp) {
+        early_msg_t *e = malloc(sizeof(*e) + len);
+        if (e) {
+            e->src = src;
+            e->len = len;
+            memcpy(e->msg, msg, len);
+            e->next = early;
+            early = e;
+        } else { /* a lost activation would leave the termination waiting forever */
+            RILL_ERROR(RILL_LOG_RUNTIME,
+                       "PTG: out of memory keeping an activation for taskpool %u, which does "
+                       "not exist here yet: aborting",
+                       m.tp_id);
+            abort();
+        }
+        pthread_mutex_unlock(&live_lock);
+        return;
+    }
+    pthread_mutex_unlock(&live_lock);
+    activation_take(tp, src, msg, len);
+}
+
+rill_status_t ptg_remote_init(rill_context_t *ctx)
+{
+    msg_tag = -1;
+    if (ctx->nranks == 1)
+        return RILL_SUCCESS;
+    return rill_rdep_channel_open(ctx, activation_am, NULL, &msg_tag);
+}
+
+bool ptg_remote_ready(void)
+{
+    return msg_tag >= 0;
+}
+
+void ptg_remote_fini(void)
+{
+    pthread_mutex_lock(&live_lock);
+    while (early) { /* activations of taskpools never created here */
+        early_msg_t *e = early;
+        early = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&live_lock);
+    msg_tag = -1;
+}
+
+void ptg_remote_live(ptg_tp_t *tp)
+{
+    pthread_mutex_lock(&live_lock);
+    tp->live_next = live;
+    live = tp;
+    early_msg_t *mine = NULL, **pp = &early;
+    while (*pp) {
+        early_msg_t *e = *pp;
+        rill_rdep_in_t in;
+        ptg_hdr_t m; /* (it parsed when it came: activation_am) */
+        rill_rdep_in_parse(e->src, e->msg, e->len, &in);
+        memcpy(&m, in.hdr, sizeof(m));
+        if (m.tp_id == tp->super.id) {
+            *pp = e->next;
+            e->next = mine;
+            mine = e;
+        } else
+            pp = &e->next;
+    }
+    pthread_mutex_unlock(&live_lock);
+    /* early holds the newest first; taking them off onto mine reversed them: oldest first */
+    while (mine) {
+        early_msg_t *n = mine->next;
+        activation_take(tp, mine->src, mine->msg, mine->len);
+        free(mine);
+        mine = n;
+    }
+}
+
+void ptg_remote_gone(ptg_tp_t *tp)
+{
+    pthread_mutex_lock(&live_lock);
+    for (ptg_tp_t **pp = &live; *pp; pp = &(*pp)->live_next)
+        if (*pp == tp) {
+            *pp = tp->live_next;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+}
