@@ -13,6 +13,7 @@
 #include "data_internal.h"
 #include "cuda_device.h"
 #include "dtd_internal.h"
+#include "ptg/ptg_internal.h"
 #include "manager.h"
 #include "proxy.h"
 #include "remote_dep.h"
@@ -25,6 +26,9 @@ static rill_status_t register_all_params(void)
     if (status == RILL_SUCCESS)
         status = s;
     s = rill_dtd_register_params();
+    if (status == RILL_SUCCESS)
+        status = s;
+    s = rill_ptg_register_params();
     return status != RILL_SUCCESS ? status : s;
 }
 

@@ -160,9 +160,14 @@ uint64_t rill_rdep_flow_id(uint32_t tp_id, const rill_data_t *d, uint32_t versio
 /* Of transfer x's version moved GPU to GPU into rank dst: the flow from the producer's
  * kernel to the readers' kernels, which the GPU managers mark (the id the front end hands
  * a receive's readers: rill_rdep_flow_id ^ 1, so their kernels end it). */
+static uint64_t xfer_flow_id(const rill_rdep_t *x, int dst)
+{
+    return x->flow ? x->flow : rill_rdep_flow_id(tp_of(x), x->data, x->version, dst);
+}
+
 static uint64_t kernel_flow_id(const rill_rdep_t *x, int dst)
 {
-    return rill_rdep_flow_id(tp_of(x), x->data, x->version, dst) ^ 1;
+    return xfer_flow_id(x, dst) ^ 1;
 }
 
 static inline uint64_t act_hash(uint32_t tp_id, uint32_t dc_id, uint64_t key, uint32_t version)
@@ -797,7 +802,7 @@ static void gpu_get_handler(rill_comm_t *comm, int src, void *msg, size_t len, v
         send_done(x, RILL_ERR_DEVICE);
         return;
     }
-    put_submit(x, m.gpu, m.dst_off, m.sem_off, m.target, m.recv, 0, 0);
+    put_submit(x, m.gpu, m.dst_off, m.sem_off, m.target, m.recv, x->behind_dev, x->behind);
 }
 
 /* Manager thread, right after the producer of send x's version was enqueued on GPU dev
@@ -911,8 +916,7 @@ rill_hook_status_t rill_rdep_recv_run(rill_rdep_t *x, void *host)
     rill_data_t *data = x->data;
     x->act = NULL;
     if (rill_trace_on()) { /* the remote flow ends here; a local one starts to the readers */
-        uint64_t now = rill_time_ns(),
-                 id = rill_rdep_flow_id(task->tp->id, data, x->version, rd.ctx->rank);
+        uint64_t now = rill_time_ns(), id = xfer_flow_id(x, rd.ctx->rank);
         rill_trace_flow('f', id, now);
         /* from GPU memory, flow id ^ 1 runs from the producer's kernel on the sender's GPU
          * through the copies to the readers' kernels here (the GPU managers mark it) */
@@ -1020,8 +1024,7 @@ rill_hook_status_t rill_rdep_send_run(rill_rdep_t *x, void *host)
     };
     rill_status_t s;
     if (rill_trace_on())
-        rill_trace_flow('s', rill_rdep_flow_id(task->tp->id, data, x->version, x->peer),
-                        rill_time_ns());
+        rill_trace_flow('s', xfer_flow_id(x, x->peer), rill_time_ns());
     if (x->gpu) {
         if ((s = send_from_gpu(x, &m)) == RILL_SUCCESS)
             return RILL_HOOK_ASYNC; /* send_done ends it */
@@ -1061,9 +1064,15 @@ rill_hook_status_t rill_rdep_send_run(rill_rdep_t *x, void *host)
  * is inside (handle 0). */
 typedef struct channel_msg {
     uint64_t size, handle;
+    uint64_t flow; /* with CH_GPU: the move's trace flow id */
     int32_t prio;
     uint32_t hdr_len;
+    uint32_t flags;
+    uint32_t pad;
 } channel_msg_t;
+/* the tile moves GPU to GPU: handle names the sender's send (rill_rdep_t), which the
+ * receiver's GPU request echoes (gpu_get_handler) */
+#define CH_GPU 1u
 
 /* a message takes at most comm_short_limit + 1024 bytes (rill_comm_am_send): the headers
  * get the 1024 */
@@ -1111,8 +1120,8 @@ bool rill_rdep_in_parse(int src, const void *msg, size_t len, rill_rdep_in_t *in
     memcpy(&h, msg, sizeof(h));
     const char *p = (const char *)msg + sizeof(h);
     size_t rest = len - sizeof(h);
-    if (h.hdr_len > rest || (!h.handle && rest - h.hdr_len != h.size) ||
-        (h.handle && (rest != h.hdr_len || !h.size)))
+    if (h.hdr_len > rest || (h.flags & ~CH_GPU) || (!h.handle && rest - h.hdr_len != h.size) ||
+        (h.handle && (rest != h.hdr_len || !h.size)) || ((h.flags & CH_GPU) && !h.handle))
         return false;
     *in = (rill_rdep_in_t){ .src = src,
                             .hdr = p,
@@ -1120,7 +1129,9 @@ bool rill_rdep_in_parse(int src, const void *msg, size_t len, rill_rdep_in_t *in
                             .size = h.size,
                             .prio = h.prio,
                             .inside = h.handle ? NULL : p + h.hdr_len,
-                            .handle = h.handle };
+                            .handle = h.handle,
+                            .gpu = h.flags & CH_GPU,
+                            .flow = h.flow };
     return true;
 }
 
@@ -1173,6 +1184,63 @@ rill_status_t rill_rdep_channel_send(rill_context_t *ctx, int id, int dst, int n
             (*nsent)++;
     }
     return s;
+}
+
+size_t rill_rdep_header_max_gpu(void)
+{
+    return rill_comm_short_limit(rd.ctx->comm) + CHANNEL_EXTRA - sizeof(channel_msg_t);
+}
+
+rill_status_t rill_rdep_channel_send_gpu(rill_context_t *ctx, int id, rill_rdep_t *x,
+                                         const void *hdr, size_t len, int32_t prio)
+{
+    if (x->magic != RILL_RDEP_SEND || !x->gpu || len > rill_rdep_header_max_gpu())
+        return RILL_ERR_INVALID_ARG; /* (the front end's own bounds: a bug) */
+    rill_comm_t *comm = ctx->comm;
+    channel_msg_t h = { .size = x->data->size,
+                        .handle = (uint64_t)(uintptr_t)x,
+                        .flow = rill_rdep_flow_id(tp_of(x), x->data, x->version, x->peer),
+                        .prio = prio,
+                        .hdr_len = (uint32_t)len,
+                        .flags = CH_GPU };
+    x->flow = h.flow;
+    char *m = malloc(sizeof(h) + len);
+    if (!m)
+        return RILL_ERR_NO_MEMORY;
+    memcpy(m, &h, sizeof(h));
+    memcpy(m + sizeof(h), hdr, len);
+    if (rill_trace_on())
+        rill_trace_flow('s', h.flow, rill_time_ns());
+    rill_comm_expect(comm, 1); /* the receiver's GPU request; send_done takes it back */
+    rill_status_t s = rill_comm_am_send(comm, x->peer, id, m, sizeof(h) + len, prio);
+    free(m);
+    if (s != RILL_SUCCESS)
+        rill_comm_expect(comm, -1);
+    return s;
+}
+
+void rill_rdep_send_behind(rill_rdep_t *x, int dev, uint64_t launch)
+{
+    x->behind_dev = dev;
+    x->behind = launch;
+    /* the put's end alone ends the send (put_done: the last of x->pre) */
+    x->pre_status = RILL_SUCCESS;
+    atomic_store_explicit(&x->pre, 1, memory_order_relaxed);
+}
+
+rill_status_t rill_rdep_recv_gpu(rill_rdep_t *x, const rill_rdep_in_t *in)
+{
+    rill_rdep_act_t *a = calloc(1, sizeof(*a));
+    if (!a)
+        return RILL_ERR_NO_MEMORY;
+    a->src = in->src;
+    a->size = in->size;
+    a->handle = in->handle;
+    a->flags = ACT_GPU;
+    x->act = a;
+    x->flow = in->flow;
+    x->announced = true; /* the sender waits for the request alone (no announcement) */
+    return RILL_SUCCESS;
 }
 
 rill_status_t rill_rdep_fetch(rill_context_t *ctx, const rill_rdep_in_t *in, void *buf,

@@ -44,6 +44,14 @@ typedef struct rill_rdep {
      * before its drop) */
     atomic_int pre;
     rill_status_t pre_status;
+    /* the trace flow id of the move (rill_rdep_flow_id's), when the front end names the
+     * version by a message of its channel rather than by (tp, collection, key, version) on
+     * both ranks (0: computed from those) */
+    uint64_t flow;
+    /* send: its version's producer was launched on GPU behind_dev (launch number behind,
+     * 0: none) when the send began: the put goes behind it (rill_rdep_send_behind) */
+    int behind_dev;
+    uint64_t behind;
 } rill_rdep_t;
 #define RILL_RDEP_SEND 0x52445331u /* "RDS1" */
 #define RILL_RDEP_RECV 0x52445231u /* "RDR1" */
@@ -138,7 +146,9 @@ typedef struct rill_rdep_in {
     uint64_t size;      /* the tile's bytes (0: none) */
     int32_t prio;       /* the sender's priority for it (its GET's too) */
     const void *inside; /* the tile, inside the message; NULL when it must be fetched */
-    uint64_t handle;    /* the exposed copy to fetch (rill_rdep_fetch) */
+    uint64_t handle;    /* the exposed copy to fetch (rill_rdep_fetch), or with gpu the send */
+    bool gpu;           /* the tile comes GPU to GPU: a receive lands it (rill_rdep_recv_gpu) */
+    uint64_t flow;      /* with gpu: the move's trace flow id */
 } rill_rdep_in_t;
 
 /** Parse a channel's message from rank src; false when it is malformed (the lengths do not
@@ -155,6 +165,35 @@ bool rill_rdep_in_parse(int src, const void *msg, size_t len, rill_rdep_in_t *in
 rill_status_t rill_rdep_channel_send(rill_context_t *ctx, int id, int dst, int n,
                                      const void *const *hdrs, const size_t *lens, const void *tile,
                                      uint64_t size, int32_t prio, int *nsent);
+
+/** The most bytes of a front end's header in a message that carries no tile
+ * (rill_rdep_channel_send_gpu). */
+size_t rill_rdep_header_max_gpu(void);
+
+/**
+ * Send one message on channel id to x's peer, with header hdr (len bytes, at most
+ * rill_rdep_header_max_gpu), for the version of x's datum that moves GPU to GPU: x is a
+ * send (rill_rdep_send_init, gpu true; its version names it in traces and the watchdog
+ * only). The receiver lands it in its GPU (rill_rdep_recv_gpu, then rill_rdep_recv_run
+ * asks for the bytes), this rank's GPU puts the newest copy there, and the engine
+ * completes x's task once the put ended (rill_task_complete, manager or comm thread): the
+ * front end keeps the bytes unchanged until then. Any thread.
+ */
+rill_status_t rill_rdep_channel_send_gpu(rill_context_t *ctx, int id, rill_rdep_t *x,
+                                         const void *hdr, size_t len, int32_t prio);
+
+/** Send x (before rill_rdep_channel_send_gpu) is of a version whose producer was just
+ * enqueued on GPU dev (launch number launch): the receiver's request may come while the
+ * body is in flight, and the put then goes behind it on that GPU (device.h, behind). */
+void rill_rdep_send_behind(rill_rdep_t *x, int dev, uint64_t launch);
+
+/** Receive x (rill_rdep_recv_init, gpu true, early false, deps NULL) takes a message that
+ * came GPU to GPU (in->gpu): x's task then runs rill_rdep_recv_run (host NULL), which
+ * lands the tile in a GPU of this rank, and the engine completes the task with its device
+ * set to that GPU, whose copy of x's datum holds the bytes (the front end marks it
+ * written: rill_data_wrote). RILL_ERR_NO_MEMORY: nothing taken (the sender's send waits:
+ * the caller fails the run). */
+rill_status_t rill_rdep_recv_gpu(rill_rdep_t *x, const rill_rdep_in_t *in);
 
 /** Bring in's tile into buf (in->size bytes): when it was inside, copied now (*async
  * false); else fetched, and done(arg, status) is called once it landed (*async true). */

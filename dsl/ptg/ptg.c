@@ -18,6 +18,7 @@
 #include "data_internal.h"
 #include "mempool.h"
 #include "ptg_internal.h"
+#include "remote_dep.h"
 #include "scheduler.h"
 
 ptg_buf_t *ptg_buf_new(rill_context_t *ctx, size_t size, int refs, bool zero)
@@ -200,6 +201,8 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     i->broken = false;
     i->wrote = false;
     i->remaining = 0;
+    i->early_flows = 0;
+    i->early_gates = NULL;
     i->hash = 0;
     i->hnext = NULL;
     i->t.globals = tp->globals;
@@ -218,10 +221,49 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     return i;
 }
 
-/* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
- * NULL): PTG's tile behind d, one reference of which is handed to the instance. */
+/* Record that out's completing task holds instance i back (it writes a datum sent GPU to
+ * GPU, from_flow): false when there is no memory for it (the run fails). */
+static bool hold_add(rill_ptg_out_t *out, ptg_inst_t *i, int from_flow)
+{
+    if (out->nholds == out->capholds) {
+        int cap = out->capholds ? 2 * out->capholds : 8;
+        ptg_hold_t *h = realloc(out->holds, sizeof(*h) * (size_t)cap);
+        if (!h)
+            return false;
+        out->holds = h;
+        out->capholds = cap;
+    }
+    out->holds[out->nholds++] = (ptg_hold_t){ .inst = i, .from_flow = from_flow };
+    return true;
+}
+
+/* Out of the table: i has all its inputs (table lock held). */
+static void table_unlink(ptg_tp_t *tp, ptg_inst_t *i)
+{
+    ptg_inst_t **pp = &tp->buckets[i->hash % tp->nbuckets];
+    while (*pp != i)
+        pp = &(*pp)->hnext;
+    *pp = i->hnext;
+    tp->nwaiting--;
+    tp->nwait_cls[i->cls]--;
+}
+
+void ptg_hold_release(ptg_tp_t *tp, ptg_inst_t *i)
+{
+    rill_spinlock_lock(&tp->lock);
+    bool ready = --i->remaining == 0;
+    if (ready)
+        table_unlink(tp, i);
+    rill_spinlock_unlock(&tp->lock);
+    if (ready) {
+        i->super.next = NULL;
+        rill_sched_push(tp->super.ctx, NULL, &i->super, 1);
+    }
+}
+
 void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken)
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken,
+                       int hold_flow)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
@@ -264,7 +306,11 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
             buf = NULL;
         }
     }
-    bool ready = --i->remaining == 0;
+    /* a writer of a datum that goes GPU to GPU from the completing task's GPU copy: this
+     * input counts once those puts ended (ptg_hold_release), so it stays in the table */
+    bool hold = hold_flow >= 0 && flow >= 0 && flow < c->nflows &&
+                (c->flow_mode[flow] & RILL_FLOW_WRITE) && i->remaining > 0;
+    bool ready = !hold && --i->remaining == 0;
     bool excess = i->remaining < 0; /* read under the lock: once it is released, another
                                      * deliverer may make i ready, run and free it */
     if (ready) {                    /* no more inputs: out of the table */
@@ -273,6 +319,11 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
         tp->nwait_cls[cls]--;
     }
     rill_spinlock_unlock(&tp->lock);
+    if (hold && !hold_add(out, i, hold_flow)) {
+        /* (it cannot be released safely now: the run fails and ends) */
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG task's hold)");
+        ptg_hold_release(tp, i);
+    }
     ptg_buf_unref(buf); /* not kept (NULL when it was): give the reference back */
     if (excess)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
@@ -318,17 +369,46 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     int rank = c->rank(tp->globals, v);
     if (ptg_expr_errors != out->errors)
         return;
-    if (out->probe) {
-        out->need_host |= rank != tp->super.ctx->rank && d; /* its bytes travel */
+    uint32_t bit = 1u << from_flow;
+    if (out->probe) { /* its bytes travel: GPU to GPU from the producer's copy, or home */
+        if (rank != tp->super.ctx->rank && d) {
+            if (out->gpu_dev > 0 && rill_rdep_route(tp->super.ctx, d, rank, true))
+                out->gpu_flows |= bit;
+            else
+                out->need_host = true;
+        }
         return;
     }
+    /* GPU to GPU: decided by the probe now, or sent at the body's launch already */
+    bool sent = from->early_flows & bit;
+    bool gpu = sent || (out->gpu_dev > 0 && (out->gpu_flows & bit));
+    if (out->early && (rank == tp->super.ctx->rank || !gpu))
+        return; /* the launch's pass: only those */
+    /* a tile of PTG's own that the completing task holds goes on: one more reference */
+    ptg_buf_t *buf = NULL;
+    if (d)
+        for (int f = 0; f < tp->prog->classes[from->cls].nflows; f++)
+            if (from->owned[f] && &from->owned[f]->data == d) {
+                buf = from->owned[f];
+                atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+                break;
+            }
     if (rank != tp->super.ctx->rank) { /* sent with the others to that rank (send_remote) */
+        if (sent && !out->early) {     /* it left at the launch */
+            ptg_buf_unref(buf);        /* (never the last: the completing task holds one) */
+            return;
+        }
+        if (!gpu && buf) {      /* its bytes are copied as it is sent: no reference needed */
+            ptg_buf_unref(buf); /* (never the last: the completing task holds one) */
+            buf = NULL;
+        }
         if (out->nremote == out->capremote) {
             int cap = out->capremote ? 2 * out->capremote : 64;
             ptg_remote_t *r = malloc(sizeof(*r) * (size_t)cap);
             if (!r) {
                 rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY,
                                    "out of memory (a PTG activation)");
+                ptg_buf_unref(buf); /* never the last: the completing task holds one */
                 return;
             }
             if (out->nremote)
@@ -344,21 +424,15 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
                              .flow = flow,
                              .prio = c->priority ? c->priority(tp->globals, v) : 0,
                              .data = host_ptr(d),
-                             .size = size };
+                             .size = size,
+                             .dat = d,
+                             .buf = buf, /* the send's reference (ptg_send_remote) */
+                             .from_flow = from_flow,
+                             .gpu = gpu };
         memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
-    /* a tile of PTG's own that the completing task holds goes on to this one: one more
-     * reference */
-    ptg_buf_t *buf = NULL;
-    if (d)
-        for (int f = 0; f < tp->prog->classes[from->cls].nflows; f++)
-            if (from->owned[f] && &from->owned[f]->data == d) {
-                buf = from->owned[f];
-                atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
-                break;
-            }
-    ptg_deliver_local(out, cls, v, params, flow, d, size, buf, false);
+    ptg_deliver_local(out, cls, v, params, flow, d, size, buf, false, gpu ? from_flow : -1);
 }
 
 /* Tile (i, j) lies outside A: the taskpool fails saying so (what: "reads", ...). */
@@ -446,6 +520,10 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
                            (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
         return;
     }
+    if (out->early) { /* the launch's pass: nothing but the outputs to other ranks */
+        out->need_host |= d && tile != d;
+        return;
+    }
     if (out->probe) {
         if (d && tile != d)
             out->need_host = true; /* copied from host bytes */
@@ -514,7 +592,9 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
          * scheduler as a release task whose flows are its data, so the core brings them
          * home first and no local successor can overwrite them before they are copied;
          * a tile output in place whose newest copy is on the GPU gets a chore that brings
-         * it home while the successors go on (PaRSEC's pushout) */
+         * it home while the successors go on (PaRSEC's pushout); an output to another
+         * rank that moves GPU to GPU needs none (out.gpu_flows) */
+        out.gpu_dev = dev;
         out.probe = true;
         c->release(tp->globals, &i->t, &out);
         out.probe = false;
@@ -527,7 +607,8 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     /* the body's writes happen before the successors' reads: rill_sched_push publishes
      * them (release), and the table's lock orders the deliveries */
     c->release(tp->globals, &i->t, &out);
-    /* the activations copy the tiles before a local successor (an RW) may write them */
+    /* the activations copy the tiles before a local successor (an RW) may write them, or
+     * (GPU to GPU) hold the local writers until their puts ended */
     ptg_send_remote(&out);
     /* PTG's tiles it held: a manager cannot free a datum with a copy on its own GPU (the
      * copy's release waits for that manager), so a chore drops them on a worker */
@@ -541,6 +622,36 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
     atomic_fetch_add_explicit(&tp->ndone[i->cls], 1, memory_order_relaxed);
     rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
+}
+
+/* Manager thread, right after task's body was enqueued on GPU dev (launch number launch):
+ * its outputs to other ranks that go GPU to GPU leave now (ptg_send_early), so the
+ * receivers' GPUs ask for them while the body runs and the puts go behind it on the GPU,
+ * with no host step between the kernel and the copy. Only when none of its outputs needs
+ * host bytes (then the completion's release would wait for them first). */
+static void ptg_launched(rill_task_t *task, int dev, uint64_t launch)
+{
+    ptg_inst_t *i = (ptg_inst_t *)task;
+    ptg_tp_t *tp = (ptg_tp_t *)task->tp;
+    if (tp->super.ctx->nranks == 1 || i->broken || !ptg_early_on() ||
+        atomic_load_explicit(&tp->cancelled, memory_order_relaxed))
+        return;
+    const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
+    rill_ptg_out_t out = { .tp = tp,
+                           .from = i,
+                           .errors = ptg_expr_errors,
+                           .gpu_dev = dev,
+                           .early = true,
+                           .behind = launch,
+                           .probe = true };
+    out.remote = out.fixed;
+    out.capremote = (int)(sizeof(out.fixed) / sizeof(out.fixed[0]));
+    c->release(tp->globals, &i->t, &out);
+    if (out.need_host || !out.gpu_flows || ptg_expr_errors != out.errors)
+        return;
+    out.probe = false;
+    c->release(tp->globals, &i->t, &out);
+    ptg_send_early(&out);
 }
 
 /* A chore: bring a tile home (its flow, READ) and / or drop references of PTG's tiles. */
@@ -576,6 +687,13 @@ static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, i
     ch->super.next = out->ready;
     out->ready = &ch->super;
     out->nready++;
+}
+
+void ptg_chore_push(ptg_tp_t *tp, ptg_buf_t *const *bufs, int nbufs)
+{
+    rill_ptg_out_t out = { .tp = tp };
+    chore_new(tp, NULL, bufs, nbufs, &out);
+    rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
 }
 
 static int chore_flows(rill_task_t *task, rill_task_flow_t *flows, int max)
@@ -983,6 +1101,7 @@ static void ptg_describe(rill_taskpool_t *super, FILE *out)
         }
     fprintf(out, "\n");
     rill_spinlock_unlock(&tp->lock);
+    ptg_remote_describe(tp, out);
 }
 
 /* The collection global k of the program (NULL when not set). */
@@ -1111,6 +1230,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
             tc->incarnations[tc->nb_incarnations++].hook = ptg_hook_cpu;
         }
         tc->complete = ptg_complete;
+        tc->launched = ptg_launched;
         tc->flops = ptg_flops;
         tc->flows = ptg_flows;
     }
@@ -1124,6 +1244,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
                                         .incarnations = { { RILL_BODY_CPU, ptg_hook_none } },
                                         .complete = chore_complete,
                                         .flows = chore_flows };
+    ptg_remote_classes(tp);
     atomic_init(&tp->sent, 0);
     atomic_init(&tp->received, 0);
     rill_taskpool_init(&tp->super, ctx, &ptg_taskpool_ops);

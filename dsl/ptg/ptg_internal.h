@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core.h"
 #include "rill/ptg.h"
@@ -38,6 +39,10 @@ typedef struct ptg_inst {
     bool broken;   /* an input could not be had: the body does not run (the task completes) */
     bool wrote;    /* its writes are counted (a GPU ran it; its release runs on a worker) */
     int remaining; /* inputs still to come (under the table's lock) */
+    /* the flows whose data left for other ranks GPU to GPU when its body was launched
+     * (ptg_send_early), and the gates of their local writers (one per such flow) */
+    uint32_t early_flows;
+    struct ptg_gate **early_gates;
     uint64_t hash;
     struct ptg_inst *hnext;
 } ptg_inst_t;
@@ -65,6 +70,10 @@ typedef struct ptg_tp {
     /* the creation failed (a range or an expression that every rank computes): the bodies
      * of the tasks it started already do not run */
     atomic_bool cancelled;
+    /* the tasks of PTG's moves of a tile GPU to GPU (ptg_remote.c): the send, on the
+     * producer's rank, and the receive; and how many of each are in flight (the watchdog) */
+    rill_task_class_t gsend_tc, grecv_tc;
+    atomic_int gsends, grecvs;
     struct ptg_tp *live_next;
 } ptg_tp_t;
 
@@ -75,8 +84,19 @@ typedef struct ptg_remote {
     int32_t prio; /* the target's priority */
     const void *data;
     size_t size;
+    rill_data_t *dat; /* the datum (the completing task's flow from_flow) */
+    ptg_buf_t *buf;   /* PTG's tile behind it, or NULL */
+    int from_flow;
+    bool gpu; /* it moves GPU to GPU (out->gpu_flows) */
     int64_t params[RILL_PTG_MAX_VARS];
 } ptg_remote_t;
+
+/* A local task that writes a datum the completing task sends GPU to GPU: it waits for
+ * those sends (their puts read the producer's GPU copy) as for one more input. */
+typedef struct ptg_hold {
+    ptg_inst_t *inst; /* in the table until then (its input is not counted) */
+    int from_flow;
+} ptg_hold_t;
 
 struct rill_ptg_out {
     ptg_tp_t *tp;
@@ -90,6 +110,17 @@ struct rill_ptg_out {
      * need host bytes?) */
     bool probe, need_host;
     unsigned errors; /* expr_errors when the release began */
+    /* the producer ran on GPU gpu_dev (0: not, or its outputs go home first): the flows
+     * whose data go to other ranks GPU to GPU (bits; the probe finds them), and the local
+     * writers that wait for those moves */
+    int gpu_dev;
+    uint32_t gpu_flows;
+    /* early: the launch's pass (ptg_send_early): only the outputs to other ranks that go
+     * GPU to GPU, sent with their puts behind launch behind on GPU gpu_dev */
+    bool early;
+    uint64_t behind;
+    ptg_hold_t *holds;
+    int nholds, capholds;
 };
 
 /* errors reported by the generated code on this thread (rill_ptg_expr_error): the runtime
@@ -98,9 +129,16 @@ extern _Thread_local unsigned ptg_expr_errors;
 
 /* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
  * NULL): PTG's tile behind d, one reference of which is handed to the instance. broken:
- * its input was lost (the body must not run). */
+ * its input was lost (the body must not run). hold_flow >= 0: d is the completing task's
+ * flow hold_flow, which goes to other ranks GPU to GPU: an instance that writes it is held
+ * (out->holds) rather than counting this input. */
 void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken);
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken,
+                       int hold_flow);
+
+/* An input of instance i that was held back (ptg_hold_t) arrives: it is pushed when it was
+ * the last. Any thread. */
+void ptg_hold_release(ptg_tp_t *tp, ptg_inst_t *i);
 
 /* Push a chore that drops one reference of each of bufs[0 .. nbufs-1] on a worker (a GPU
  * manager's thread must not). */
@@ -119,7 +157,20 @@ void ptg_remote_fini(void);
 void ptg_remote_live(ptg_tp_t *tp);
 /* It takes none any more (destroyed). */
 void ptg_remote_gone(ptg_tp_t *tp);
-/* The outputs to other ranks of a completing task (out->remote), sent. */
+/* The outputs to other ranks of a completing task (out->remote), sent; the writers it
+ * holds (out->holds) go once the GPU-to-GPU moves of their data ended. */
 void ptg_send_remote(rill_ptg_out_t *out);
+/* The launch's pass of a release (out->early): send its outputs to other ranks now, their
+ * puts behind the body (out->behind on out->gpu_dev); sets from->early_flows when they
+ * left (the completion's release skips them). */
+void ptg_send_early(rill_ptg_out_t *out);
+/* Register PTG's parameters (rill_init). */
+rill_status_t rill_ptg_register_params(void);
+/* ptg_gpu_early's value. */
+bool ptg_early_on(void);
+/* Set up tp's classes of GPU-to-GPU moves (creation). */
+void ptg_remote_classes(ptg_tp_t *tp);
+/* For the watchdog: PTG's GPU-to-GPU moves in flight. */
+void ptg_remote_describe(ptg_tp_t *tp, FILE *out);
 
 #endif

@@ -78,6 +78,324 @@ static rill_status_t message_header(ptg_tp_t *tp, const ptg_remote_t *const *t, 
     return RILL_SUCCESS;
 }
 
+/* ------------------------------------------------------------ GPU to GPU
+ *
+ * A tile that a GPU wrote and a task of another rank reads moves GPU to GPU when the two
+ * ranks' GPUs reach each other (rill_rdep_route): the activation carries no bytes, the
+ * receiver's GPU asks for them and the sender's GPU puts its copy into the landing (the
+ * engine's request path). The send is a task of PTG's own (ptg_gsend_t) alive until the
+ * put ended; the local tasks that write the tile wait for it (a gate), since the put reads
+ * the producer's copy. The receive (ptg_grecv_t) lands the tile in a PTG tile (ptg_buf_t)
+ * whose GPU copy is the new version, then delivers it to its targets. */
+
+/* The local writers of a datum sent GPU to GPU wait for every send of it: the last one to
+ * end, or the release that held them (which holds one reference until it handed them over),
+ * lets them go. */
+typedef struct ptg_gate {
+    atomic_int refs;
+    ptg_tp_t *tp;
+    int n;
+    ptg_inst_t **held;
+} ptg_gate_t;
+
+/* A gate with the caller's reference and no writer yet, or NULL (no memory). */
+static ptg_gate_t *gate_new(ptg_tp_t *tp)
+{
+    ptg_gate_t *g = calloc(1, sizeof(*g));
+    if (g) {
+        atomic_init(&g->refs, 1);
+        g->tp = tp;
+    }
+    return g;
+}
+
+/* The writers out holds for from_flow wait at g (its sends may be running: they read the
+ * list only once the caller's reference is dropped). g NULL, or no memory: they go now,
+ * and the run fails. */
+static void gate_hold(ptg_gate_t *g, const rill_ptg_out_t *out, int from_flow)
+{
+    int n = 0;
+    for (int k = 0; k < out->nholds; k++)
+        n += out->holds[k].from_flow == from_flow;
+    if (!n)
+        return;
+    ptg_inst_t **held = g ? malloc(sizeof(*held) * (size_t)n) : NULL;
+    if (!held) {
+        rill_taskpool_fail(&out->tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG gate)");
+        for (int k = 0; k < out->nholds; k++)
+            if (out->holds[k].from_flow == from_flow)
+                ptg_hold_release(out->tp, out->holds[k].inst);
+        return;
+    }
+    for (int k = 0; k < out->nholds; k++)
+        if (out->holds[k].from_flow == from_flow)
+            held[g->n++] = out->holds[k].inst;
+    g->held = held;
+}
+
+/* acq_rel: each send's end (its put read the bytes) happens before the writers run */
+static void gate_drop(ptg_gate_t *g)
+{
+    if (!g || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int k = 0; k < g->n; k++)
+        ptg_hold_release(g->tp, g->held[k]);
+    free(g->held);
+    free(g);
+}
+
+/* A send of a tile GPU to GPU: one activation message (hdr, its targets) for it. */
+typedef struct ptg_gsend {
+    rill_task_t super; /* first: the core's view */
+    rill_rdep_t x;
+    ptg_buf_t *buf;   /* a reference of PTG's tile sent, or NULL */
+    ptg_gate_t *gate; /* one of its references, or NULL */
+    void *hdr;
+    size_t len;
+} ptg_gsend_t;
+
+/* the versions PTG moves GPU to GPU, numbered (their names in traces and the watchdog) */
+static atomic_uint gpu_moves;
+
+static rill_hook_status_t gsend_hook(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    ptg_gsend_t *gs = (ptg_gsend_t *)task;
+    ptg_tp_t *tp = (ptg_tp_t *)task->tp;
+    int dst = gs->x.peer;
+    atomic_fetch_add_explicit(&tp->sent, 1, memory_order_relaxed); /* before it leaves */
+    rill_status_t s = rill_rdep_channel_send_gpu(tp->super.ctx, msg_tag, &gs->x, gs->hdr, gs->len,
+                                                 task->prio.priority);
+    if (s == RILL_SUCCESS)
+        return RILL_HOOK_ASYNC; /* (gs may be gone already: the engine completes it) */
+    atomic_fetch_sub_explicit(&tp->sent, 1, memory_order_relaxed);
+    rill_taskpool_fail(&tp->super, s, "PTG: cannot send a tile to rank %d GPU to GPU: %s", dst,
+                       rill_status_string(s));
+    return RILL_HOOK_ERROR;
+}
+
+/* The put ended (manager thread), or the send failed: the writers may go, the tile too. */
+static void gsend_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
+{
+    (void)status; /* (a failure failed the run, saying why) */
+    ptg_gsend_t *gs = (ptg_gsend_t *)task;
+    ptg_tp_t *tp = (ptg_tp_t *)task->tp;
+    gate_drop(gs->gate);
+    if (gs->buf && w)
+        ptg_buf_unref(gs->buf);
+    else if (gs->buf) /* a manager must not free a datum with a copy on its GPU */
+        ptg_chore_push(tp, &gs->buf, 1);
+    free(gs->hdr);
+    free(gs);
+    atomic_fetch_sub_explicit(&tp->gsends, 1, memory_order_relaxed);
+    rill_taskpool_pending_sub(&tp->super, 1);
+}
+
+/* Send r's tile GPU to GPU with the activation hdr (len bytes, taken), for the targets'
+ * highest priority prio; buf: a reference of PTG's tile (taken), gate: the writers that
+ * wait for it. */
+static void gsend_start(ptg_tp_t *tp, const rill_ptg_out_t *out, const ptg_remote_t *r, void *hdr,
+                        size_t len, int32_t prio, ptg_gate_t *gate, ptg_buf_t *buf)
+{
+    ptg_gsend_t *gs = calloc(1, sizeof(*gs));
+    if (!gs) {
+        free(hdr);
+        ptg_buf_unref(buf); /* (never the last: the completing task holds one) */
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG send)");
+        return;
+    }
+    gs->super.tc = &tp->gsend_tc;
+    gs->super.tp = &tp->super;
+    gs->super.device = -1;
+    gs->super.prio.priority = prio;
+    gs->buf = buf;
+    gs->hdr = hdr;
+    gs->len = len;
+    gs->gate = gate;
+    if (gate)
+        atomic_fetch_add_explicit(&gate->refs, 1, memory_order_relaxed);
+    rill_rdep_send_init(&gs->x, &gs->super, r->dat, r->dst,
+                        atomic_fetch_add_explicit(&gpu_moves, 1, memory_order_relaxed), true);
+    if (out->early) /* the body is in flight: the put goes behind it */
+        rill_rdep_send_behind(&gs->x, out->gpu_dev, out->behind);
+    rill_taskpool_pending_add(&tp->super, 1);
+    atomic_fetch_add_explicit(&tp->gsends, 1, memory_order_relaxed);
+    rill_task_run_here(tp->super.ctx, &gs->super);
+}
+
+/* The group g[0 .. n-1] (one tile to rank dst) GPU to GPU: one send per message of
+ * targets (a message takes up to rill_rdep_header_max_gpu bytes: one, as a rule). Each
+ * entry holds a reference of a PTG tile: a send takes one, the rest are dropped. */
+static void gpu_send_group(const rill_ptg_out_t *out, const ptg_remote_t *const *g, int n,
+                           ptg_gate_t *gate)
+{
+    ptg_tp_t *tp = out->tp;
+    size_t max = rill_rdep_header_max_gpu() - sizeof(ptg_hdr_t);
+    int first = 0, used = 0;
+    size_t bytes = 0;
+    for (int e = 0; e <= n; e++) {
+        size_t tb = e < n ? target_bytes(tp, g[e]->cls) : 0;
+        if (e == n || (e > first && bytes + tb > max)) {
+            void *hdr;
+            size_t len;
+            int32_t prio = INT32_MIN;
+            rill_status_t s = message_header(tp, g + first, e - first, &hdr, &len, &prio);
+            if (s == RILL_SUCCESS)
+                gsend_start(tp, out, g[0], hdr, len, prio, gate, g[used++]->buf);
+            else
+                rill_taskpool_fail(&tp->super, s, "out of memory (a PTG activation)");
+            first = e;
+            bytes = 0;
+        }
+        bytes += tb;
+    }
+    for (int e = used; e < n; e++)
+        ptg_buf_unref(g[e]->buf); /* (never the last: the completing task holds one) */
+}
+
+/* A receive of a tile GPU to GPU: it lands in buf, then goes to the message's targets. */
+typedef struct ptg_grecv {
+    rill_task_t super; /* first: the core's view */
+    rill_rdep_t x;
+    ptg_buf_t *buf;
+    ptg_hdr_t h;
+    uint64_t size;
+    max_align_t targets[]; /* the message's targets */
+} ptg_grecv_t;
+
+static rill_hook_status_t grecv_hook(rill_worker_t *w, rill_task_t *task)
+{
+    (void)w;
+    return rill_rdep_recv_run(&((ptg_grecv_t *)task)->x, NULL);
+}
+
+static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, const char *targets,
+                            ptg_buf_t *buf, bool lost);
+
+/* The tile landed in a GPU of this rank (task->device; manager thread), or could not. */
+static void grecv_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t status)
+{
+    (void)w;
+    ptg_grecv_t *g = (ptg_grecv_t *)task;
+    ptg_tp_t *tp = (ptg_tp_t *)task->tp;
+    bool ok = status == RILL_HOOK_DONE && task->device > 0;
+    if (ok) /* its copy on that GPU is the new version (the landing's, device.h) */
+        rill_data_wrote(&g->buf->data, task->device);
+    /* (lost: the targets hold the tile without running, and drop it on a worker) */
+    activation_land(tp, &g->h, g->size, (const char *)g->targets, g->buf, !ok);
+    atomic_fetch_sub_explicit(&tp->grecvs, 1, memory_order_relaxed);
+    free(g);
+}
+
+/* Comm thread: the activation m (its targets: tsize bytes) says its tile comes GPU to GPU
+ * (in): land it in buf. A receive that cannot be made ends the run: the sender's send
+ * would wait for it. */
+static void grecv_start(ptg_tp_t *tp, const rill_rdep_in_t *in, ptg_buf_t *buf, const ptg_hdr_t *m,
+                        const char *targets, size_t tsize)
+{
+    ptg_grecv_t *g = malloc(sizeof(*g) + tsize);
+    if (g) {
+        memset(&g->super, 0, sizeof(g->super));
+        g->super.tc = &tp->grecv_tc;
+        g->super.tp = &tp->super;
+        g->super.device = -1;
+        g->super.prio.priority = in->prio;
+        g->buf = buf;
+        g->h = *m;
+        g->size = in->size;
+        memcpy(g->targets, targets, tsize);
+        rill_rdep_recv_init(&g->x, &g->super, &buf->data, in->src, 0, true, false, NULL);
+    }
+    if (!g || rill_rdep_recv_gpu(&g->x, in) != RILL_SUCCESS) {
+        RILL_ERROR(RILL_LOG_RUNTIME,
+                   "PTG: out of memory receiving a tile from rank %d GPU to GPU; that rank "
+                   "would wait for it: aborting the run",
+                   in->src);
+        rill_rdep_abort(tp->super.ctx, 1);
+        free(g);
+        return;
+    }
+    atomic_fetch_add_explicit(&tp->grecvs, 1, memory_order_relaxed);
+    rill_task_run_here(tp->super.ctx, &g->super);
+}
+
+void ptg_send_early(rill_ptg_out_t *out)
+{
+    ptg_inst_t *i = out->from;
+    ptg_gate_t **gates = calloc(RILL_PTG_MAX_FLOWS, sizeof(*gates));
+    bool ok = gates != NULL;
+    for (int f = 0; ok && f < RILL_PTG_MAX_FLOWS; f++)
+        if ((out->gpu_flows & (1u << f)) && !(gates[f] = gate_new(out->tp)))
+            ok = false;
+    if (!ok) { /* they leave at the completion, as without early sends */
+        for (int f = 0; gates && f < RILL_PTG_MAX_FLOWS; f++)
+            free(gates[f]);
+        free(gates);
+        for (int a = 0; a < out->nremote; a++)
+            ptg_buf_unref(out->remote[a].buf); /* (never the last: the task holds one) */
+        if (out->remote != out->fixed)
+            free(out->remote);
+        return;
+    }
+    i->early_gates = gates;
+    i->early_flows = out->gpu_flows;
+    ptg_send_remote(out);
+}
+
+static rill_param_t *param_early;
+
+rill_status_t rill_ptg_register_params(void)
+{
+    return rill_param_register_bool(
+        "ptg_gpu_early",
+        "A PTG task on a GPU whose output goes to another rank GPU to GPU announces it when its "
+        "body is launched: the receiver's GPU asks for it while the body runs, and the put goes "
+        "behind the body on the GPU; off: announced once the task completed",
+        RILL_PARAM_LEVEL_TUNER, true, &param_early);
+}
+
+bool ptg_early_on(void)
+{
+    return param_early && rill_param_get_bool(param_early);
+}
+
+static int no_flows(rill_task_t *task, rill_task_flow_t *flows, int max)
+{
+    (void)task;
+    (void)flows;
+    (void)max;
+    return 0;
+}
+
+void ptg_remote_classes(ptg_tp_t *tp)
+{
+    tp->gsend_tc = (rill_task_class_t){ .name = "ptg-send-gpu",
+                                        .nb_incarnations = 1,
+                                        .incarnations = { { RILL_BODY_CPU, gsend_hook } },
+                                        .complete = gsend_complete,
+                                        .flows = no_flows };
+    tp->grecv_tc = (rill_task_class_t){ .name = "ptg-recv-gpu",
+                                        .nb_incarnations = 1,
+                                        .incarnations = { { RILL_BODY_CPU, grecv_hook } },
+                                        .complete = grecv_complete,
+                                        .flows = no_flows };
+    atomic_init(&tp->gsends, 0);
+    atomic_init(&tp->grecvs, 0);
+}
+
+void ptg_remote_describe(ptg_tp_t *tp, FILE *out)
+{
+    int ns = atomic_load_explicit(&tp->gsends, memory_order_relaxed),
+        nr = atomic_load_explicit(&tp->grecvs, memory_order_relaxed);
+    if (ns || nr)
+        fprintf(out,
+                "  PTG tiles moving GPU to GPU: %d sent here (waiting for the receiver's "
+                "request or for the put), %d coming here (landing)\n",
+                ns, nr);
+}
+
+/* ------------------------------------------------------------ host route */
+
 /* The activations of group g[0 .. n-1] (one tile to rank dst), cut into messages of at
  * most PTG_TARGETS_MAX_BYTES of targets, sent on the engine's channel (the tile inside
  * each, or one copy exposed for their GETs). Counted in sent before they leave
@@ -138,6 +456,28 @@ static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
 void ptg_send_remote(rill_ptg_out_t *out)
 {
     ptg_tp_t *tp = out->tp;
+    ptg_inst_t *from = out->from;
+    /* the gates of the data sent GPU to GPU: made at the launch (early_gates; the launch's
+     * pass sends on them), else now for the writers this release holds */
+    ptg_gate_t *gates[RILL_PTG_MAX_FLOWS] = { NULL };
+    if (from && from->early_gates)
+        memcpy(gates, from->early_gates, sizeof(gates));
+    if (!out->early) {
+        if (from && from->early_gates) {
+            free(from->early_gates);
+            from->early_gates = NULL;
+        }
+        uint32_t done = 0; /* the flows whose writers were handed over */
+        for (int k = 0; k < out->nholds; k++) {
+            int f = out->holds[k].from_flow;
+            if (done & (1u << f))
+                continue;
+            done |= 1u << f;
+            if (!gates[f])
+                gates[f] = gate_new(tp);
+            gate_hold(gates[f], out, f); /* (NULL: they go now, the run fails) */
+        }
+    }
     const ptg_remote_t *group_fixed[64], **group = group_fixed;
     if (out->nremote > 64 && !(group = malloc(sizeof(*group) * (size_t)out->nremote))) {
         rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
@@ -150,15 +490,25 @@ void ptg_send_remote(rill_ptg_out_t *out)
         int n = 0;    /* the group of r */
         for (int b = a; b < out->nremote; b++) {
             ptg_remote_t *q = &out->remote[b];
-            if (q->dst == r->dst && q->data == r->data && q->size == r->size)
+            if (q->dst == r->dst && q->data == r->data && q->size == r->size && q->gpu == r->gpu)
                 group[n++] = q;
         }
-        send_group(tp, group, n);
+        if (r->gpu)
+            gpu_send_group(out, group, n, gates[r->from_flow]);
+        else
+            send_group(tp, group, n);
         for (int e = 0; e < n; e++)
             ((ptg_remote_t *)group[e])->dst = -1;
     }
+    for (int a = 0; !group && a < out->nremote; a++) /* (none sent: the run failed) */
+        ptg_buf_unref(out->remote[a].buf);
     if (group != group_fixed)
         free(group);
+    for (int f = 0; !out->early && f < RILL_PTG_MAX_FLOWS; f++) /* the release's reference */
+        gate_drop(gates[f]);
+    free(out->holds);
+    out->holds = NULL;
+    out->nholds = out->capholds = 0;
     if (out->remote != out->fixed)
         free(out->remote);
     out->remote = NULL;
@@ -176,7 +526,7 @@ typedef struct get_arg {
 /* A message's tile is here (inside it, or landed by the GET; buf NULL with a size: lost,
  * the run failed already): deliver it to each target, each taking one of buf's references. */
 static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, const char *targets,
-                            ptg_buf_t *buf)
+                            ptg_buf_t *buf, bool lost)
 {
     rill_ptg_out_t out = { .tp = tp, .errors = ptg_expr_errors };
     const char *p = targets;
@@ -192,7 +542,7 @@ static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, con
         unsigned errs = ptg_expr_errors;
         c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
         ptg_deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, size, buf,
-                          (size && !buf) || ptg_expr_errors != errs);
+                          lost || (size && !buf) || ptg_expr_errors != errs, -1);
     }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
@@ -207,7 +557,7 @@ static void get_done(void *arg, rill_status_t status)
         ptg_buf_unref(g->buf);
         g->buf = NULL;
     }
-    activation_land(g->tp, &g->h, g->size, (const char *)g->targets, g->buf);
+    activation_land(g->tp, &g->h, g->size, (const char *)g->targets, g->buf, false);
     free(g);
 }
 
@@ -247,6 +597,8 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
                            "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "
                            "do all ranks run the same program?",
                            src, len, m.ntargets);
+        if (ok && in.gpu) /* its sender waits for this rank's request */
+            rill_rdep_abort(tp->super.ctx, 1);
         rill_taskpool_pending_sub(&tp->super, 1);
         return;
     }
@@ -255,9 +607,15 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
         buf = ptg_buf_new(tp->super.ctx, in.size, (int)m.ntargets, false);
         if (!buf) {
             rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG tile)");
+            if (in.gpu) /* its sender waits for this rank's request */
+                rill_rdep_abort(tp->super.ctx, 1);
             rill_taskpool_pending_sub(&tp->super, 1);
             return;
         }
+    }
+    if (in.gpu) { /* it comes GPU to GPU: landed by a receive */
+        grecv_start(tp, &in, buf, &m, targets, tsize);
+        return;
     }
     bool fetch = in.size && !in.inside; /* the tile is exposed at the sender */
     get_arg_t *g = fetch ? malloc(sizeof(*g) + tsize) : NULL;
@@ -275,7 +633,7 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
                             &async);
     if (s == RILL_SUCCESS && !async) { /* the tile was inside (or there is none) */
         free(g);
-        activation_land(tp, &m, in.size, targets, buf);
+        activation_land(tp, &m, in.size, targets, buf, false);
         return;
     }
     if (s != RILL_SUCCESS) {

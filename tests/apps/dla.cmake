@@ -242,6 +242,27 @@ if(RILL_HAVE_CUDA)
         set_tests_properties(dla_dpotrf_gpu_waiters_np4 PROPERTIES LABELS "apps;gpu;mpi"
             TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
             PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
+        # PTG on GPUs, 2 ranks: its tiles GPU to GPU (CUDA IPC on one node; _net: as two
+        # simulated nodes over UCX through sockets, when UCX is built in)
+        set(ptg_runs "ptg_np2")
+        if(RILL_HAVE_UCX)
+            list(APPEND ptg_runs "ptg_net_np2")
+        endif()
+        foreach(run ${ptg_runs})
+            set(net "")
+            set(net_mca "")
+            if(run STREQUAL "ptg_net_np2")
+                set(net -x UCX_TLS=tcp,cuda_copy,self)
+                set(net_mca --mca comm_ranks_per_node 1 --mca comm_net ucx)
+            endif()
+            add_test(NAME dla_dpotrf_gpu_${run} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+                ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 ${net}
+                $<TARGET_FILE:testing_dpotrf> -N 4001 -t 500 -P 1 -Q 2 -g 1 -c 1 -x --dsl ptg
+                ${net_mca})
+            set_tests_properties(dla_dpotrf_gpu_${run} PROPERTIES LABELS "apps;gpu;mpi;ptg"
+                TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
+                PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
+        endforeach()
         # one rank's GPU cannot start (a zone larger than the GPU): every rank stops at
         # rill_init with a message naming it, none hangs in the collectives that follow
         add_test(NAME dla_err_gpu_init_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh

@@ -16,6 +16,9 @@
  *   new    (1-4 ranks) NEW tiles: zero-filled, ragged, to a local and a remote successor
  *   gpu    (1-2 ranks, GPUs) CUDA bodies: a value carried over the ranks by tasks on the
  *          GPUs, brought home at the end; exit 77 (skipped) without a GPU
+ *   war    (2 ranks) a tile written (on a GPU when there is one), sent to the other rank
+ *          (GPU to GPU) and overwritten at once by a local task: the other rank reads the
+ *          first value (the overwrite waits for the put, or for the copy into the message)
  *   expr   nested expressions (ranges, locals, priorities) as rillcc compiles them, against
  *          the same C expressions
  *   noprod a task waits for an input from a task outside its class's ranges: the run fails
@@ -51,6 +54,7 @@
 #include "range_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
+#include "war_run.h"
 #include "dpotrf.h"
 #include "test_util.h"
 
@@ -638,6 +642,43 @@ static int test_div(void)
     return 0;
 }
 
+atomic_int war_run_cuda_bodies;
+
+static int test_war(void)
+{
+    if (rill_context_nranks(ctx) != 2) {
+        printf("war: skipped: it needs 2 ranks (this is %d)\n", rill_context_nranks(ctx));
+        return 77;
+    }
+    int me = rill_context_rank(ctx);
+    /* tiles of 64 x 64 (the first two doubles used): A(0, 0) on rank 0, A(0, 1) on rank 1 */
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 64, 128, 64, 64, 1, 2, &A));
+    static const int sizes[] = { 1, 5, 60 };
+    for (size_t r = 0; r < sizeof(sizes) / sizeof(sizes[0]); r++) {
+        int n = sizes[r];
+        double *t = rill_matrix_tile_write(A, 0, me); /* GPU copies of the last run: stale */
+        CHECK_MSG(t != NULL, "war: rank %d holds no tile (0, %d)", me, me);
+        t[0] = 0;
+        t[1] = 1.0;
+        war_run_globals_t g = { .N = n, .A = A };
+        rill_taskpool_t *tp;
+        CHECK_OK(war_run_taskpool_create(ctx, &g, &tp));
+        run(tp);
+        double want = me == 0 ? -1e6 : (double)n * (n + 1) / 2;
+        CHECK_MSG(t[0] == want, "war: %d rounds: rank %d's tile holds %g, expected %g%s", n, me,
+                  t[0], want,
+                  me == 1 && t[0] < 0 ? " (a put read the tile after its overwrite)" : "");
+    }
+    int ran = atomic_load(&war_run_cuda_bodies);
+    CHECK_MSG(ran > 0 || rill_context_ngpus(ctx) == 0, "war: no CUDA body ran on rank %d's %d GPU(s)",
+              me, rill_context_ngpus(ctx));
+    printf("war: rank %d: %d CUDA bodies ran; every read saw the value before the overwrite\n",
+           me, ran);
+    CHECK_OK(rill_matrix_destroy(&A));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -665,6 +706,8 @@ int main(int argc, char **argv)
         rc = test_new();
     else if (!strcmp(what, "gpu"))
         rc = test_gpu();
+    else if (!strcmp(what, "war"))
+        rc = test_war();
     else if (!strcmp(what, "noprod"))
         rc = test_noprod();
     else if (!strcmp(what, "cycle"))
@@ -676,7 +719,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
-                "stencil, expr, remote, new, gpu, noprod, cycle, range, div\n",
+                "stencil, expr, remote, new, gpu, war, noprod, cycle, range, div\n",
                 what);
         rc = 2;
     }
