@@ -168,14 +168,20 @@ static rill_status_t trinv(rill_task_t *task, int n, const double *L, int lda, d
     return RILL_SUCCESS;
 }
 
+rill_status_t rill_dla_cuda_trinv(rill_task_t *task, const rill_dla_t *dla, int n, const double *L,
+                                  int lda, double *W, int ldw)
+{
+    size_t ws_bytes;
+    double *T = rill_cuda_workspace(task, &ws_bytes);
+    return trinv(task, n, L, lda, W, ldw, T, ws_bytes / sizeof(double), dla->trinv_leaf);
+}
+
 static rill_status_t cuda_trtri(rill_task_t *task)
 {
     dla_kargs_t a;
     double *L, *W;
     rill_dtd_unpack_args(task, &a, &L, &W);
-    size_t ws_bytes;
-    double *T = rill_cuda_workspace(task, &ws_bytes);
-    return trinv(task, a.n, L, a.lda, W, a.ldw, T, ws_bytes / sizeof(double), a.dla->trinv_leaf);
+    return rill_dla_cuda_trinv(task, a.dla, a.n, L, a.lda, W, a.ldw);
 }
 
 /* B = B W^T (m x n) with W lower triangular and zero above its diagonal, as gemms: column
@@ -185,43 +191,49 @@ static rill_status_t cuda_trtri(rill_task_t *task)
  * W's diagonal are multiplied only inside the diagonal blocks. cuBLAS's dtrsm runs a 2048
  * tile at 10-17 TFLOP/s, its dtrmm at 12-23, these gemms at 28 (counted as a trsm's
  * flops, one block). */
+rill_status_t rill_dla_cuda_trmm(rill_task_t *task, const rill_dla_t *dla, int m, int n,
+                                 const double *W, int ldw, double *B, int ldb)
+{
+    cublasHandle_t h = rill_cuda_cublas(task);
+    const double one = 1.0, zero = 0.0;
+    size_t ws_bytes;
+    double *T = rill_cuda_workspace(task, &ws_bytes);
+    int bs = m > 0 ? (int)(ws_bytes / sizeof(double) / (size_t)m) : n;
+    if (dla->trmm_block > 0 && bs > dla->trmm_block)
+        bs = dla->trmm_block;
+    if (bs > n)
+        bs = n;
+    if (bs < 64 && bs < n) { /* a workspace too small for blocks worth a gemm: in place */
+        CU_LIB(cublasDtrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, m, n, &one, W, ldw, B, ldb, B, ldb),
+               CUBLAS_STATUS_SUCCESS);
+        return RILL_SUCCESS;
+    }
+    for (int j1 = n; j1 > 0; j1 -= bs) {
+        int j0 = j1 > bs ? j1 - bs : 0, w = j1 - j0;
+        CU_RT(cudaMemcpy2DAsync(T, (size_t)m * sizeof(double), B + (size_t)j0 * ldb,
+                                (size_t)ldb * sizeof(double), (size_t)m * sizeof(double), (size_t)w,
+                                cudaMemcpyDeviceToDevice, rill_cuda_stream(task)),
+              "cudaMemcpy2DAsync (dtrmm's block copy)");
+        /* B(:, J) = B(:, 0:j0) W(J, 0:j0)^T + T W(J, J)^T */
+        if (j0 > 0)
+            CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, w, j0, &one, B, ldb, W + j0, ldw,
+                               &zero, B + (size_t)j0 * ldb, ldb),
+                   CUBLAS_STATUS_SUCCESS);
+        CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, w, w, &one, T, m,
+                           W + j0 + (size_t)j0 * ldw, ldw, j0 > 0 ? &one : &zero,
+                           B + (size_t)j0 * ldb, ldb),
+               CUBLAS_STATUS_SUCCESS);
+    }
+    return RILL_SUCCESS;
+}
+
 static rill_status_t cuda_trmm(rill_task_t *task)
 {
     dla_kargs_t a;
     double *W, *B;
     rill_dtd_unpack_args(task, &a, &W, &B);
-    cublasHandle_t h = rill_cuda_cublas(task);
-    const double one = 1.0, zero = 0.0;
-    size_t ws_bytes;
-    double *T = rill_cuda_workspace(task, &ws_bytes);
-    int bs = a.m > 0 ? (int)(ws_bytes / sizeof(double) / (size_t)a.m) : a.n;
-    if (a.dla->trmm_block > 0 && bs > a.dla->trmm_block)
-        bs = a.dla->trmm_block;
-    if (bs > a.n)
-        bs = a.n;
-    if (bs < 64 && bs < a.n) { /* a workspace too small for blocks worth a gemm: in place */
-        CU_LIB(cublasDtrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                           CUBLAS_DIAG_NON_UNIT, a.m, a.n, &one, W, a.ldw, B, a.ldb, B, a.ldb),
-               CUBLAS_STATUS_SUCCESS);
-        return RILL_SUCCESS;
-    }
-    for (int j1 = a.n; j1 > 0; j1 -= bs) {
-        int j0 = j1 > bs ? j1 - bs : 0, w = j1 - j0;
-        CU_RT(cudaMemcpy2DAsync(T, (size_t)a.m * sizeof(double), B + (size_t)j0 * a.ldb,
-                                (size_t)a.ldb * sizeof(double), (size_t)a.m * sizeof(double),
-                                (size_t)w, cudaMemcpyDeviceToDevice, rill_cuda_stream(task)),
-              "cudaMemcpy2DAsync (dtrmm's block copy)");
-        /* B(:, J) = B(:, 0:j0) W(J, 0:j0)^T + T W(J, J)^T */
-        if (j0 > 0)
-            CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, a.m, w, j0, &one, B, a.ldb, W + j0,
-                               a.ldw, &zero, B + (size_t)j0 * a.ldb, a.ldb),
-                   CUBLAS_STATUS_SUCCESS);
-        CU_LIB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, a.m, w, w, &one, T, a.m,
-                           W + j0 + (size_t)j0 * a.ldw, a.ldw, j0 > 0 ? &one : &zero,
-                           B + (size_t)j0 * a.ldb, a.ldb),
-               CUBLAS_STATUS_SUCCESS);
-    }
-    return RILL_SUCCESS;
+    return rill_dla_cuda_trmm(task, a.dla, a.m, a.n, W, a.ldw, B, a.ldb);
 }
 
 static rill_status_t cuda_syrk(rill_task_t *task)

@@ -81,6 +81,16 @@ rill_dla_panel_t rill_dla_panel(const rill_dla_t *dla);
  * trinv_leaf is under 64. Main thread. */
 rill_status_t rill_dla_set_gpu_panel_blocks(rill_dla_t *dla, int trmm_block, int trinv_leaf);
 
+/** The inverse panel's GPU kernels, for a CUDA body that is not one of the library's (the
+ * PTG dpotrf, apps/dla/dpotrf.rill): enqueued on the body's task's stream, through its
+ * workspace, cut as rill_dla_set_gpu_panel_blocks says. W = L^-1 for the n x n lower
+ * triangular L (W comes out zero above its diagonal); B = B W^T (m x n) with W n x n lower
+ * triangular. Built with CUDA only. */
+rill_status_t rill_dla_cuda_trinv(rill_task_t *task, const rill_dla_t *dla, int n, const double *L,
+                                  int lda, double *W, int ldw);
+rill_status_t rill_dla_cuda_trmm(rill_task_t *task, const rill_dla_t *dla, int m, int n,
+                                 const double *W, int ldw, double *B, int ldb);
+
 /* ------------------------------------------------------------ insertion (asynchronous)
  * The *_insert calls add tasks to an open DTD taskpool and return at once; the matrices
  * are borrowed and must stay alive until rill_taskpool_wait(tp) returns. Every rank must

@@ -91,7 +91,12 @@ int main(int argc, char **argv)
         rill_status_t si = RILL_SUCCESS;
         if (t.ptg) {
 #if RILL_DLA_HAVE_PTG
-            dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .NB = rill_matrix_mb(A), .A = A };
+            /* the panels as the DTD version's (--panel; auto: inverse when GPUs are used) */
+            dpotrf_globals_t g = { .NT = rill_matrix_nt(A),
+                                   .NB = rill_matrix_mb(A),
+                                   .A = A,
+                                   .INV = rill_dla_panel(t.dla) == RILL_DLA_PANEL_INVERSE,
+                                   .DLA = t.dla };
             s = dpotrf_taskpool_create(t.ctx, &g, &tp);
 #else
             s = RILL_ERR_NOT_SUPPORTED; /* rillcc was not built (flex or bison missing) */

@@ -388,7 +388,11 @@ if(RILL_HAVE_RILLCC)
             $<TARGET_FILE:testing_dpotrf> -N 600 -t 96 -P 2 -Q 1 -g 0 -x --nruns 2 --dsl ptg)
         add_test(NAME dla_dpotrf_ptg_np4 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 4
             $<TARGET_FILE:testing_dpotrf> -N 301 -t 32 -P 2 -Q 2 -g 0 -x --dsl ptg)
-        set_tests_properties(dla_dpotrf_ptg_np2 dla_dpotrf_ptg_np4 PROPERTIES
+        # inverse panels (TRTRI's NEW tile W to the other ranks' dtrmms), ragged
+        add_test(NAME dla_dpotrf_ptg_inverse_np3 COMMAND ${MPIEXEC_EXECUTABLE}
+            ${RILL_MPIEXEC_FLAGS} -np 3 $<TARGET_FILE:testing_dpotrf> -N 777 -t 50 -P 3 -Q 1 -g 0
+            -x --dsl ptg --panel inverse)
+        set_tests_properties(dla_dpotrf_ptg_np2 dla_dpotrf_ptg_np4 dla_dpotrf_ptg_inverse_np3 PROPERTIES
             LABELS "apps;mpi;ptg" TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL")
         # dgemm: READ_A / READ_B send each tile once per rank (in several messages when
         # the targets do not fit in one: 50 GEMMs per rank below; exposed for GETs at 64 B)

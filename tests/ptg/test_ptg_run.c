@@ -39,6 +39,7 @@
 #include <lapacke.h>
 
 #include "rill/rill.h"
+#include "rill_dla.h" /* (dpotrf.rill's globals name rill_dla_t) */
 
 #include "chain_run.h"
 #include "cycle_run.h"
@@ -121,7 +122,9 @@ static int test_fan(void)
 
 static int test_potrf(void)
 {
-    int sizes[][2] = { { 1, 1 }, { 7, 3 }, { 100, 32 }, { 301, 64 }, { 500, 96 } };
+    /* every other size with inverse panels (INV: those of at least three tiles below the
+     * first, from NT = 5 on) */
+    int sizes[][2] = { { 1, 1 }, { 7, 3 }, { 100, 32 }, { 301, 64 }, { 500, 96 }, { 700, 64 } };
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
         int n = sizes[s][0], nb = sizes[s][1];
         rill_matrix_t *A;
@@ -142,7 +145,10 @@ static int test_potrf(void)
                     for (int ii = 0; ii < r; ii++)
                         t[ii + (size_t)jj * r] = ref[ti * nb + ii + (size_t)(tj * nb + jj) * n];
             }
-        dpotrf_globals_t g = { .NT = rill_matrix_nt(A), .NB = rill_matrix_mb(A), .A = A };
+        int inv = (int)(s % 2);
+        dpotrf_globals_t g = {
+            .NT = rill_matrix_nt(A), .NB = rill_matrix_mb(A), .A = A, .INV = inv
+        };
         rill_taskpool_t *tp;
         CHECK_OK(dpotrf_taskpool_create(ctx, &g, &tp));
         run(tp);
@@ -162,10 +168,10 @@ static int test_potrf(void)
                         norm = fmax(norm, fabs(ref[gi + (size_t)gj * n]));
                     }
             }
-        CHECK_MSG(err <= 1e-12 * norm * n, "potrf N=%d NB=%d: max difference %.3g (norm %.3g)", n,
-                  nb, err, norm);
-        printf("potrf N=%d NB=%d (%d x %d tiles): max difference to LAPACKE %.2g\n", n, nb,
-               rill_matrix_mt(A), rill_matrix_nt(A), err);
+        CHECK_MSG(err <= 1e-12 * norm * n, "potrf N=%d NB=%d%s: max difference %.3g (norm %.3g)", n,
+                  nb, inv ? " (inverse panels)" : "", err, norm);
+        printf("potrf N=%d NB=%d (%d x %d tiles)%s: max difference to LAPACKE %.2g\n", n, nb,
+               rill_matrix_mt(A), rill_matrix_nt(A), inv ? ", inverse panels" : "", err);
         free(ref);
         CHECK_OK(rill_matrix_destroy(&A));
     }
@@ -671,10 +677,10 @@ static int test_war(void)
                   me == 1 && t[0] < 0 ? " (a put read the tile after its overwrite)" : "");
     }
     int ran = atomic_load(&war_run_cuda_bodies);
-    CHECK_MSG(ran > 0 || rill_context_ngpus(ctx) == 0, "war: no CUDA body ran on rank %d's %d GPU(s)",
-              me, rill_context_ngpus(ctx));
-    printf("war: rank %d: %d CUDA bodies ran; every read saw the value before the overwrite\n",
-           me, ran);
+    CHECK_MSG(ran > 0 || rill_context_ngpus(ctx) == 0,
+              "war: no CUDA body ran on rank %d's %d GPU(s)", me, rill_context_ngpus(ctx));
+    printf("war: rank %d: %d CUDA bodies ran; every read saw the value before the overwrite\n", me,
+           ran);
     CHECK_OK(rill_matrix_destroy(&A));
     return 0;
 }
