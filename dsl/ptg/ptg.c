@@ -488,7 +488,11 @@ void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i
     }
     size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
                sizeof(double);
-    ptg_buf_t *buf = ptg_buf_new(in->super.tp->ctx, n, 1, true);
+    /* zero-filled for a task that reads it; a WRITE flow's only gets written (a GPU's copy
+     * is not staged in either: no 32 MiB memset on the thread that makes the task) */
+    const ptg_tp_t *tp = (const ptg_tp_t *)in->super.tp;
+    bool reads = tp->prog->classes[in->cls].flow_mode[flow] & RILL_FLOW_READ;
+    ptg_buf_t *buf = ptg_buf_new(in->super.tp->ctx, n, 1, reads);
     if (!buf) {
         in->broken = true;
         rill_taskpool_fail(in->super.tp, RILL_ERR_NO_MEMORY,
