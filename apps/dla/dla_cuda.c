@@ -173,7 +173,8 @@ rill_status_t rill_dla_cuda_trinv(rill_task_t *task, const rill_dla_t *dla, int 
 {
     size_t ws_bytes;
     double *T = rill_cuda_workspace(task, &ws_bytes);
-    return trinv(task, n, L, lda, W, ldw, T, ws_bytes / sizeof(double), dla->trinv_leaf);
+    return trinv(task, n, L, lda, W, ldw, T, ws_bytes / sizeof(double),
+                 dla ? dla->trinv_leaf : RILL_DLA_GPU_TRINV_LEAF);
 }
 
 static rill_status_t cuda_trtri(rill_task_t *task)
@@ -199,8 +200,9 @@ rill_status_t rill_dla_cuda_trmm(rill_task_t *task, const rill_dla_t *dla, int m
     size_t ws_bytes;
     double *T = rill_cuda_workspace(task, &ws_bytes);
     int bs = m > 0 ? (int)(ws_bytes / sizeof(double) / (size_t)m) : n;
-    if (dla->trmm_block > 0 && bs > dla->trmm_block)
-        bs = dla->trmm_block;
+    int block = dla ? dla->trmm_block : RILL_DLA_GPU_TRMM_BLOCK;
+    if (block > 0 && bs > block)
+        bs = block;
     if (bs > n)
         bs = n;
     if (bs < 64 && bs < n) { /* a workspace too small for blocks worth a gemm: in place */

@@ -85,7 +85,7 @@ rill_status_t rill_dla_set_gpu_panel_blocks(rill_dla_t *dla, int trmm_block, int
  * PTG dpotrf, apps/dla/dpotrf.rill): enqueued on the body's task's stream, through its
  * workspace, cut as rill_dla_set_gpu_panel_blocks says. W = L^-1 for the n x n lower
  * triangular L (W comes out zero above its diagonal); B = B W^T (m x n) with W n x n lower
- * triangular. Built with CUDA only. */
+ * triangular. dla NULL: the default cuts. Built with CUDA only. */
 rill_status_t rill_dla_cuda_trinv(rill_task_t *task, const rill_dla_t *dla, int n, const double *L,
                                   int lda, double *W, int ldw);
 rill_status_t rill_dla_cuda_trmm(rill_task_t *task, const rill_dla_t *dla, int m, int n,

@@ -202,7 +202,6 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     i->wrote = false;
     i->remaining = 0;
     i->early_flows = 0;
-    i->early_gates = NULL;
     i->hash = 0;
     i->hnext = NULL;
     i->t.globals = tp->globals;
@@ -221,20 +220,70 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     return i;
 }
 
-/* Record that out's completing task holds instance i back (it writes a datum sent GPU to
- * GPU, from_flow): false when there is no memory for it (the run fails). */
-static bool hold_add(rill_ptg_out_t *out, ptg_inst_t *i, int from_flow)
+/* ------------------------------------------------------------ gates
+ *
+ * A tile that leaves GPU to GPU is read by its put from this rank's copy after the release
+ * that sent it: a local task that writes it must not run before every such put ended,
+ * whichever way it is ordered after the sender (the tile from the sender itself, a control
+ * flow, another task). Each datum with such sends in flight has a gate (ptg_gate_t, in
+ * tp->gates under the table's lock), taken by each send and by the release that makes the
+ * sends (before it delivers anything), given back as each ends; an instance that becomes
+ * ready while a datum it writes has a gate waits there, as for one more input, and the last
+ * give lets it go. */
+
+/* The gate of datum d (table lock held), or NULL. */
+static ptg_gate_t *gate_find(ptg_tp_t *tp, const rill_data_t *d)
 {
-    if (out->nholds == out->capholds) {
-        int cap = out->capholds ? 2 * out->capholds : 8;
-        ptg_hold_t *h = realloc(out->holds, sizeof(*h) * (size_t)cap);
-        if (!h)
-            return false;
-        out->holds = h;
-        out->capholds = cap;
+    ptg_gate_t *g = tp->gates;
+    while (g && g->d != d)
+        g = g->next;
+    return g;
+}
+
+ptg_gate_t *ptg_gate_take(ptg_tp_t *tp, rill_data_t *d)
+{
+    rill_spinlock_lock(&tp->lock);
+    ptg_gate_t *g = gate_find(tp, d);
+    if (!g && (g = calloc(1, sizeof(*g)))) {
+        g->d = d;
+        g->next = tp->gates;
+        tp->gates = g;
     }
-    out->holds[out->nholds++] = (ptg_hold_t){ .inst = i, .from_flow = from_flow };
-    return true;
+    if (g)
+        g->inflight++;
+    rill_spinlock_unlock(&tp->lock);
+    if (!g)
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG gate)");
+    return g;
+}
+
+/* Whether ready instance i must wait at a gate (table lock held): a datum it writes has
+ * sends in flight. Then it is held there (one more input) and stays in the table. */
+static bool gate_check(ptg_tp_t *tp, ptg_inst_t *i)
+{
+    if (!tp->gates)
+        return false;
+    const rill_ptg_class_t *c = &tp->prog->classes[i->cls];
+    for (int f = 0; f < c->nflows; f++) {
+        ptg_gate_t *g =
+            (c->flow_mode[f] & RILL_FLOW_WRITE) && i->dat[f] ? gate_find(tp, i->dat[f]) : NULL;
+        if (!g)
+            continue;
+        if (g->n == g->cap) {
+            int cap = g->cap ? 2 * g->cap : 8;
+            ptg_inst_t **h = realloc(g->held, sizeof(*h) * (size_t)cap);
+            if (!h) { /* (it goes: the run fails) */
+                rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG gate)");
+                return false;
+            }
+            g->held = h;
+            g->cap = cap;
+        }
+        g->held[g->n++] = i;
+        i->remaining = 1;
+        return true;
+    }
+    return false;
 }
 
 /* Out of the table: i has all its inputs (table lock held). */
@@ -248,22 +297,39 @@ static void table_unlink(ptg_tp_t *tp, ptg_inst_t *i)
     tp->nwait_cls[i->cls]--;
 }
 
-void ptg_hold_release(ptg_tp_t *tp, ptg_inst_t *i)
+void ptg_gate_give(ptg_tp_t *tp, ptg_gate_t *g)
 {
+    if (!g)
+        return;
     rill_spinlock_lock(&tp->lock);
-    bool ready = --i->remaining == 0;
-    if (ready)
-        table_unlink(tp, i);
-    rill_spinlock_unlock(&tp->lock);
-    if (ready) {
-        i->super.next = NULL;
-        rill_sched_push(tp->super.ctx, NULL, &i->super, 1);
+    if (--g->inflight > 0) {
+        rill_spinlock_unlock(&tp->lock);
+        return;
     }
+    ptg_gate_t **pp = &tp->gates;
+    while (*pp != g)
+        pp = &(*pp)->next;
+    *pp = g->next;
+    /* its writers: ready now, unless another datum of theirs has a gate too */
+    rill_task_t *ready = NULL;
+    int nready = 0;
+    for (int k = 0; k < g->n; k++) {
+        ptg_inst_t *i = g->held[k];
+        if (--i->remaining == 0 && !gate_check(tp, i)) {
+            table_unlink(tp, i);
+            i->super.next = ready;
+            ready = &i->super;
+            nready++;
+        }
+    }
+    rill_spinlock_unlock(&tp->lock);
+    free(g->held);
+    free(g);
+    rill_sched_push(tp->super.ctx, NULL, ready, nready);
 }
 
 void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken,
-                       int hold_flow)
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
@@ -306,11 +372,8 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
             buf = NULL;
         }
     }
-    /* a writer of a datum that goes GPU to GPU from the completing task's GPU copy: this
-     * input counts once those puts ended (ptg_hold_release), so it stays in the table */
-    bool hold = hold_flow >= 0 && flow >= 0 && flow < c->nflows &&
-                (c->flow_mode[flow] & RILL_FLOW_WRITE) && i->remaining > 0;
-    bool ready = !hold && --i->remaining == 0;
+    /* (ready: unless a datum it writes is being sent GPU to GPU: then it waits at its gate) */
+    bool ready = --i->remaining == 0 && !gate_check(tp, i);
     bool excess = i->remaining < 0; /* read under the lock: once it is released, another
                                      * deliverer may make i ready, run and free it */
     if (ready) {                    /* no more inputs: out of the table */
@@ -319,11 +382,6 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
         tp->nwait_cls[cls]--;
     }
     rill_spinlock_unlock(&tp->lock);
-    if (hold && !hold_add(out, i, hold_flow)) {
-        /* (it cannot be released safely now: the run fails and ends) */
-        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG task's hold)");
-        ptg_hold_release(tp, i);
-    }
     ptg_buf_unref(buf); /* not kept (NULL when it was): give the reference back */
     if (excess)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
@@ -432,7 +490,7 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
-    ptg_deliver_local(out, cls, v, params, flow, d, size, buf, false, gpu ? from_flow : -1);
+    ptg_deliver_local(out, cls, v, params, flow, d, size, buf, false);
 }
 
 /* Tile (i, j) lies outside A: the taskpool fails saying so (what: "reads", ...). */
@@ -608,12 +666,20 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
             return;
         }
     }
+    /* the data it sends GPU to GPU now: their gates exist before any successor is
+     * delivered (a writer waits there until their puts ended; the sends take them too) */
+    ptg_gate_t *made[RILL_PTG_MAX_FLOWS] = { NULL };
+    for (int f = 0; f < c->nflows; f++)
+        if (out.gpu_dev > 0 && (out.gpu_flows & ~i->early_flows & (1u << f)))
+            made[f] = ptg_gate_take(tp, i->dat[f]);
     /* the body's writes happen before the successors' reads: rill_sched_push publishes
      * them (release), and the table's lock orders the deliveries */
     c->release(tp->globals, &i->t, &out);
     /* the activations copy the tiles before a local successor (an RW) may write them, or
-     * (GPU to GPU) hold the local writers until their puts ended */
+     * (GPU to GPU) the local writers wait at the gates until the puts ended */
     ptg_send_remote(&out);
+    for (int f = 0; f < c->nflows; f++)
+        ptg_gate_give(tp, made[f]);
     /* PTG's tiles it held: a manager cannot free a datum with a copy on its own GPU (the
      * copy's release waits for that manager), so a chore drops them on a worker */
     if (manager)
@@ -1006,6 +1072,9 @@ static void ptg_purge(ptg_tp_t *tp)
     tp->nwaiting = 0;
     for (int c = 0; c < tp->prog->nclasses; c++)
         tp->nwait_cls[c] = 0;
+    /* writers held at gates are among them: a send that ends later lets nobody go */
+    for (ptg_gate_t *g = tp->gates; g; g = g->next)
+        g->n = 0;
     rill_spinlock_unlock(&tp->lock);
     while (all) {
         ptg_inst_t *i = all;
@@ -1135,6 +1204,12 @@ static void ptg_destroy(rill_taskpool_t *super)
                 ptg_buf_unref(i->owned[f]);
             rill_mempool_free(&inst_pool, i);
         }
+    while (tp->gates) { /* (a failed run's: their sends ended, the writers were dropped) */
+        ptg_gate_t *g = tp->gates;
+        tp->gates = g->next;
+        free(g->held);
+        free(g);
+    }
     free(tp->buckets);
     free(tp->tcs);
     free(tp->nlocal);

@@ -40,9 +40,8 @@ typedef struct ptg_inst {
     bool wrote;    /* its writes are counted (a GPU ran it; its release runs on a worker) */
     int remaining; /* inputs still to come (under the table's lock) */
     /* the flows whose data left for other ranks GPU to GPU when its body was launched
-     * (ptg_send_early), and the gates of their local writers (one per such flow) */
+     * (ptg_send_early: the completion's release skips them) */
     uint32_t early_flows;
-    struct ptg_gate **early_gates;
     uint64_t hash;
     struct ptg_inst *hnext;
 } ptg_inst_t;
@@ -74,6 +73,7 @@ typedef struct ptg_tp {
      * producer's rank, and the receive; and how many of each are in flight (the watchdog) */
     rill_task_class_t gsend_tc, grecv_tc;
     atomic_int gsends, grecvs;
+    struct ptg_gate *gates; /* the data with sends GPU to GPU in flight (under lock) */
     struct ptg_tp *live_next;
 } ptg_tp_t;
 
@@ -91,12 +91,15 @@ typedef struct ptg_remote {
     int64_t params[RILL_PTG_MAX_VARS];
 } ptg_remote_t;
 
-/* A local task that writes a datum the completing task sends GPU to GPU: it waits for
- * those sends (their puts read the producer's GPU copy) as for one more input. */
-typedef struct ptg_hold {
-    ptg_inst_t *inst; /* in the table until then (its input is not counted) */
-    int from_flow;
-} ptg_hold_t;
+/* The gate of a datum being sent GPU to GPU from this rank (ptg.c, "gates"): the local
+ * tasks that write it wait until every put of it ended. Under the table's lock. */
+typedef struct ptg_gate {
+    struct ptg_gate *next;
+    rill_data_t *d;
+    int inflight; /* the sends of d not ended, and the releases making them */
+    int n, cap;
+    ptg_inst_t **held; /* the writers of d that wait (each with one input to come) */
+} ptg_gate_t;
 
 struct rill_ptg_out {
     ptg_tp_t *tp;
@@ -119,8 +122,6 @@ struct rill_ptg_out {
      * GPU to GPU, sent with their puts behind launch behind on GPU gpu_dev */
     bool early;
     uint64_t behind;
-    ptg_hold_t *holds;
-    int nholds, capholds;
 };
 
 /* errors reported by the generated code on this thread (rill_ptg_expr_error): the runtime
@@ -129,16 +130,15 @@ extern _Thread_local unsigned ptg_expr_errors;
 
 /* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
  * NULL): PTG's tile behind d, one reference of which is handed to the instance. broken:
- * its input was lost (the body must not run). hold_flow >= 0: d is the completing task's
- * flow hold_flow, which goes to other ranks GPU to GPU: an instance that writes it is held
- * (out->holds) rather than counting this input. */
+ * its input was lost (the body must not run). An instance that becomes ready waits at the
+ * gate of a datum it writes, if there is one. */
 void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken,
-                       int hold_flow);
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken);
 
-/* An input of instance i that was held back (ptg_hold_t) arrives: it is pushed when it was
- * the last. Any thread. */
-void ptg_hold_release(ptg_tp_t *tp, ptg_inst_t *i);
+/* Take datum d's gate (made if none; NULL and the run failed: no memory). Any thread. */
+ptg_gate_t *ptg_gate_take(ptg_tp_t *tp, rill_data_t *d);
+/* Give it back (NULL: nothing); the last lets its writers go. Any thread. */
+void ptg_gate_give(ptg_tp_t *tp, ptg_gate_t *g);
 
 /* Push a chore that drops one reference of each of bufs[0 .. nbufs-1] on a worker (a GPU
  * manager's thread must not). */
@@ -157,8 +157,8 @@ void ptg_remote_fini(void);
 void ptg_remote_live(ptg_tp_t *tp);
 /* It takes none any more (destroyed). */
 void ptg_remote_gone(ptg_tp_t *tp);
-/* The outputs to other ranks of a completing task (out->remote), sent; the writers it
- * holds (out->holds) go once the GPU-to-GPU moves of their data ended. */
+/* The outputs to other ranks of a completing task (out->remote), sent (GPU to GPU: each
+ * send holds its datum's gate until its put ended). */
 void ptg_send_remote(rill_ptg_out_t *out);
 /* The launch's pass of a release (out->early): send its outputs to other ranks now, their
  * puts behind the body (out->behind on out->gpu_dev); sets from->early_flows when they

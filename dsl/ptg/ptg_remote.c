@@ -84,72 +84,16 @@ static rill_status_t message_header(ptg_tp_t *tp, const ptg_remote_t *const *t, 
  * ranks' GPUs reach each other (rill_rdep_route): the activation carries no bytes, the
  * receiver's GPU asks for them and the sender's GPU puts its copy into the landing (the
  * engine's request path). The send is a task of PTG's own (ptg_gsend_t) alive until the
- * put ended; the local tasks that write the tile wait for it (a gate), since the put reads
+ * put ended; the local tasks that write the tile wait for it (its gate, ptg.c), since the put reads
  * the producer's copy. The receive (ptg_grecv_t) lands the tile in a PTG tile (ptg_buf_t)
  * whose GPU copy is the new version, then delivers it to its targets. */
-
-/* The local writers of a datum sent GPU to GPU wait for every send of it: the last one to
- * end, or the release that held them (which holds one reference until it handed them over),
- * lets them go. */
-typedef struct ptg_gate {
-    atomic_int refs;
-    ptg_tp_t *tp;
-    int n;
-    ptg_inst_t **held;
-} ptg_gate_t;
-
-/* A gate with the caller's reference and no writer yet, or NULL (no memory). */
-static ptg_gate_t *gate_new(ptg_tp_t *tp)
-{
-    ptg_gate_t *g = calloc(1, sizeof(*g));
-    if (g) {
-        atomic_init(&g->refs, 1);
-        g->tp = tp;
-    }
-    return g;
-}
-
-/* The writers out holds for from_flow wait at g (its sends may be running: they read the
- * list only once the caller's reference is dropped). g NULL, or no memory: they go now,
- * and the run fails. */
-static void gate_hold(ptg_gate_t *g, const rill_ptg_out_t *out, int from_flow)
-{
-    int n = 0;
-    for (int k = 0; k < out->nholds; k++)
-        n += out->holds[k].from_flow == from_flow;
-    if (!n)
-        return;
-    ptg_inst_t **held = g ? malloc(sizeof(*held) * (size_t)n) : NULL;
-    if (!held) {
-        rill_taskpool_fail(&out->tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG gate)");
-        for (int k = 0; k < out->nholds; k++)
-            if (out->holds[k].from_flow == from_flow)
-                ptg_hold_release(out->tp, out->holds[k].inst);
-        return;
-    }
-    for (int k = 0; k < out->nholds; k++)
-        if (out->holds[k].from_flow == from_flow)
-            held[g->n++] = out->holds[k].inst;
-    g->held = held;
-}
-
-/* acq_rel: each send's end (its put read the bytes) happens before the writers run */
-static void gate_drop(ptg_gate_t *g)
-{
-    if (!g || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    for (int k = 0; k < g->n; k++)
-        ptg_hold_release(g->tp, g->held[k]);
-    free(g->held);
-    free(g);
-}
 
 /* A send of a tile GPU to GPU: one activation message (hdr, its targets) for it. */
 typedef struct ptg_gsend {
     rill_task_t super; /* first: the core's view */
     rill_rdep_t x;
     ptg_buf_t *buf;   /* a reference of PTG's tile sent, or NULL */
-    ptg_gate_t *gate; /* one of its references, or NULL */
+    ptg_gate_t *gate; /* its datum's gate, taken (NULL: none could be made) */
     void *hdr;
     size_t len;
 } ptg_gsend_t;
@@ -180,7 +124,7 @@ static void gsend_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status
     (void)status; /* (a failure failed the run, saying why) */
     ptg_gsend_t *gs = (ptg_gsend_t *)task;
     ptg_tp_t *tp = (ptg_tp_t *)task->tp;
-    gate_drop(gs->gate);
+    ptg_gate_give(tp, gs->gate);
     if (gs->buf && w)
         ptg_buf_unref(gs->buf);
     else if (gs->buf) /* a manager must not free a datum with a copy on its GPU */
@@ -192,10 +136,9 @@ static void gsend_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status
 }
 
 /* Send r's tile GPU to GPU with the activation hdr (len bytes, taken), for the targets'
- * highest priority prio; buf: a reference of PTG's tile (taken), gate: the writers that
- * wait for it. */
+ * highest priority prio; buf: a reference of PTG's tile (taken). */
 static void gsend_start(ptg_tp_t *tp, const rill_ptg_out_t *out, const ptg_remote_t *r, void *hdr,
-                        size_t len, int32_t prio, ptg_gate_t *gate, ptg_buf_t *buf)
+                        size_t len, int32_t prio, ptg_buf_t *buf)
 {
     ptg_gsend_t *gs = calloc(1, sizeof(*gs));
     if (!gs) {
@@ -211,9 +154,7 @@ static void gsend_start(ptg_tp_t *tp, const rill_ptg_out_t *out, const ptg_remot
     gs->buf = buf;
     gs->hdr = hdr;
     gs->len = len;
-    gs->gate = gate;
-    if (gate)
-        atomic_fetch_add_explicit(&gate->refs, 1, memory_order_relaxed);
+    gs->gate = ptg_gate_take(tp, r->dat); /* before the put can start */
     rill_rdep_send_init(&gs->x, &gs->super, r->dat, r->dst,
                         atomic_fetch_add_explicit(&gpu_moves, 1, memory_order_relaxed), true);
     if (out->early) /* the body is in flight: the put goes behind it */
@@ -226,8 +167,7 @@ static void gsend_start(ptg_tp_t *tp, const rill_ptg_out_t *out, const ptg_remot
 /* The group g[0 .. n-1] (one tile to rank dst) GPU to GPU: one send per message of
  * targets (a message takes up to rill_rdep_header_max_gpu bytes: one, as a rule). Each
  * entry holds a reference of a PTG tile: a send takes one, the rest are dropped. */
-static void gpu_send_group(const rill_ptg_out_t *out, const ptg_remote_t *const *g, int n,
-                           ptg_gate_t *gate)
+static void gpu_send_group(const rill_ptg_out_t *out, const ptg_remote_t *const *g, int n)
 {
     ptg_tp_t *tp = out->tp;
     size_t max = rill_rdep_header_max_gpu() - sizeof(ptg_hdr_t);
@@ -241,7 +181,7 @@ static void gpu_send_group(const rill_ptg_out_t *out, const ptg_remote_t *const 
             int32_t prio = INT32_MIN;
             rill_status_t s = message_header(tp, g + first, e - first, &hdr, &len, &prio);
             if (s == RILL_SUCCESS)
-                gsend_start(tp, out, g[0], hdr, len, prio, gate, g[used++]->buf);
+                gsend_start(tp, out, g[0], hdr, len, prio, g[used++]->buf);
             else
                 rill_taskpool_fail(&tp->super, s, "out of memory (a PTG activation)");
             first = e;
@@ -281,10 +221,19 @@ static void grecv_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status
     bool ok = status == RILL_HOOK_DONE && task->device > 0;
     if (ok) /* its copy on that GPU is the new version (the landing's, device.h) */
         rill_data_wrote(&g->buf->data, task->device);
-    /* (lost: the targets hold the tile without running, and drop it on a worker) */
-    activation_land(tp, &g->h, g->size, (const char *)g->targets, g->buf, !ok);
+    /* (lost: the targets hold the tile without running, and drop it on a worker.) A target
+     * that does not keep its reference gives it back at once: with one more held here,
+     * that is never the last, which a chore drops on a worker (this is a manager's thread,
+     * which must not free a datum with a copy on its GPU) */
+    ptg_buf_t *buf = g->buf;
+    atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+    /* (before the last pending drop: after it the taskpool may end and go) */
     atomic_fetch_sub_explicit(&tp->grecvs, 1, memory_order_relaxed);
+    rill_taskpool_pending_add(&tp->super, 1); /* (busy until the chore is pushed) */
+    activation_land(tp, &g->h, g->size, (const char *)g->targets, buf, !ok);
+    ptg_chore_push(tp, &buf, 1);
     free(g);
+    rill_taskpool_pending_sub(&tp->super, 1);
 }
 
 /* Comm thread: the activation m (its targets: tsize bytes) says its tile comes GPU to GPU
@@ -321,24 +270,7 @@ static void grecv_start(ptg_tp_t *tp, const rill_rdep_in_t *in, ptg_buf_t *buf, 
 
 void ptg_send_early(rill_ptg_out_t *out)
 {
-    ptg_inst_t *i = out->from;
-    ptg_gate_t **gates = calloc(RILL_PTG_MAX_FLOWS, sizeof(*gates));
-    bool ok = gates != NULL;
-    for (int f = 0; ok && f < RILL_PTG_MAX_FLOWS; f++)
-        if ((out->gpu_flows & (1u << f)) && !(gates[f] = gate_new(out->tp)))
-            ok = false;
-    if (!ok) { /* they leave at the completion, as without early sends */
-        for (int f = 0; gates && f < RILL_PTG_MAX_FLOWS; f++)
-            free(gates[f]);
-        free(gates);
-        for (int a = 0; a < out->nremote; a++)
-            ptg_buf_unref(out->remote[a].buf); /* (never the last: the task holds one) */
-        if (out->remote != out->fixed)
-            free(out->remote);
-        return;
-    }
-    i->early_gates = gates;
-    i->early_flows = out->gpu_flows;
+    out->from->early_flows = out->gpu_flows;
     ptg_send_remote(out);
 }
 
@@ -456,28 +388,6 @@ static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
 void ptg_send_remote(rill_ptg_out_t *out)
 {
     ptg_tp_t *tp = out->tp;
-    ptg_inst_t *from = out->from;
-    /* the gates of the data sent GPU to GPU: made at the launch (early_gates; the launch's
-     * pass sends on them), else now for the writers this release holds */
-    ptg_gate_t *gates[RILL_PTG_MAX_FLOWS] = { NULL };
-    if (from && from->early_gates)
-        memcpy(gates, from->early_gates, sizeof(gates));
-    if (!out->early) {
-        if (from && from->early_gates) {
-            free(from->early_gates);
-            from->early_gates = NULL;
-        }
-        uint32_t done = 0; /* the flows whose writers were handed over */
-        for (int k = 0; k < out->nholds; k++) {
-            int f = out->holds[k].from_flow;
-            if (done & (1u << f))
-                continue;
-            done |= 1u << f;
-            if (!gates[f])
-                gates[f] = gate_new(tp);
-            gate_hold(gates[f], out, f); /* (NULL: they go now, the run fails) */
-        }
-    }
     const ptg_remote_t *group_fixed[64], **group = group_fixed;
     if (out->nremote > 64 && !(group = malloc(sizeof(*group) * (size_t)out->nremote))) {
         rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (a PTG activation)");
@@ -494,7 +404,7 @@ void ptg_send_remote(rill_ptg_out_t *out)
                 group[n++] = q;
         }
         if (r->gpu)
-            gpu_send_group(out, group, n, gates[r->from_flow]);
+            gpu_send_group(out, group, n);
         else
             send_group(tp, group, n);
         for (int e = 0; e < n; e++)
@@ -504,11 +414,7 @@ void ptg_send_remote(rill_ptg_out_t *out)
         ptg_buf_unref(out->remote[a].buf);
     if (group != group_fixed)
         free(group);
-    for (int f = 0; !out->early && f < RILL_PTG_MAX_FLOWS; f++) /* the release's reference */
-        gate_drop(gates[f]);
-    free(out->holds);
-    out->holds = NULL;
-    out->nholds = out->capholds = 0;
+
     if (out->remote != out->fixed)
         free(out->remote);
     out->remote = NULL;
@@ -542,7 +448,7 @@ static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, con
         unsigned errs = ptg_expr_errors;
         c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
         ptg_deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, size, buf,
-                          lost || (size && !buf) || ptg_expr_errors != errs, -1);
+                          lost || (size && !buf) || ptg_expr_errors != errs);
     }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
