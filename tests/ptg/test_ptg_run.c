@@ -17,8 +17,10 @@
  *   gpu    (1-2 ranks, GPUs) CUDA bodies: a value carried over the ranks by tasks on the
  *          GPUs, brought home at the end; exit 77 (skipped) without a GPU
  *   war    (2 ranks) a tile written (on a GPU when there is one), sent to the other rank
- *          (GPU to GPU) and overwritten at once by a local task: the other rank reads the
- *          first value (the overwrite waits for the put, or for the copy into the message)
+ *          (GPU to GPU) and overwritten at once by a local task, a successor of the sender
+ *          (war_run) or ordered after it by a control flow only (war2_run): the other rank
+ *          reads the first value (the overwrite waits for the put, or for the copy into the
+ *          message)
  *   expr   nested expressions (ranges, locals, priorities) as rillcc compiles them, against
  *          the same C expressions
  *   noprod a task waits for an input from a task outside its class's ranges: the run fails
@@ -55,6 +57,7 @@
 #include "range_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
+#include "war2_run.h"
 #include "war_run.h"
 #include "dpotrf.h"
 #include "test_util.h"
@@ -663,18 +666,26 @@ static int test_war(void)
     static const int sizes[] = { 1, 5, 60 };
     for (size_t r = 0; r < sizeof(sizes) / sizeof(sizes[0]); r++) {
         int n = sizes[r];
-        double *t = rill_matrix_tile_write(A, 0, me); /* GPU copies of the last run: stale */
-        CHECK_MSG(t != NULL, "war: rank %d holds no tile (0, %d)", me, me);
-        t[0] = 0;
-        t[1] = 1.0;
-        war_run_globals_t g = { .N = n, .A = A };
-        rill_taskpool_t *tp;
-        CHECK_OK(war_run_taskpool_create(ctx, &g, &tp));
-        run(tp);
-        double want = me == 0 ? -1e6 : (double)n * (n + 1) / 2;
-        CHECK_MSG(t[0] == want, "war: %d rounds: rank %d's tile holds %g, expected %g%s", n, me,
-                  t[0], want,
-                  me == 1 && t[0] < 0 ? " (a put read the tile after its overwrite)" : "");
+        for (int prog = 0; prog < 2; prog++) { /* the writer after the sender, or by control */
+            /* written through tile_write: GPU copies of the last run are stale */
+            double *t = rill_matrix_tile_write(A, 0, me);
+            CHECK_MSG(t != NULL, "war: rank %d holds no tile (0, %d)", me, me);
+            t[0] = 0;
+            t[1] = 1.0;
+            rill_taskpool_t *tp;
+            if (prog == 0) {
+                war_run_globals_t g = { .N = n, .A = A };
+                CHECK_OK(war_run_taskpool_create(ctx, &g, &tp));
+            } else {
+                war2_run_globals_t g = { .N = n, .A = A };
+                CHECK_OK(war2_run_taskpool_create(ctx, &g, &tp));
+            }
+            run(tp);
+            double want = me == 0 ? -1e6 : (double)n * (n + 1) / 2;
+            CHECK_MSG(t[0] == want, "war%s: %d rounds: rank %d's tile holds %g, expected %g%s",
+                      prog ? "2" : "", n, me, t[0], want,
+                      me == 1 && t[0] < 0 ? " (a put read the tile after its overwrite)" : "");
+        }
     }
     int ran = atomic_load(&war_run_cuda_bodies);
     CHECK_MSG(ran > 0 || rill_context_ngpus(ctx) == 0,
