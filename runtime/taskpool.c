@@ -70,6 +70,10 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
 {
     if (!tp)
         return RILL_ERR_INVALID_ARG;
+    /* the thread first: waited is the main thread's (a task body that called this read it
+     * while the main thread set it: ThreadSanitizer, test_dtd_reentry_2w) */
+    if (rill_worker_check_main("rill_taskpool_wait", false) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     if (tp->waited) {
         RILL_ERROR(RILL_LOG_RUNTIME,
                    "rill_taskpool_wait: taskpool %u was already waited for; a taskpool is waited "
@@ -77,8 +81,6 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
                    tp->id);
         return RILL_ERR_BAD_STATE;
     }
-    if (rill_worker_check_main("rill_taskpool_wait", false) != RILL_SUCCESS)
-        return RILL_ERR_BAD_STATE;
     rill_worker_t *w = rill_worker_self();
     tp->waited = true;
     /* the whole wait is watched: closing may wait in collectives, which keep this thread

@@ -1056,6 +1056,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                    tp->super.id);
         return RILL_ERR_INVALID_ARG;
     }
+    /* the thread first: closed is the main thread's (rill_taskpool_wait sets it) */
+    if (rill_worker_check_main("rill_dtd_insert_task", false) != RILL_SUCCESS)
+        return RILL_ERR_BAD_STATE;
     if (tp->closed) {
         RILL_ERROR(RILL_LOG_DTD,
                    "rill_dtd_insert_task('%s'): taskpool %u was already waited for; insert "
@@ -1063,8 +1066,6 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
                    cls->name, tp->super.id);
         return RILL_ERR_BAD_STATE;
     }
-    if (rill_worker_check_main("rill_dtd_insert_task", false) != RILL_SUCCESS)
-        return RILL_ERR_BAD_STATE;
     rill_worker_t *w = rill_worker_self();
 
     /* validate and collect the arguments */

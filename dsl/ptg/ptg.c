@@ -395,6 +395,19 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
     }
 }
 
+/* A tile of PTG's own that instance from holds, d, goes on: one more reference (NULL when d
+ * is not one). */
+static ptg_buf_t *owned_ref(const ptg_inst_t *from, const rill_data_t *d)
+{
+    const ptg_tp_t *tp = (const ptg_tp_t *)from->super.tp;
+    for (int f = 0; d && f < tp->prog->classes[from->cls].nflows; f++)
+        if (from->owned[f] && &from->owned[f]->data == d) {
+            atomic_fetch_add_explicit(&from->owned[f]->refs, 1, memory_order_relaxed);
+            return from->owned[f];
+        }
+    return NULL;
+}
+
 void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int flow, int from_flow)
 {
     if (!out || !out->tp || !params) /* (generated code never passes NULL) */
@@ -441,25 +454,13 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     bool sent = from->early_flows & bit;
     bool gpu = sent || (out->gpu_dev > 0 && (out->gpu_flows & bit));
     if (out->early && (rank == tp->super.ctx->rank || !gpu))
-        return; /* the launch's pass: only those */
-    /* a tile of PTG's own that the completing task holds goes on: one more reference */
-    ptg_buf_t *buf = NULL;
-    if (d)
-        for (int f = 0; f < tp->prog->classes[from->cls].nflows; f++)
-            if (from->owned[f] && &from->owned[f]->data == d) {
-                buf = from->owned[f];
-                atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
-                break;
-            }
+        return;                        /* the launch's pass: only those */
     if (rank != tp->super.ctx->rank) { /* sent with the others to that rank (send_remote) */
-        if (sent && !out->early) {     /* it left at the launch */
-            ptg_buf_unref(buf);        /* (never the last: the completing task holds one) */
+        if (sent && !out->early)       /* it left at the launch */
             return;
-        }
-        if (!gpu && buf) {      /* its bytes are copied as it is sent: no reference needed */
-            ptg_buf_unref(buf); /* (never the last: the completing task holds one) */
-            buf = NULL;
-        }
+        /* GPU to GPU, the send holds a reference of PTG's tile until its put ended (on the
+         * host route its bytes are copied as it is sent) */
+        ptg_buf_t *buf = gpu ? owned_ref(from, d) : NULL;
         if (out->nremote == out->capremote) {
             int cap = out->capremote ? 2 * out->capremote : 64;
             ptg_remote_t *r = malloc(sizeof(*r) * (size_t)cap);
@@ -490,7 +491,7 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
-    ptg_deliver_local(out, cls, v, params, flow, d, size, buf, false);
+    ptg_deliver_local(out, cls, v, params, flow, d, size, owned_ref(from, d), false);
 }
 
 /* Tile (i, j) lies outside A: the taskpool fails saying so (what: "reads", ...). */
