@@ -1,6 +1,6 @@
 /* Rendezvous (expose / GET / PUT / PUT_END): every rank exposes buffers of 1 B to
- * 64 MiB (16 MiB under ThreadSanitizer), every other rank GETs each of them (nb_gets = size - 1) with random
- * priorities; contents are checked and each buffer is released exactly once. A GET of
+ * 64 MiB (16 MiB under ThreadSanitizer), every other rank GETs each of them (nb_gets = size - 1)
+ * with random priorities; contents are checked and each buffer is released exactly once. A GET of
  * an unknown handle, and one larger than the exposed buffer, report their errors. */
 #include <stdlib.h>
 #include <string.h>
