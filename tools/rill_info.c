@@ -2,6 +2,7 @@
  * options and the topology it would use. Uses only the public API. */
 #include <dirent.h>
 #include <fnmatch.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,9 @@ static void usage(FILE *out, const char *prog)
             "                     GPU direct (CUDA IPC, checked both ways; between nodes\n"
             "                     over the net wire) or host-staged,\n"
             "                     each with why (comm_ranks_per_node, comm_gpu_direct)\n"
+            "  --parsable         the parameters (every level, or those of --param) one per\n"
+            "                     line, for scripts: name, type, value, source, default,\n"
+            "                     allowed, level, separated by tabs\n"
             "  --mca NAME VALUE   set a parameter, as for any Rill program\n"
             "  --help             this text\n"
             "\n"
@@ -138,12 +142,53 @@ static void print_param(const rill_param_info_t *info, bool show_level)
            info->same_on_all_ranks ? "; the same on every rank (rill_init checks)" : "");
 }
 
-/* The parameters to show: USER only unless all_levels or patterns. Returns how many. */
-static size_t print_params(bool all_levels, char **patterns, int npatterns)
+static const char *type_name(rill_param_type_t type)
+{
+    switch (type) {
+    case RILL_PARAM_INT:
+        return "int";
+    case RILL_PARAM_SIZE:
+        return "size";
+    case RILL_PARAM_BOOL:
+        return "bool";
+    case RILL_PARAM_STRING:
+        return "string";
+    case RILL_PARAM_ENUM:
+        return "enum";
+    }
+    return "?";
+}
+
+/* One field of a --parsable line: a tab or a line break inside it (a string's value) prints
+ * as a space, so the line keeps its columns. */
+static void print_field(const char *text, bool last)
+{
+    for (const char *c = text; *c; c++)
+        putchar(*c == '\t' || *c == '\n' || *c == '\r' ? ' ' : *c);
+    putchar(last ? '\n' : '\t');
+}
+
+/* One line per parameter: name, type, value, source, default, allowed, level. */
+static void print_param_parsable(const rill_param_info_t *info)
+{
+    print_field(info->name, false);
+    print_field(type_name(info->type), false);
+    print_field(info->value, false);
+    print_field(rill_param_source_string(info->source), false);
+    print_field(info->def, false);
+    print_field(info->allowed, false);
+    print_field(level_name(info->level), true);
+}
+
+/* The parameters to show: USER only unless all_levels, patterns or parsable. Returns how
+ * many. */
+static size_t print_params(bool all_levels, bool parsable, char **patterns, int npatterns)
 {
     size_t shown = 0, n = rill_params_count();
-    bool every_level = all_levels || npatterns > 0;
-    printf("Parameters (%s):\n", every_level ? "every level" : "level user; --all for every level");
+    bool every_level = all_levels || parsable || npatterns > 0;
+    if (!parsable)
+        printf("Parameters (%s):\n",
+               every_level ? "every level" : "level user; --all for every level");
     for (size_t i = 0; i < n; i++) {
         rill_param_info_t info;
         if (rill_params_info(i, &info) != RILL_SUCCESS)
@@ -152,7 +197,10 @@ static size_t print_params(bool all_levels, char **patterns, int npatterns)
             continue;
         if (!name_matches(info.name, patterns, npatterns))
             continue;
-        print_param(&info, every_level);
+        if (parsable)
+            print_param_parsable(&info);
+        else
+            print_param(&info, every_level);
         shown++;
     }
     return shown;
@@ -233,49 +281,70 @@ int main(int argc, char **argv)
     /* first, so that --mca is taken out of argv before the options are read */
     rill_status_t reg_status = rill_info_register_params(&argc, &argv);
 
-    bool all_levels = false, build = false, topology = false, devices = false, peers = false;
+    bool all_levels = false, build = false, topology = false, devices = false, peers = false,
+         parsable = false;
     char **patterns = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*patterns));
     int npatterns = 0;
     if (!patterns) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    static const struct option options[] = {
+        { "help", no_argument, NULL, 'h' },        { "all", no_argument, NULL, 'a' },
+        { "all-levels", no_argument, NULL, 'a' },  { "build", no_argument, NULL, 'b' },
+        { "topology", no_argument, NULL, 't' },    { "devices", no_argument, NULL, 'd' },
+        { "peers", no_argument, NULL, 'p' },       { "parsable", no_argument, NULL, 'P' },
+        { "param", required_argument, NULL, 'm' }, { NULL, 0, NULL, 0 },
+    };
+    static const char allowed[] = "--param PATTERN, --all, --all-levels, --build, --topology, "
+                                  "--devices, --peers, --parsable, --mca NAME VALUE, --help";
+    opterr = 0; /* the messages below say what is allowed */
+    int bad = 0;
+    for (int c; !bad && (c = getopt_long(argc, argv, "+h", options, NULL)) != -1;) {
+        switch (c) {
+        case 'h':
             usage(stdout, prog);
             free(patterns);
             free(argv0);
             return 0;
-        } else if (strcmp(a, "--all") == 0 || strcmp(a, "--all-levels") == 0) {
+        case 'a':
             all_levels = true;
-        } else if (strcmp(a, "--build") == 0) {
+            break;
+        case 'b':
             build = true;
-        } else if (strcmp(a, "--topology") == 0) {
+            break;
+        case 't':
             topology = true;
-        } else if (strcmp(a, "--devices") == 0) {
+            break;
+        case 'd':
             devices = true;
-        } else if (strcmp(a, "--peers") == 0) {
+            break;
+        case 'p':
             peers = true;
-        } else if (strcmp(a, "--param") == 0) {
-            if (i + 1 >= argc) {
+            break;
+        case 'P':
+            parsable = true;
+            break;
+        case 'm':
+            patterns[npatterns++] = optarg;
+            break;
+        default: /* '?': an unknown option, or --param without its PATTERN */
+            if (optopt == 'm')
                 fprintf(stderr, "%s: --param needs a PATTERN\n", prog);
-                free(patterns);
-                free(argv0);
-                return 2;
-            }
-            patterns[npatterns++] = argv[++i];
-        } else if (strncmp(a, "--param=", 8) == 0) {
-            patterns[npatterns++] = argv[i] + 8;
-        } else {
-            fprintf(stderr,
-                    "%s: unknown option '%s'; allowed: --param PATTERN, --all, --all-levels, "
-                    "--build, --topology, --devices, --peers, --mca NAME VALUE, --help\n",
-                    prog, a);
-            free(patterns);
-            free(argv0);
-            return 2;
+            else
+                fprintf(stderr, "%s: unknown option '%s'; allowed: %s\n", prog, argv[optind - 1],
+                        allowed);
+            bad = 1;
         }
+    }
+    if (!bad && optind < argc) {
+        fprintf(stderr, "%s: unknown option '%s'; allowed: %s\n", prog, argv[optind], allowed);
+        bad = 1;
+    }
+    if (bad) {
+        free(patterns);
+        free(argv0);
+        return 2;
     }
 
     int rc = reg_status == RILL_SUCCESS ? 0 : 1;
@@ -284,12 +353,14 @@ int main(int argc, char **argv)
                 rill_status_string(reg_status));
     rill_params_warn_unknown();
 
-    printf("Rill %s\n", rill_version_string());
-    bool params = (!build && !topology && !devices && !peers) || all_levels || npatterns > 0;
+    if (!parsable) /* (its output is the parameters' lines alone) */
+        printf("Rill %s\n", rill_version_string());
+    bool params =
+        (!build && !topology && !devices && !peers) || all_levels || parsable || npatterns > 0;
     if (build)
         print_build();
     if (params) {
-        size_t shown = print_params(all_levels, patterns, npatterns);
+        size_t shown = print_params(all_levels, parsable, patterns, npatterns);
         if (shown == 0 && npatterns > 0) {
             fprintf(stderr, "%s: no parameter matches", prog);
             for (int i = 0; i < npatterns; i++)

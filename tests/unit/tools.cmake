@@ -2,6 +2,16 @@
 add_test(NAME rill_info_param COMMAND rill_info --param sched --mca sched gpq)
 set_tests_properties(rill_info_param PROPERTIES LABELS unit TIMEOUT 60
     PASS_REGULAR_EXPRESSION "sched = gpq \\(cmdline: --mca\\)")
+# --parsable: one line per parameter, tab-separated (name, type, value, source, default,
+# allowed, level), nothing else on stdout
+add_test(NAME rill_info_parsable COMMAND rill_info --parsable --param sched --mca sched gpq)
+set_tests_properties(rill_info_parsable PROPERTIES LABELS unit TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "^sched\tenum\tgpq\tcmdline\tlfq\tlfq\\|gpq\tuser\n"
+    FAIL_REGULAR_EXPRESSION "Rill |Parameters|=")
+add_test(NAME rill_info_param_missing
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30 "rill_info: [-]+param needs a PATTERN"
+        $<TARGET_FILE:rill_info> --param)
+set_tests_properties(rill_info_param_missing PROPERTIES LABELS unit TIMEOUT 60)
 add_test(NAME rill_info_env COMMAND rill_info --param dtd_window_size)
 set_tests_properties(rill_info_env PROPERTIES LABELS unit TIMEOUT 60
     ENVIRONMENT "RILL_MCA_dtd_window_size=12345"
