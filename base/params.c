@@ -960,7 +960,7 @@ static void param_free(rill_param_t *p)
     free(p);
 }
 
-static const char *type_name(rill_param_type_t type)
+const char *rill_param_type_string(rill_param_type_t type)
 {
     switch (type) {
     case RILL_PARAM_INT:
@@ -1004,7 +1004,7 @@ static bool register_check(const char *name, rill_param_type_t type, rill_param_
         return false;
     if (old->type != type) {
         RILL_ERROR(RILL_LOG_PARAMS, "parameter '%s' registered as %s, then again as %s", name,
-                   type_name(old->type), type_name(type));
+                   rill_param_type_string(old->type), rill_param_type_string(type));
         *status_p = RILL_ERR_INVALID_ARG;
         return true;
     }

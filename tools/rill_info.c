@@ -142,23 +142,6 @@ static void print_param(const rill_param_info_t *info, bool show_level)
            info->same_on_all_ranks ? "; the same on every rank (rill_init checks)" : "");
 }
 
-static const char *type_name(rill_param_type_t type)
-{
-    switch (type) {
-    case RILL_PARAM_INT:
-        return "int";
-    case RILL_PARAM_SIZE:
-        return "size";
-    case RILL_PARAM_BOOL:
-        return "bool";
-    case RILL_PARAM_STRING:
-        return "string";
-    case RILL_PARAM_ENUM:
-        return "enum";
-    }
-    return "?";
-}
-
 /* One field of a --parsable line: a tab or a line break inside it (a string's value) prints
  * as a space, so the line keeps its columns. */
 static void print_field(const char *text, bool last)
@@ -172,7 +155,7 @@ static void print_field(const char *text, bool last)
 static void print_param_parsable(const rill_param_info_t *info)
 {
     print_field(info->name, false);
-    print_field(type_name(info->type), false);
+    print_field(rill_param_type_string(info->type), false);
     print_field(info->value, false);
     print_field(rill_param_source_string(info->source), false);
     print_field(info->def, false);

@@ -482,7 +482,6 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
                              .cls = cls,
                              .flow = flow,
                              .prio = c->priority ? c->priority(tp->globals, v) : 0,
-                             .data = host_ptr(d),
                              .size = size,
                              .dat = d,
                              .buf = buf, /* the send's reference (ptg_send_remote) */

@@ -82,9 +82,8 @@ typedef struct ptg_tp {
 typedef struct ptg_remote {
     int dst, cls, flow;
     int32_t prio; /* the target's priority */
-    const void *data;
     size_t size;
-    rill_data_t *dat; /* the datum (the completing task's flow from_flow) */
+    rill_data_t *dat; /* the datum (the completing task's flow from_flow; NULL: control) */
     ptg_buf_t *buf;   /* PTG's tile behind it, or NULL */
     int from_flow;
     bool gpu; /* it moves GPU to GPU (out->gpu_flows) */

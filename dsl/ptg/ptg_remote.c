@@ -364,9 +364,11 @@ static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
     }
     if (s == RILL_SUCCESS) {
         int sent = 0;
+        rill_data_copy_t *host = r->dat ? rill_data_host_copy(r->dat) : NULL;
+        const void *tile = host ? host->ptr : NULL; /* (current: the release needed it home) */
         atomic_fetch_add_explicit(&tp->sent, (unsigned long long)nmsg, memory_order_relaxed);
         s = rill_rdep_channel_send(tp->super.ctx, msg_tag, r->dst, nmsg, (const void *const *)hdrs,
-                                   lens, r->data, r->data ? r->size : 0, prio, &sent);
+                                   lens, tile, tile ? r->size : 0, prio, &sent);
         /* those that did not leave are not counted (termination) */
         atomic_fetch_sub_explicit(&tp->sent, (unsigned long long)(nmsg - sent),
                                   memory_order_relaxed);
@@ -400,7 +402,7 @@ void ptg_send_remote(rill_ptg_out_t *out)
         int n = 0;    /* the group of r */
         for (int b = a; b < out->nremote; b++) {
             ptg_remote_t *q = &out->remote[b];
-            if (q->dst == r->dst && q->data == r->data && q->size == r->size && q->gpu == r->gpu)
+            if (q->dst == r->dst && q->dat == r->dat && q->size == r->size && q->gpu == r->gpu)
                 group[n++] = q;
         }
         if (r->gpu)
