@@ -145,7 +145,10 @@ int main(int argc, char **argv)
         return 1;
     if (rank == 0) {
         printf("# bench_gpu_hop: %d hops per size between 2 ranks with a GPU each, %s%s\n", hops,
-               direct ? "GPU direct" : "host-staged: ", direct ? "" : why);
+               direct == 3 ? "host-staged pipeline: "
+               : direct    ? "GPU direct"
+                           : "host-staged: ",
+               direct == 1 || direct == 2 ? "" : why);
         printf("%12s %8s %12s %10s %14s %8s %8s %12s %8s\n", "tile_bytes", "hops", "us_per_hop",
                "GB/s", "to_GPU_direct", "early", "behind", "wait_us", "by_SM");
     }

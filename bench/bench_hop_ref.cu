@@ -17,7 +17,10 @@
  *            consumer's ncclRecv into its copy (built when nccl.h and libnccl are found).
  *   local    rank 0 alone: hops kernels back to back on one stream on one tile (a local
  *            kernel-to-kernel dependency, no transfer).
- * then ce_GB/s (tile bytes * hops / time of the ce_sem chain, 1e9 B/s) and check: rank 0's
+ * then mpi_host (no GPU: the same bytes between two host buffers by MPI_Send / MPI_Recv, a
+ * ping-pong of hops messages, us per message: the wire's own time for a tile, which a
+ * host-staged path cannot beat), ce_GB/s (tile bytes * hops / time of the ce_sem chain, 1e9
+ * B/s) and check: rank 0's
  * copy after every chain of the row (warm-ups included) must hold its initial values again
  * (an even number of sign flips): "ok", or method:count for each method with wrong elements
  * (e.g. "sm_sem:512"). Rank 1's copy is zeroed before each chain, so a move that does not
@@ -428,6 +431,34 @@ static double run_chain(hop_t *h, int m, size_t bytes, int hops, unsigned long l
 
 /* ---------------------------------------------------------------- options */
 
+/* MPI alone: a ping-pong of hops messages of bytes between host buffers (touched before the
+ * clock starts); us per message. */
+static double mpi_pingpong(int peer, size_t bytes, int hops)
+{
+    static char *buf;
+    static size_t cap;
+    if (bytes > cap) {
+        free(buf);
+        buf = (char *)malloc(bytes);
+        if (!buf) {
+            fprintf(stderr, PROG ": out of host memory (%zu bytes)\n", bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        memset(buf, 1, bytes);
+        cap = bytes;
+    }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    double t0 = now_s();
+    for (int i = 0; i < hops; i++) {
+        if ((i % 2 == 0) == (peer == 1)) /* rank 0 sends the even messages */
+            MPI_CHECK(MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD));
+        else
+            MPI_CHECK(
+                MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    return (now_s() - t0) * 1e6 / hops;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -599,8 +630,8 @@ int main(int argc, char **argv)
                "after a %d-hop warm-up; ce_GB/s: tile bytes per ce_sem hop; check: rank 0's tile "
                "after the row's chains, ok or method:wrong elements\n",
                WARM_HOPS);
-        printf("%12s %8s %12s %12s %12s %12s %10s  %s\n", "tile_bytes", "hops", "ce_sem", "sm_sem",
-               "nccl", "local", "ce_GB/s", "check");
+        printf("%12s %8s %12s %12s %12s %12s %12s %10s  %s\n", "tile_bytes", "hops", "ce_sem",
+               "sm_sem", "nccl", "local", "mpi_host", "ce_GB/s", "check");
         fflush(stdout);
     }
 
@@ -618,6 +649,8 @@ int main(int argc, char **argv)
             us[m] = run_chain(h, m, bytes, hops, &wrong[m]);
             total_wrong += wrong[m];
         }
+        double us_mpi = mpi_pingpong(h->peer, bytes, WARM_HOPS);
+        us_mpi = mpi_pingpong(h->peer, bytes, hops);
         if (rank != 0)
             continue;
         char check[160] = "ok";
@@ -633,7 +666,7 @@ int main(int argc, char **argv)
             else
                 printf(" %12s", "n/a");
         }
-        printf(" %10.2f  %s\n", (double)bytes / (us[M_CE] * 1e3), check);
+        printf(" %12.2f %10.2f  %s\n", us_mpi, (double)bytes / (us[M_CE] * 1e3), check);
         fflush(stdout);
     }
 

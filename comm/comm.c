@@ -13,8 +13,8 @@
 #include "rill/params.h"
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
-    *p_yield_max_us, *p_yield_busy_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min,
-    *p_ranks_per_node, *p_net;
+    *p_yield_max_us, *p_yield_busy_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min, *p_gpu_staged,
+    *p_gpu_staged_chunk, *p_ranks_per_node, *p_net;
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
@@ -94,6 +94,30 @@ rill_status_t rill_comm_register_params(void)
         s = rill_param_set_same_on_all_ranks(p_gpu_direct_min);
     if (s != RILL_SUCCESS)
         status = s;
+    static const char *const staged_values[] = { "pipeline", "tile", NULL };
+    s = rill_param_register_enum(
+        "comm_gpu_staged",
+        "How a GPU tile moves between ranks that do not reach each other's GPU memory, when "
+        "both have GPUs and MPI is their wire (between nodes with comm_net = mpi, or every "
+        "peer with comm_gpu_direct = off): pipeline (in chunks of comm_gpu_staged_chunk "
+        "bytes through pinned host buffers, the GPU copies overlapping MPI, from the "
+        "producer's GPU into the consumer's) or tile (the whole tile into the datum's host "
+        "copy, sent, then staged in by the consumer: the older path)",
+        RILL_PARAM_LEVEL_TUNER, staged_values, "pipeline", &p_gpu_staged);
+    if (s == RILL_SUCCESS) /* both ends of a tile's move decide its path alone */
+        s = rill_param_set_same_on_all_ranks(p_gpu_staged);
+    if (s != RILL_SUCCESS)
+        status = s;
+    s = rill_param_register_size(
+        "comm_gpu_staged_chunk",
+        "Bytes per chunk of the host-staged pipeline (comm_gpu_staged = pipeline): each "
+        "transfer has up to 4 chunks in flight on each side, in pinned host buffers",
+        RILL_PARAM_LEVEL_TUNER, (size_t)2 << 20, (size_t)4 << 10, (size_t)1 << 30,
+        &p_gpu_staged_chunk);
+    if (s == RILL_SUCCESS)
+        s = rill_param_set_same_on_all_ranks(p_gpu_staged_chunk);
+    if (s != RILL_SUCCESS)
+        status = s;
     s = rill_param_register_int(
         "comm_ranks_per_node",
         "Group consecutive ranks into nodes of this many (0: the nodes are the machines, from "
@@ -126,6 +150,16 @@ rill_status_t rill_comm_register_params(void)
 bool rill_comm_gpu_direct_allowed(void)
 {
     return !p_gpu_direct || rill_param_get_enum(p_gpu_direct) == 0;
+}
+
+bool rill_comm_gpu_staged_pipeline(void)
+{
+    return !p_gpu_staged || rill_param_get_enum(p_gpu_staged) == 0;
+}
+
+size_t rill_comm_gpu_staged_chunk(void)
+{
+    return p_gpu_staged_chunk ? (size_t)rill_param_get_size(p_gpu_staged_chunk) : (size_t)2 << 20;
 }
 
 static rill_status_t comm_read_params(rill_comm_t *comm)
@@ -541,6 +575,76 @@ rill_status_t rill_comm_get(rill_comm_t *comm, int src, uint64_t handle, void *b
     g->arg = arg;
     rill_comm_post(comm, &g->cmd);
     return RILL_SUCCESS;
+}
+
+int rill_comm_stream_tag_max(const rill_comm_t *comm)
+{
+#if RILL_HAVE_MPI
+    return comm && comm->threaded ? comm->tag_ub : -1;
+#else
+    (void)comm;
+    return -1;
+#endif
+}
+
+static rill_status_t stream_post(rill_comm_t *comm, bool recv, int peer, int tag, void *buf,
+                                 size_t size, rill_comm_done_fn done, void *arg, uint64_t *id_p)
+{
+    const char *fn = recv ? "rill_comm_stream_recv" : "rill_comm_stream_send";
+    int tag_max = rill_comm_stream_tag_max(comm);
+    if (tag_max < 0) {
+        RILL_ERROR(RILL_LOG_COMM, "%s: no streams here (one rank, or built without MPI)", fn);
+        return RILL_ERR_NOT_SUPPORTED;
+    }
+    if (peer < 0 || peer >= comm->size || peer == comm->rank || tag < 0 || tag > tag_max ||
+        (size && !buf) || size > INT_MAX || !done || !id_p) {
+        RILL_ERROR(RILL_LOG_COMM,
+                   "%s: bad argument: rank %d (0..%d, not this one, %d), tag %d (0..%d), "
+                   "size %zu (at most %d), buf %p, done %s, id %s",
+                   fn, peer, comm->size - 1, comm->rank, tag, tag_max, size, INT_MAX, buf,
+                   done ? "set" : "NULL", id_p ? "set" : "NULL");
+        return RILL_ERR_INVALID_ARG;
+    }
+    comm_stream_t *st = calloc(1, sizeof(*st));
+    if (!st)
+        return RILL_ERR_NO_MEMORY;
+    st->cmd.kind = COMM_CMD_STREAM;
+    st->owner.kind = COMM_REQ_STREAM;
+    st->recv = recv;
+    st->peer = peer;
+    st->tag = tag;
+    st->buf = buf;
+    st->size = size;
+    st->id = *id_p = atomic_fetch_add_explicit(&comm->next_stream_id, 1, memory_order_relaxed) + 1;
+    st->done = done;
+    st->arg = arg;
+    rill_comm_post(comm, &st->cmd);
+    return RILL_SUCCESS;
+}
+
+rill_status_t rill_comm_stream_send(rill_comm_t *comm, int dst, int tag, const void *buf,
+                                    size_t size, rill_comm_done_fn done, void *arg, uint64_t *id_p)
+{
+    return stream_post(comm, false, dst, tag, (void *)buf, size, done, arg, id_p);
+}
+
+rill_status_t rill_comm_stream_recv(rill_comm_t *comm, int src, int tag, void *buf, size_t size,
+                                    rill_comm_done_fn done, void *arg, uint64_t *id_p)
+{
+    return stream_post(comm, true, src, tag, buf, size, done, arg, id_p);
+}
+
+void rill_comm_stream_cancel(rill_comm_t *comm, uint64_t id)
+{
+    comm_stream_t *st = rill_comm_stream_tag_max(comm) >= 0 ? calloc(1, sizeof(*st)) : NULL;
+    if (!st) {
+        if (rill_comm_stream_tag_max(comm) >= 0)
+            RILL_ERROR(RILL_LOG_COMM, "rill_comm_stream_cancel: out of host memory");
+        return;
+    }
+    st->cmd.kind = COMM_CMD_STREAM_CANCEL;
+    st->id = id;
+    rill_comm_post(comm, &st->cmd);
 }
 
 static const char *comm_op_name(rill_comm_op_t op)

@@ -81,6 +81,11 @@ void rill_comm_spin_at_least(rill_comm_t *comm, uint64_t us);
 /** Whether GPU memory of peer ranks may be reached directly (comm_gpu_direct = auto), or
  * every peer is host-staged (off). Any thread. */
 bool rill_comm_gpu_direct_allowed(void);
+/** Whether GPU tiles between ranks that do not reach each other's GPUs, both with GPUs and
+ * MPI as their wire, go through the host-staged pipeline (comm_gpu_staged = pipeline), and
+ * its chunk's bytes (comm_gpu_staged_chunk). Any thread. */
+bool rill_comm_gpu_staged_pipeline(void);
+size_t rill_comm_gpu_staged_chunk(void);
 
 /* ------------------------------------------------------------ active messages */
 
@@ -141,6 +146,37 @@ rill_status_t rill_comm_expose(rill_comm_t *comm, const void *buf, size_t size, 
  */
 rill_status_t rill_comm_get(rill_comm_t *comm, int src, uint64_t handle, void *buf, size_t size,
                             int32_t priority, rill_comm_done_fn done, void *arg);
+
+/* ------------------------------------------------------------ streams (two-sided bulk) */
+
+/* Streams move host memory between two ranks with sends matched by receives, chunk by
+ * chunk, for a layer above that pipelines a transfer itself (the GPU managers' host-staged
+ * pipeline: docs/architecture.md). They go over MPI, on a communicator of their own, so they
+ * never meet the active messages or the rendezvous; the sends of one thread to one peer with
+ * one tag match that peer's receives from this rank with that tag in the order both were
+ * made. */
+
+/** The largest stream tag (MPI's tag space: at least 32767); -1 when there are no streams
+ * (one rank, or built without MPI). Any thread. */
+int rill_comm_stream_tag_max(const rill_comm_t *comm);
+
+/**
+ * Send size (<= INT_MAX) bytes of host memory at buf (borrowed until done) to rank dst (not
+ * this one), for its rill_comm_stream_recv naming this rank and tag (0 ..
+ * rill_comm_stream_tag_max). done(arg, status) runs on the comm thread once buf may be
+ * reused. *id_p names the operation (rill_comm_stream_cancel). Errors (nothing started):
+ * RILL_ERR_INVALID_ARG, RILL_ERR_NO_MEMORY, RILL_ERR_NOT_SUPPORTED (no streams). Any thread.
+ */
+rill_status_t rill_comm_stream_send(rill_comm_t *comm, int dst, int tag, const void *buf,
+                                    size_t size, rill_comm_done_fn done, void *arg, uint64_t *id_p);
+/** Receive size bytes from rank src's send with tag into buf (borrowed until done): done(arg,
+ * RILL_SUCCESS) on the comm thread once they are there (a message of another size fails
+ * it, RILL_ERR_COMM). Same rules as rill_comm_stream_send. */
+rill_status_t rill_comm_stream_recv(rill_comm_t *comm, int src, int tag, void *buf, size_t size,
+                                    rill_comm_done_fn done, void *arg, uint64_t *id_p);
+/** Cancel the stream receive id: its done runs with RILL_ERR_COMM (or RILL_SUCCESS when its
+ * bytes came first). Nothing when it already completed. Any thread. */
+void rill_comm_stream_cancel(rill_comm_t *comm, uint64_t id);
 
 /* ------------------------------------------------------------ runtime collectives */
 

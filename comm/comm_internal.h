@@ -71,6 +71,8 @@ typedef enum comm_cmd_kind {
     COMM_CMD_ALLREDUCE,
     COMM_CMD_BARRIER,
     COMM_CMD_ALLGATHER,
+    COMM_CMD_STREAM,
+    COMM_CMD_STREAM_CANCEL,
     COMM_CMD_STOP,
 } comm_cmd_kind_t;
 
@@ -99,6 +101,7 @@ typedef enum comm_req_kind {
     COMM_REQ_DATA_SEND,
     COMM_REQ_DATA_RECV,
     COMM_REQ_COLL,
+    COMM_REQ_STREAM,
 } comm_req_kind_t;
 
 typedef struct comm_req_owner {
@@ -152,6 +155,21 @@ typedef struct comm_put {
     size_t desc_len;   /* the landing's descriptor (from the GET) */
     unsigned char desc[];
 } comm_put_t;
+
+/** A stream send or receive (rill_comm_stream_send, _recv), and a cancel of one (recv
+ * false, buf NULL, id: the one to cancel). */
+typedef struct comm_stream {
+    comm_cmd_t cmd;
+    comm_req_owner_t owner; /* COMM_REQ_STREAM */
+    bool recv;
+    bool truncated; /* a receive whose message was longer (MPI_ERR_TRUNCATE) */
+    int peer, tag;
+    void *buf;
+    size_t size;
+    uint64_t id;
+    rill_comm_done_fn done;
+    void *arg;
+} comm_stream_t;
 
 /** A collective: the caller's stack frame, the caller sleeps on comm->coll_ev. */
 typedef struct comm_coll {
@@ -263,7 +281,8 @@ struct rill_comm {
     rill_comm_waiter_t waiter; /* how callers of collectives wait (wait == NULL: sleep) */
 
 #if RILL_HAVE_MPI
-    MPI_Comm mpi_comm; /* our dup of MPI_COMM_WORLD */
+    MPI_Comm mpi_comm;    /* our dup of MPI_COMM_WORLD */
+    MPI_Comm stream_comm; /* another, for the streams (rill_comm_stream_send) */
     bool mpi_initialized_by_us;
     int tag_ub;
     size_t recv_buf_size; /* largest AM MPI message of any rank */
@@ -289,6 +308,8 @@ struct rill_comm {
     rill_heap_t recv_pending; /* gets waiting for a request slot */
     rill_heap_t send_pending; /* puts waiting for a request slot */
     int recv_inflight, send_inflight;
+    int stream_inflight; /* stream sends and receives posted */
+    atomic_uint_fast64_t next_stream_id;
     int64_t trace_bytes_inflight; /* traces: rendezvous bytes posted and not completed */
     uint64_t next_seq, next_xfer_id;
     int sends_inflight_am;

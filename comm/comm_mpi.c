@@ -173,6 +173,7 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
     COMM_MPI_CHECK(comm, "MPI_Comm_dup", -1, MPI_Comm_dup(MPI_COMM_WORLD, &comm->mpi_comm));
     COMM_MPI_CHECK(comm, "MPI_Comm_set_errhandler", -1,
                    MPI_Comm_set_errhandler(comm->mpi_comm, MPI_ERRORS_RETURN));
+    COMM_MPI_CHECK(comm, "MPI_Comm_dup", -1, MPI_Comm_dup(comm->mpi_comm, &comm->stream_comm));
     /* Open MPI raises the errors of some requests (a non-blocking collective's) on
      * MPI_COMM_WORLD: when MPI is ours, they come back to us too, to be said with what
      * this rank was doing (comm_mpi_fail) */
@@ -244,6 +245,7 @@ rill_status_t rill_comm_mpi_init(rill_comm_t *comm, int *argc, char ***argv)
 
 void rill_comm_mpi_fini(rill_comm_t *comm)
 {
+    COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&comm->stream_comm));
     COMM_MPI_CHECK(comm, "MPI_Comm_free", -1, MPI_Comm_free(&comm->mpi_comm));
     if (comm->mpi_initialized_by_us) {
         int rc = MPI_Finalize();
@@ -912,6 +914,59 @@ static int comm_poll_recvs(rill_comm_t *c)
     return progress;
 }
 
+/* ------------------------------------------------------------ streams */
+
+/* A stream send or receive from the command queue: its request on the streams'
+ * communicator (a failure to post ends the job, as for every other request). */
+static void comm_stream_start(rill_comm_t *c, comm_stream_t *st)
+{
+    MPI_Request req;
+    if (st->recv)
+        COMM_MPI_CHECK(
+            c, "MPI_Irecv (a stream)", st->peer,
+            MPI_Irecv(st->buf, (int)st->size, MPI_BYTE, st->peer, st->tag, c->stream_comm, &req));
+    else
+        COMM_MPI_CHECK(
+            c, "MPI_Isend (a stream)", st->peer,
+            MPI_Isend(st->buf, (int)st->size, MPI_BYTE, st->peer, st->tag, c->stream_comm, &req));
+    comm_req_add(c, req, &st->owner);
+    c->stream_inflight++;
+}
+
+/* A stream operation ended: its done, then it is freed. */
+static void comm_stream_complete(rill_comm_t *c, comm_stream_t *st, MPI_Status *ms)
+{
+    rill_status_t status = RILL_SUCCESS;
+    c->stream_inflight--;
+    if (st->recv) {
+        int cancelled = 0, count = 0;
+        MPI_Test_cancelled(ms, &cancelled);
+        if (!cancelled)
+            MPI_Get_count(ms, MPI_BYTE, &count);
+        if (cancelled || st->truncated || (size_t)count != st->size) {
+            if (st->truncated)
+                RILL_ERROR(RILL_LOG_COMM,
+                           "a stream receive from rank %d (tag %d) of %zu bytes: the message "
+                           "was longer",
+                           st->peer, st->tag, st->size);
+            else if (!cancelled)
+                RILL_ERROR(RILL_LOG_COMM, "a stream receive from rank %d (tag %d): %d bytes of %zu",
+                           st->peer, st->tag, count, st->size);
+            status = RILL_ERR_COMM;
+        } else {
+            stat_add(&c->stats.data_bytes_recv, st->size);
+            stat_add(&c->pstats[st->peer].rdv_recv, 1);
+            stat_add(&c->pstats[st->peer].rdv_bytes_recv, st->size);
+        }
+    } else {
+        stat_add(&c->stats.data_bytes_sent, st->size);
+        stat_add(&c->pstats[st->peer].rdv_sent, 1);
+        stat_add(&c->pstats[st->peer].rdv_bytes_sent, st->size);
+    }
+    st->done(st->arg, status);
+    free(st);
+}
+
 /* ------------------------------------------------------------ completions */
 
 static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *st)
@@ -948,6 +1003,9 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
         comm_get_complete(c, g, status);
         break;
     }
+    case COMM_REQ_STREAM:
+        comm_stream_complete(c, container_of(owner, comm_stream_t, owner), st);
+        break;
     case COMM_REQ_COLL: {
         comm_coll_t *coll = container_of(owner, comm_coll_t, owner);
         coll->status = RILL_SUCCESS;
@@ -974,13 +1032,23 @@ static int comm_poll_reqs(rill_comm_t *c)
     int outcount = 0;
     int rc = MPI_Testsome(c->nreqs, c->reqs, &outcount, c->indices, c->statuses);
     if (rc != MPI_SUCCESS) {
-        if (rc == MPI_ERR_IN_STATUS) {
-            for (int k = 0; k < outcount; k++)
-                if (c->statuses[k].MPI_ERROR != MPI_SUCCESS)
-                    comm_mpi_fail(c, "MPI_Testsome (a transfer)", c->statuses[k].MPI_ERROR,
-                                  c->statuses[k].MPI_SOURCE >= 0 ? c->statuses[k].MPI_SOURCE : -1);
+        if (rc != MPI_ERR_IN_STATUS)
+            comm_mpi_fail(c, "MPI_Testsome", rc, -1);
+        for (int k = 0; k < outcount; k++) {
+            int e = c->statuses[k].MPI_ERROR, cls = MPI_SUCCESS;
+            comm_req_owner_t *o = c->owners[c->indices[k]];
+            if (e == MPI_SUCCESS)
+                continue;
+            MPI_Error_class(e, &cls);
+            /* a stream receive shorter than its message fails alone (its layer says what
+             * that means); every other error ends the job */
+            if (cls == MPI_ERR_TRUNCATE && o->kind == COMM_REQ_STREAM) {
+                container_of(o, comm_stream_t, owner)->truncated = true;
+                continue;
+            }
+            comm_mpi_fail(c, "MPI_Testsome (a transfer)", e,
+                          c->statuses[k].MPI_SOURCE >= 0 ? c->statuses[k].MPI_SOURCE : -1);
         }
-        comm_mpi_fail(c, "MPI_Testsome", rc, -1);
     }
     if (outcount == MPI_UNDEFINED || outcount == 0)
         return 0;
@@ -1065,6 +1133,22 @@ static int comm_drain(rill_comm_t *c)
             coll->t_posted = rill_time_ns();
             COMM_MPI_CHECK(c, "MPI_Ibarrier", -1, MPI_Ibarrier(c->mpi_comm, &req));
             comm_req_add(c, req, &coll->owner);
+            break;
+        }
+        case COMM_CMD_STREAM:
+            comm_stream_start(c, container_of(cmd, comm_stream_t, cmd));
+            break;
+        case COMM_CMD_STREAM_CANCEL: {
+            comm_stream_t *st = container_of(cmd, comm_stream_t, cmd);
+            for (int i = 0; i < c->nreqs; i++) {
+                comm_req_owner_t *o = c->owners[i];
+                if (o && o->kind == COMM_REQ_STREAM &&
+                    container_of(o, comm_stream_t, owner)->id == st->id) {
+                    MPI_Cancel(&c->reqs[i]); /* (it completes, cancelled or not, when polled) */
+                    break;
+                }
+            }
+            free(st);
             break;
         }
         case COMM_CMD_STOP:
@@ -1223,6 +1307,13 @@ static void *comm_thread_main(void *arg)
             sleep_us = min_sleep_us;
             continue;
         }
+        /* a stream's chunk is on a pipeline's critical path and advances only while we poll
+         * (shared-memory transports copy fragment by fragment from inside MPI calls): poll
+         * until none is in flight (a GPU manager, which posted it, polls meanwhile too) */
+        if (c->stream_inflight > 0) {
+            sched_yield();
+            continue;
+        }
         if (turn_end - last_progress <
             atomic_load_explicit(&c->spin_us, memory_order_relaxed) * 1000) {
             sched_yield(); /* a worker may share this core: let it run */
@@ -1260,7 +1351,7 @@ static void *comm_thread_main(void *arg)
             atomic_load_explicit(&c->idle_workers, memory_order_relaxed) <= 0 && c->nreqs == 0
                 ? c->yield_busy_us
                 : c->yield_max_us;
-        if (c->recv_inflight || c->send_inflight || comm_transports_busy(c))
+        if (c->recv_inflight || c->send_inflight || c->stream_inflight || comm_transports_busy(c))
             sleep_us = min_sleep_us;
         else
             sleep_us = sleep_us * 2 < cap ? sleep_us * 2 : cap;
@@ -1294,6 +1385,10 @@ static void *comm_thread_main(void *arg)
             if (g->done)
                 g->done(g->arg, RILL_ERR_BAD_STATE);
             free(g);
+        } else if (owner->kind == COMM_REQ_STREAM) {
+            comm_stream_t *sr = container_of(owner, comm_stream_t, owner);
+            sr->done(sr->arg, RILL_ERR_BAD_STATE);
+            free(sr);
         }
     }
     return NULL;

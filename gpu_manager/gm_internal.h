@@ -46,6 +46,9 @@
 
 /* ------------------------------------------------------------ structures */
 
+typedef struct gm_staged gm_staged_t; /* staged.c */
+typedef struct gm_pipe gm_pipe_t;
+
 /** A GPU copy's bookkeeping (copy->dev_priv): its block in the zone and its place in the
  * LRU list. Manager thread only, but for the copy it points to (see data_internal.h). */
 typedef struct gm_entry {
@@ -184,6 +187,7 @@ typedef struct gm {
      * one's receive, by semaphore slot */
     int net_expect;
     gm_netland_t netland[GM_MAX_SEMS];
+    gm_staged_t *staged; /* the host-staged pipeline (staged.c), once first used */
     int max_inflight;
     bool urgent_by_prio; /* device_cuda_urgent_by_priority */
     bool serve_between;  /* device_cuda_serve_between_launches */
@@ -350,6 +354,17 @@ void gm_task_fail_now(gm_t *m, rill_task_t *task, rill_status_t s, const char *f
     __attribute__((format(printf, 4, 5)));
 rill_heap_t *gm_pending_of(gm_t *m, const rill_task_t *task);
 int gm_launch_pending(gm_t *m);
+
+/* staged.c: the host-staged pipeline (in place of the net wire's send and receive) */
+int gm_staged_tag(int gpu, uint64_t sem_off);
+rill_status_t gm_staged_send(gm_t *m, int dst, int tag, const void *src, bool gpu, size_t size,
+                             rill_net_done_fn done, void *arg);
+rill_status_t gm_staged_recv(gm_t *m, int src, int tag, void *dst, size_t size,
+                             rill_net_done_fn done, void *arg, gm_pipe_t **pp);
+void gm_staged_cancel(gm_t *m, gm_pipe_t *p);
+int gm_staged_progress(gm_t *m);
+int gm_staged_inflight(const gm_t *m);
+void gm_staged_fini(gm_t *m);
 
 /* remote.c: remote steps */
 void gm_net_put_go(gm_t *m, gm_op_t *op, cudaError_t err);

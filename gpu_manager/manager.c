@@ -530,7 +530,9 @@ static void publish_fifos(gm_t *m)
     atomic_store_explicit(&m->wd_exec, exec, memory_order_relaxed);
     rill_net_worker_t *net = m->proxy ? gm_proxy_net(m->proxy) : NULL;
     atomic_store_explicit(&m->wd_net_expect, m->net_expect, memory_order_relaxed);
-    atomic_store_explicit(&m->wd_net_sends, net ? rill_net_inflight(net) : 0, memory_order_relaxed);
+    atomic_store_explicit(&m->wd_net_sends,
+                          (net ? rill_net_inflight(net) : 0) + gm_staged_inflight(m),
+                          memory_order_relaxed);
     if (m->nlanes == 0)
         return; /* no GPU-direct streams */
     /* the oldest landing and put of all lanes */
@@ -907,6 +909,7 @@ static void *manager_main(void *arg)
             ph[1] = rill_time_ns();
         gm_doing(m, "serving transfers from and to other ranks' GPUs");
         progress += gm_remote_step(m);
+        progress += gm_staged_progress(m);
         if (m->trace)
             ph[2] = rill_time_ns();
         gm_doing(m, "polling its streams' completions");
@@ -934,7 +937,9 @@ static void *manager_main(void *arg)
             busy_at = 0; /* read the clock once idle */
             continue;
         }
-        if (m->net_expect > 0) { /* a put over the net lands only while we progress */
+        if (m->net_expect > 0 || gm_staged_inflight(m) > 0) {
+            /* a put over the net lands only while we progress; the pipeline's chunks move
+             * on when this thread sees them */
             rill_cpu_relax();
             continue;
         }
@@ -1019,6 +1024,7 @@ static void managers_stop(rill_context_t *ctx)
                 if (m->put_stream[l])
                     cudaStreamDestroy(m->put_stream[l]);
             }
+            gm_staged_fini(m);
             gm_proxy_close(&m->proxy);
             while (m->free_ops) {
                 gm_op_t *op = m->free_ops;

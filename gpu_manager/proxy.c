@@ -1271,6 +1271,20 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     if (other_node && allowed &&
         (s = net_connect(ctx, recs, mine.ngpus, ok, all_ok)) != RILL_SUCCESS)
         goto out;
+    /* the rest, when both have GPUs and MPI is their wire: the host-staged pipeline (the
+     * same on both ranks: recs, the wires and the parameter are) */
+    bool pipeline = rill_comm_gpu_staged_pipeline() &&
+                    rill_comm_stream_tag_max(ctx->comm) >= gm_staged_tag_max();
+    for (int r = 0; r < n; r++) {
+        const char *wire = rill_context_wire(ctx, r, NULL);
+        if (r == ctx->rank || direct[r] || !pipeline || recs[r].ngpus <= 0 || mine.ngpus <= 0 ||
+            !wire || strcmp(wire, "mpi") != 0)
+            continue;
+        direct[r] = 3;
+        RILL_VERBOSE(RILL_LOG_GPU, 1,
+                     "rank %d -> rank %d: GPU to GPU through the host-staged pipeline (%s)",
+                     ctx->rank, r, why[r]);
+    }
     for (int g = 0; g < ctx->ngpus; g++)
         call(proxies[g], do_mailbox_free, NULL, "channel setup");
     zones = recs; /* the mailboxes are gone; their allocations (the zones) stay */
@@ -1301,7 +1315,12 @@ uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr)
 
 bool gm_peer_net(int rank)
 {
-    return direct && rank >= 0 && rank < ndirect && direct[rank] == 2;
+    return direct && rank >= 0 && rank < ndirect && direct[rank] >= 2;
+}
+
+bool gm_peer_staged(int rank)
+{
+    return direct && rank >= 0 && rank < ndirect && direct[rank] == 3;
 }
 
 rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,
@@ -1332,8 +1351,8 @@ int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **wh
             *why_p = "no such rank, or the GPUs were not connected";
         return 0;
     }
-    if (why_p)
-        *why_p = direct[rank] ? "" : why[rank];
+    if (why_p) /* (the pipeline: why the GPUs do not reach each other) */
+        *why_p = direct[rank] == 1 || direct[rank] == 2 ? "" : why[rank];
     return direct[rank];
 }
 

@@ -63,10 +63,16 @@ uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr);
  * (rill_context_gpu_direct). A GPU manager thread. */
 rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,
                                size_t len);
-/** Whether rank's GPUs are reached over the net wire (another node, UCX with CUDA support):
- * then a put into its zone goes through gm_proxy_net's worker, at the same zone offsets.
- * Any thread, after rill_gpu_channels_connect. */
+/** Whether tiles to and from rank's GPUs go through a wire the managers drive: the net wire
+ * (another node, UCX with CUDA support: a put into its zone goes through gm_proxy_net's
+ * worker, at the same zone offsets) or the host-staged pipeline (gm_peer_staged). Both take
+ * the same landing protocol (remote.c). Any thread, after rill_gpu_channels_connect. */
 bool gm_peer_net(int rank);
+/** Whether rank's tiles go through the host-staged pipeline (staged.c: the GPUs do not
+ * reach each other, MPI is the wire between the ranks, comm_gpu_staged = pipeline). */
+bool gm_peer_staged(int rank);
+/** The largest MPI tag the host-staged pipeline uses (staged.c). */
+int gm_staged_tag_max(void);
 /** This GPU's worker of the net wire (NULL when no peer is reached over it). Its manager
  * thread, which progresses it in gm_proxy_step. */
 struct rill_net_worker *gm_proxy_net(gm_proxy_t *p);

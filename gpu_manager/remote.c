@@ -94,7 +94,9 @@ static void land_unhold(gm_t *m, rill_remote_xfer_t *x)
     if (gm_peer_net(x->peer)) {
         m->net_expect--;
         gm_netland_t *l = &m->netland[x->sem];
-        if (l->state == GM_NET_POSTED) /* (its done, cancelled, finds the slot given back) */
+        if (l->state == GM_NET_POSTED && gm_peer_staged(x->peer))
+            gm_staged_cancel(m, l->req); /* (its done, cancelled, finds the slot given back) */
+        else if (l->state == GM_NET_POSTED)
             rill_net_cancel(gm_proxy_net(m->proxy), l->req);
         l->state = GM_NET_NONE;
     }
@@ -294,7 +296,11 @@ static bool sm_reaches(gm_t *m, int peer, int gpu, const void *dst)
  * the landing is armed (its wait for the semaphore) only once both happened (arm_start), so
  * the wait follows a write already enqueued on this GPU, never a host step of either rank:
  * the landing rule of device.h holds. The later uses of the copy are ordered behind the
- * wait as for a CUDA IPC landing. */
+ * wait as for a CUDA IPC landing.
+ *
+ * The host-staged pipeline (staged.c, gm_peer_staged) takes the net wire's place in all of
+ * this: the same send once the source is ready, the same receive posted at land_hold, done
+ * once the last chunk is in the block; its tag names the receiver's GPU and semaphore. */
 static inline uint64_t net_tag(uint64_t sem_off, uint64_t target)
 {
     return ((sem_off >> 3) << 28) ^ (target & ((1ull << 28) - 1));
@@ -368,9 +374,14 @@ static void net_land_post(gm_t *m, rill_remote_xfer_t *x)
     r->sem = x->sem;
     r->target = x->target;
     l->state = GM_NET_POSTED;
-    if (rill_net_recv(gm_proxy_net(m->proxy), (void *)((gm_entry_t *)x->entry)->block, true,
-                      d->size, net_tag(x->sem_off, x->target), net_recv_done, r,
-                      &l->req) != RILL_SUCCESS) {
+    void *block = (void *)((gm_entry_t *)x->entry)->block;
+    rill_status_t s =
+        gm_peer_staged(x->peer)
+            ? gm_staged_recv(m, x->peer, gm_staged_tag(x->gpu, x->sem_off), block, d->size,
+                             net_recv_done, r, (gm_pipe_t **)&l->req)
+            : rill_net_recv(gm_proxy_net(m->proxy), block, true, d->size,
+                            net_tag(x->sem_off, x->target), net_recv_done, r, &l->req);
+    if (s != RILL_SUCCESS) {
         l->state = GM_NET_FAILED;
         free(r);
     }
@@ -399,8 +410,12 @@ void gm_net_put_go(gm_t *m, gm_op_t *op, cudaError_t err)
     rill_data_t *d = x->data;
     rill_status_t s = RILL_ERR_DEVICE;
     if (err == cudaSuccess) {
-        s = rill_net_send(gm_proxy_net(m->proxy), x->peer, x->peer_gpu, np->from, np->src != NULL,
-                          d->size, net_tag(x->sem_off, x->target), net_put_done, np);
+        s = gm_peer_staged(x->peer)
+                ? gm_staged_send(m, x->peer, gm_staged_tag(x->peer_gpu, x->sem_off), np->from,
+                                 np->src != NULL, d->size, net_put_done, np)
+                : rill_net_send(gm_proxy_net(m->proxy), x->peer, x->peer_gpu, np->from,
+                                np->src != NULL, d->size, net_tag(x->sem_off, x->target),
+                                net_put_done, np);
         if (s == RILL_SUCCESS)
             return;
     }
@@ -416,7 +431,8 @@ static bool net_put_start(gm_t *m, rill_remote_xfer_t *x, rill_data_copy_t *src,
 {
     rill_data_t *d = x->data;
     gm_netput_t *np = calloc(1, sizeof(*np));
-    gm_op_t *op = np && gm_proxy_net(m->proxy) ? gm_op_new(m, OP_PUT) : NULL;
+    gm_op_t *op =
+        np && (gm_peer_staged(x->peer) || gm_proxy_net(m->proxy)) ? gm_op_new(m, OP_PUT) : NULL;
     int lane = lane_of(m, x->peer);
     cudaStream_t st = m->put_stream[lane];
     cudaError_t ce = cudaSuccess;

@@ -85,14 +85,15 @@ static rill_status_t print_peers(int *argc, char ***argv)
         const char *why = "", *wire_why = "";
         const char *wire = rill_context_wire(ctx, r, &wire_why);
         int direct = rill_context_gpu_direct(ctx, r, &why);
-        o += (size_t)snprintf(line + o, sizeof(line) - o,
-                              "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s",
-                              o > 0 && line[o - 1] != ':' ? ";" : "", r, rill_context_node(ctx, r),
-                              wire ? wire : "?", wire_why,
-                              direct == 2 ? "GPU direct (over the net wire)"
-                              : direct    ? "GPU direct (CUDA IPC, checked both ways)"
-                                          : "host-staged (",
-                              direct ? "" : why, direct ? "" : ")");
+        o += (size_t)snprintf(
+            line + o, sizeof(line) - o, "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s",
+            o > 0 && line[o - 1] != ':' ? ";" : "", r, rill_context_node(ctx, r), wire ? wire : "?",
+            wire_why,
+            direct == 3   ? "host-staged pipeline, GPU to GPU in chunks ("
+            : direct == 2 ? "GPU direct (over the net wire)"
+            : direct      ? "GPU direct (CUDA IPC, checked both ways)"
+                          : "host-staged (",
+            direct == 1 || direct == 2 ? "" : why, direct == 1 || direct == 2 ? "" : ")");
     }
     printf("%s\n", line); /* one line per rank: the ranks' lines do not interleave */
     fflush(stdout);

@@ -150,11 +150,13 @@ RILL_API int rill_context_node(const rill_context_t *ctx, int rank);
  * Any thread. */
 RILL_API const char *rill_context_wire(const rill_context_t *ctx, int rank, const char **why);
 
-/** Whether this process reaches GPU memory of peer rank's GPUs directly: 1 on the same node
- * over CUDA IPC (checked both ways at rill_init), 2 on another node over the net wire (UCX
- * built with CUDA support, both ranks connected at rill_init), 0 no: GPU tiles are
- * host-staged (then why, if not NULL, says why). comm_gpu_direct = off makes every peer 0.
- * Any thread. */
+/** How GPU tiles move to and from peer rank's GPUs: 1 GPU direct on the same node over
+ * CUDA IPC (checked both ways at rill_init), 2 GPU direct on another node over the net wire
+ * (UCX built with CUDA support, both ranks connected at rill_init), 3 from GPU to GPU through
+ * the host-staged pipeline (the GPUs do not reach each other, both ranks have GPUs and MPI
+ * is their wire, comm_gpu_staged = pipeline: chunks through pinned host buffers), 0 through
+ * the datum's host copies (the whole tile). For 0 and 3, why (if not NULL) says why the GPUs
+ * do not reach each other. comm_gpu_direct = off leaves only 3 and 0. Any thread. */
 RILL_API int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
 
 #ifdef __cplusplus

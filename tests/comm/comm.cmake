@@ -18,6 +18,11 @@ if(RILL_HAVE_MPI)
         rill_add_test(NAME test_comm_coll SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_comm_coll.c
             LIBS rill_comm LABELS mpi NP ${np} TIMEOUT 60)
     endforeach()
+    # streams (the GPU managers' host-staged pipeline moves its chunks with them)
+    foreach(np 2 3)
+        rill_add_test(NAME test_comm_stream SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_comm_stream.c
+            LIBS rill_comm LABELS mpi NP ${np} TIMEOUT 60)
+    endforeach()
 
     # issue 38: 4 ranks as 2 simulated nodes, the bytes between nodes over UCX through
     # sockets (UCX_TLS=tcp,self) and over MPI: the same checks, and each peer's bytes on

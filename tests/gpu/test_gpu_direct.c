@@ -23,8 +23,10 @@
  * rank's GPU stream to a consumer's kernel on the other's.
  * With comm_gpu_direct = auto (the default) the counters must show that no tile went
  * through host memory between the ranks (no rendezvous bytes, tiles received into GPU
- * memory); run with --mca comm_gpu_direct off the same checks pass host-staged, and the
- * counters show that path instead. Exits 77 (skipped) without a GPU per rank, or when the
+ * memory); run with --mca comm_gpu_direct off the same checks pass through the host-staged
+ * pipeline (tiles received into GPU memory, their bytes over MPI in chunks), or with
+ * --mca comm_gpu_staged tile through the datum's host copies, and the counters show that
+ * path instead. Exits 77 (skipped) without a GPU per rank, or when the
  * ranks' GPUs cannot reach each other while the run expects them to. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,6 +356,8 @@ int main(int argc, char **argv)
     const char *why = "";
     int ng = rill_context_ngpus(ctx), direct = rill_context_gpu_direct(ctx, peer, &why);
     int off = !rill_comm_gpu_direct_allowed(); /* comm_gpu_direct = off */
+    /* GPU to GPU: straight (1, 2) or through the host-staged pipeline (3) */
+    bool staged = direct == 3, g2g = direct != 0;
     uint64_t mine[1] = { ng > 0 && (direct || off) }, all[1];
     CHECK_OK(rill_comm_allreduce_u64(ctx->comm, mine, all, 1, RILL_COMM_MIN));
     if (!all[0]) {
@@ -409,23 +413,26 @@ int main(int argc, char **argv)
            "announced ahead, %llu waited for room), to it %llu (%.1f MB); host-staged "
            "rendezvous bytes received %llu; H2D %llu, D2H %llu, evictions %llu; puts behind "
            "their producer %llu, by the SMs %llu\n",
-           rank, direct && !off ? "GPU direct" : "host-staged", c.tasks, c.remote_in,
-           (double)c.remote_in_bytes / 1e6, c.remote_early, c.remote_waits_for_room, c.remote_out,
-           (double)c.remote_out_bytes / 1e6, rdv, c.h2d, c.d2h, c.evictions, c.remote_behind,
-           c.remote_sm);
+           rank,
+           staged ? "host-staged pipeline"
+           : g2g  ? "GPU direct"
+                  : "host-staged",
+           c.tasks, c.remote_in, (double)c.remote_in_bytes / 1e6, c.remote_early,
+           c.remote_waits_for_room, c.remote_out, (double)c.remote_out_bytes / 1e6, rdv, c.h2d,
+           c.d2h, c.evictions, c.remote_behind, c.remote_sm);
     CHECK_MSG(bad == 0, "rank %d: %ld elements differ from the sequential run", rank, bad);
     rill_param_t *pe = NULL;
     bool early = rill_param_lookup("dtd_gpu_early", &pe) == RILL_SUCCESS && rill_param_get_bool(pe);
     /* pingpong: each receive's landing can be reserved as soon as the rank's own last use
      * of the tile completed, usually before the other rank produced the next version (50
      * and 49 of 50 on 2 H200s): at least one must have been (the timing decides the rest) */
-    if ((!strcmp(what, "pingpong") || small) && direct && !off)
+    if ((!strcmp(what, "pingpong") || small) && g2g)
         CHECK_MSG(early ? c.remote_early > 0 : c.remote_early == 0,
                   "%llu landings announced ahead with dtd_gpu_early %s", c.remote_early,
                   early ? "on" : "off");
     /* late: rank 1's landing of tile 0 was announced at insertion, half a second before rank
      * 0's GPU task that produces it was launched: its put went behind that body on the GPU */
-    if (slow && rank == 0 && direct && !off)
+    if (slow && rank == 0 && g2g)
         CHECK_MSG(early ? c.remote_behind == 1 : c.remote_behind == 0,
                   "%llu puts enqueued behind their producer with dtd_gpu_early %s, expected %d",
                   c.remote_behind, early ? "on" : "off", early ? 1 : 0);
@@ -433,7 +440,7 @@ int main(int argc, char **argv)
      * kernel when this GPU reaches the other rank's directly (one GPU shared, or peer access
      * between the two): all of them but the first, which starts in host memory (the copy
      * engine's); larger ones (pingpong's 512 KiB) and, by default, all by the copy engine */
-    if (direct && !off && (!strcmp(what, "pingpong") || small)) {
+    if (g2g && (!strcmp(what, "pingpong") || small)) {
         rill_param_t *ps = NULL;
         int ndev = 0, peer = 0;
         bool sm = small && rill_param_lookup("device_cuda_put_sm_max", &ps) == RILL_SUCCESS &&
@@ -457,12 +464,18 @@ int main(int argc, char **argv)
                   "other rank, %llu out, %llu H2D copies, %llu rendezvous bytes (expected "
                   "none through the GPUs, at least %d tiles by rendezvous)",
                   rank, c.tasks, c.remote_in, c.remote_out, c.h2d, rdv, expect_in);
-    } else if (direct && !off) {
-        /* every version came GPU to GPU, once: nothing through host memory on the way */
+    } else if (g2g) {
+        /* every version came GPU to GPU, once: nothing through host memory on the way, or
+         * (the pipeline) its bytes once over MPI in chunks */
         CHECK_MSG(c.remote_in == (unsigned long long)expect_in,
                   "rank %d received %llu tiles into its GPU, expected %d", rank, c.remote_in,
                   expect_in);
-        CHECK_MSG(rdv == 0, "rank %d received %llu bytes host-staged", rank, rdv);
+        if (staged)
+            CHECK_MSG(rdv == (unsigned long long)c.remote_in_bytes,
+                      "rank %d, host-staged pipeline: %llu bytes over MPI for %llu landed", rank,
+                      rdv, (unsigned long long)c.remote_in_bytes);
+        else
+            CHECK_MSG(rdv == 0, "rank %d received %llu bytes host-staged", rank, rdv);
         if (evict && rank == 1)
             CHECK_MSG(c.evictions > 0, "rank 1's landings made room by eviction");
     } else {
@@ -479,7 +492,7 @@ int main(int argc, char **argv)
     CHECK_OK(rill_dtd_class_destroy(&scal));
     CHECK_OK(rill_matrix_destroy(&A));
     CHECK_OK(rill_fini(&ctx));
-    if (traced && direct && !off) {
+    if (traced && g2g) {
         check_flows(trace_prefix, c.remote_in);
         remove_traces(trace_prefix);
     }

@@ -1,0 +1,467 @@
+/* The host-staged pipeline: a GPU tile moved to or from a rank whose GPU memory this one does
+ * not reach (another node with MPI as the wire, or comm_gpu_direct = off), chunk by chunk
+ * through pinned host buffers, the GPU copies overlapping the wire. It takes the place of
+ * the net wire's send and receive in the landing protocol (remote.c): the receiver posts its
+ * receive when the landing is held, the sender sends once the source is ready, and the
+ * receiver's done (the bytes in its GPU) lets the landing's semaphore be written; so the
+ * tile goes from the producer's GPU memory into the consumer's, with no host copy of the
+ * datum on either rank (docs/architecture.md, "The host-staged pipeline"). Manager thread.
+ *
+ * A transfer (a pipe) of n chunks of comm_gpu_staged_chunk bytes (the last one shorter) has
+ * GM_PIPE_SLOTS slots on each side, chunk k in slot k % GM_PIPE_SLOTS:
+ * - sender: copy the chunk from the GPU into the slot's pinned buffer (its own stream, an
+ *   event behind it), then, once the event completed, send it (a stream of the comm engine,
+ *   rill_comm_stream_send, tag: the landing's); the slot is free once the send completed;
+ * - receiver: receive the chunk into the slot's pinned buffer, then copy it into the GPU
+ *   (its own stream, an event); the slot is free once the event completed.
+ * Sends are posted in chunk order and receives too, on one tag per landing, so MPI's
+ * ordering on (source, tag, communicator) matches chunk k with chunk k. A tag names the
+ * receiver's GPU and the landing's semaphore, which no other landing holds until this one
+ * ended; its receives are all complete (or cancelled) by then.
+ *
+ * Ordering: a slot's state goes WIRE -> WIRE_DONE (or WIRE_FAILED) on the comm thread, with
+ * a release store after MPI finished with the buffer; the manager reads it with an acquire
+ * load before it copies out of (receiver) or into (sender) that buffer again. Everything
+ * else of a pipe is the manager thread's. */
+#include "gm_internal.h"
+
+#if RILL_HAVE_CUDA
+
+#define GM_PIPE_SLOTS 4
+
+enum { SLOT_FREE, SLOT_COPY, SLOT_WIRE, SLOT_WIRE_DONE, SLOT_WIRE_FAILED };
+
+typedef struct gm_pipe_slot {
+    struct gm_pipe *pipe;
+    void *buf;      /* pinned chunk buffer (from the manager's pool), NULL until needed */
+    cudaEvent_t ev; /* behind its GPU copy */
+    atomic_int state;
+    uint64_t id; /* its stream operation while SLOT_WIRE */
+} gm_pipe_slot_t;
+
+struct gm_pipe {
+    struct gm_pipe *next;
+    bool recv;
+    int peer, tag;
+    char *gpu;        /* the tile in GPU memory (a send from host memory: NULL) */
+    const char *host; /* a send from host memory: the bytes themselves (no copy) */
+    size_t size, chunk;
+    int nchunks;
+    int next_copy; /* sender: chunks copied out (or, from host, ready to send) */
+    int next_wire; /* chunks handed to the comm engine */
+    int next_land; /* receiver: chunks whose copy into the GPU is enqueued */
+    int ended;     /* chunks whose slot is free again */
+    rill_status_t status;
+    rill_net_done_fn done;
+    void *arg;
+    gm_pipe_slot_t slot[GM_PIPE_SLOTS];
+};
+
+/* The manager's side of the pipeline: its two copy streams, the pool of pinned chunk
+ * buffers (kept until the manager stops) and its pipes in flight. */
+struct gm_staged {
+    cudaStream_t d2h, h2d;
+    size_t chunk;
+    void **pool;
+    int npool, cap_pool, nalloc;
+    cudaEvent_t *events;
+    int nevents, cap_events;
+    gm_pipe_t *pipes;
+    int inflight;
+};
+
+static gm_staged_t *staged_of(gm_t *m, char *err, size_t len)
+{
+    if (m->staged)
+        return m->staged;
+    gm_staged_t *s = calloc(1, sizeof(*s));
+    cudaError_t e =
+        s ? cudaStreamCreateWithFlags(&s->d2h, cudaStreamNonBlocking) : cudaErrorMemoryAllocation;
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&s->h2d, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        snprintf(err, len, "creating the host-staged pipeline's streams: %s",
+                 cudaGetErrorString(e));
+        if (s && s->d2h)
+            cudaStreamDestroy(s->d2h);
+        free(s);
+        return NULL;
+    }
+    s->chunk = rill_comm_gpu_staged_chunk();
+    m->staged = s;
+    return s;
+}
+
+static void *pool_get(gm_staged_t *s)
+{
+    if (s->npool > 0)
+        return s->pool[--s->npool];
+    void *p = NULL;
+    if (cudaHostAlloc(&p, s->chunk, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError(); /* (not sticky: clear it) */
+        return NULL;
+    }
+    s->nalloc++;
+    return p;
+}
+
+static void pool_put(gm_staged_t *s, void *p)
+{
+    if (!p)
+        return;
+    if (s->npool == s->cap_pool) {
+        int cap = s->cap_pool ? 2 * s->cap_pool : 16;
+        void **pool = realloc(s->pool, (size_t)cap * sizeof(*pool));
+        if (!pool) { /* (cannot keep it: give it back) */
+            cudaFreeHost(p);
+            s->nalloc--;
+            return;
+        }
+        s->pool = pool;
+        s->cap_pool = cap;
+    }
+    s->pool[s->npool++] = p;
+}
+
+static cudaEvent_t event_get(gm_staged_t *s)
+{
+    if (s->nevents > 0)
+        return s->events[--s->nevents];
+    cudaEvent_t ev = NULL;
+    if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return ev;
+}
+
+static void event_put(gm_staged_t *s, cudaEvent_t ev)
+{
+    if (!ev)
+        return;
+    if (s->nevents == s->cap_events) {
+        int cap = s->cap_events ? 2 * s->cap_events : 16;
+        cudaEvent_t *evs = realloc(s->events, (size_t)cap * sizeof(*evs));
+        if (!evs) {
+            cudaEventDestroy(ev);
+            return;
+        }
+        s->events = evs;
+        s->cap_events = cap;
+    }
+    s->events[s->nevents++] = ev;
+}
+
+/* The comm thread: a chunk's send or receive ended (see the ordering above). */
+static void slot_wire_done(void *arg, rill_status_t status)
+{
+    gm_pipe_slot_t *sl = arg;
+    atomic_store_explicit(&sl->state, status == RILL_SUCCESS ? SLOT_WIRE_DONE : SLOT_WIRE_FAILED,
+                          memory_order_release);
+}
+
+static size_t chunk_len(const gm_pipe_t *p, int k)
+{
+    size_t off = (size_t)k * p->chunk;
+    return p->size - off < p->chunk ? p->size - off : p->chunk;
+}
+
+static rill_status_t pipe_new(gm_t *m, bool recv, int peer, int tag, size_t size,
+                              rill_net_done_fn done, void *arg, gm_pipe_t **pp)
+{
+    char err[200];
+    gm_staged_t *s = staged_of(m, err, sizeof(err));
+    if (!s) {
+        RILL_ERROR(RILL_LOG_GPU, "GPU %d: %s", m->res->info.ordinal, err);
+        return RILL_ERR_DEVICE;
+    }
+    gm_pipe_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return RILL_ERR_NO_MEMORY;
+    p->recv = recv;
+    p->peer = peer;
+    p->tag = tag;
+    p->size = size;
+    p->chunk = s->chunk;
+    p->nchunks = size ? (int)((size + s->chunk - 1) / s->chunk) : 1;
+    p->status = RILL_SUCCESS;
+    p->done = done;
+    p->arg = arg;
+    for (int i = 0; i < GM_PIPE_SLOTS; i++) {
+        p->slot[i].pipe = p;
+        atomic_init(&p->slot[i].state, SLOT_FREE);
+    }
+    p->next = s->pipes;
+    s->pipes = p;
+    s->inflight++;
+    *pp = p;
+    return RILL_SUCCESS;
+}
+
+int gm_staged_tag(int gpu, uint64_t sem_off)
+{
+    return gpu * GM_MAX_SEMS + (int)((sem_off >> 3) % GM_MAX_SEMS);
+}
+
+int gm_staged_tag_max(void)
+{
+    return RILL_CUDA_MAX_GPUS * GM_MAX_SEMS - 1;
+}
+
+rill_status_t gm_staged_send(gm_t *m, int dst, int tag, const void *src, bool gpu, size_t size,
+                             rill_net_done_fn done, void *arg)
+{
+    gm_pipe_t *p;
+    rill_status_t s = pipe_new(m, false, dst, tag, size, done, arg, &p);
+    if (s != RILL_SUCCESS)
+        return s;
+    if (gpu)
+        p->gpu = (char *)src;
+    else
+        p->host = src;
+    return RILL_SUCCESS;
+}
+
+rill_status_t gm_staged_recv(gm_t *m, int src, int tag, void *dst, size_t size,
+                             rill_net_done_fn done, void *arg, gm_pipe_t **pp)
+{
+    rill_status_t s = pipe_new(m, true, src, tag, size, done, arg, pp);
+    if (s == RILL_SUCCESS)
+        (*pp)->gpu = dst;
+    return s;
+}
+
+void gm_staged_cancel(gm_t *m, gm_pipe_t *p)
+{
+    p->status = RILL_ERR_COMM;
+    for (int i = 0; i < GM_PIPE_SLOTS; i++)
+        if (atomic_load_explicit(&p->slot[i].state, memory_order_acquire) == SLOT_WIRE)
+            rill_comm_stream_cancel(m->ctx->comm, p->slot[i].id);
+}
+
+/* A pipe that failed: say why once; it starts nothing more, its receives posted are
+ * cancelled (its sender may never send them), and it ends when nothing of it is in flight. */
+static void pipe_fail(gm_t *m, gm_pipe_t *p, rill_status_t s, const char *what)
+{
+    if (p->status != RILL_SUCCESS)
+        return;
+    RILL_ERROR(RILL_LOG_GPU, "GPU %d: the host-staged pipeline %s rank %d (%zu bytes): %s",
+               m->res->info.ordinal, p->recv ? "from" : "to", p->peer, p->size, what);
+    if (p->recv)
+        gm_staged_cancel(m, p);
+    p->status = s;
+}
+
+/* Hand chunk k (in slot sl, from buf) to the comm engine. */
+static void pipe_wire(gm_t *m, gm_pipe_t *p, gm_pipe_slot_t *sl, int k, void *buf)
+{
+    atomic_store_explicit(&sl->state, SLOT_WIRE, memory_order_relaxed);
+    rill_status_t s = p->recv ? rill_comm_stream_recv(m->ctx->comm, p->peer, p->tag, buf,
+                                                      chunk_len(p, k), slot_wire_done, sl, &sl->id)
+                              : rill_comm_stream_send(m->ctx->comm, p->peer, p->tag, buf,
+                                                      chunk_len(p, k), slot_wire_done, sl, &sl->id);
+    if (s != RILL_SUCCESS) {
+        atomic_store_explicit(&sl->state, SLOT_FREE, memory_order_relaxed);
+        pipe_fail(m, p, s, "the comm engine refused a chunk");
+        return;
+    }
+    p->next_wire++;
+}
+
+/* Enqueue chunk k's GPU copy through slot sl's buffer (d2h: out of the tile). */
+static bool pipe_copy(gm_t *m, gm_staged_t *s, gm_pipe_t *p, gm_pipe_slot_t *sl, int k, bool d2h)
+{
+    size_t off = (size_t)k * p->chunk, len = chunk_len(p, k);
+    if (!sl->ev && !(sl->ev = event_get(s))) {
+        pipe_fail(m, p, RILL_ERR_NO_MEMORY, "out of CUDA events");
+        return false;
+    }
+    cudaStream_t st = d2h ? s->d2h : s->h2d;
+    cudaError_t e = d2h ? cudaMemcpyAsync(sl->buf, p->gpu + off, len, cudaMemcpyDeviceToHost, st)
+                        : cudaMemcpyAsync(p->gpu + off, sl->buf, len, cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(sl->ev, st);
+    if (e != cudaSuccess) {
+        pipe_fail(m, p, RILL_ERR_DEVICE, cudaGetErrorString(e));
+        return false;
+    }
+    atomic_store_explicit(&sl->state, SLOT_COPY, memory_order_relaxed);
+    atomic_fetch_add_explicit(d2h ? &m->n_d2h : &m->n_h2d, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(d2h ? &m->b_d2h : &m->b_h2d, len, memory_order_relaxed);
+    return true;
+}
+
+/* Whether slot sl's copy completed (true), is still running (false); a failure fails p. */
+static bool copy_done(gm_t *m, gm_pipe_t *p, gm_pipe_slot_t *sl)
+{
+    cudaError_t e = cudaEventQuery(sl->ev);
+    if (e == cudaErrorNotReady)
+        return false;
+    if (e != cudaSuccess) {
+        pipe_fail(m, p, RILL_ERR_DEVICE, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
+    return true;
+}
+
+/* One step of pipe p; the number of things that moved on. */
+static int pipe_step(gm_t *m, gm_staged_t *s, gm_pipe_t *p)
+{
+    int n = 0;
+    /* slots whose work ended are free again (in any order) */
+    for (int i = 0; i < GM_PIPE_SLOTS; i++) {
+        gm_pipe_slot_t *sl = &p->slot[i];
+        int st = atomic_load_explicit(&sl->state, memory_order_acquire);
+        bool freed = false;
+        if (st == SLOT_WIRE_FAILED) {
+            pipe_fail(m, p, RILL_ERR_COMM,
+                      p->recv ? "a chunk's receive failed" : "a chunk's send failed");
+            freed = true;
+        } else if (!p->recv && st == SLOT_WIRE_DONE) {
+            freed = true;
+        } else if (p->recv && st == SLOT_COPY) {
+            freed = copy_done(m, p, sl);
+        } else if (p->recv && st == SLOT_WIRE_DONE && p->status != RILL_SUCCESS) {
+            freed = true; /* (failed: its bytes are not copied in) */
+        } else if (!p->recv && st == SLOT_COPY && p->status != RILL_SUCCESS) {
+            freed = p->host || copy_done(m, p, sl); /* (failed: not sent) */
+        }
+        if (freed) {
+            atomic_store_explicit(&sl->state, SLOT_FREE, memory_order_relaxed);
+            p->ended++;
+            n++;
+        }
+    }
+    if (p->status != RILL_SUCCESS)
+        return n;
+    if (!p->recv) {
+        /* copy chunks out into free slots, then send them in order once copied */
+        while (p->next_copy < p->nchunks) {
+            gm_pipe_slot_t *sl = &p->slot[p->next_copy % GM_PIPE_SLOTS];
+            if (atomic_load_explicit(&sl->state, memory_order_relaxed) != SLOT_FREE)
+                break;
+            if (p->host) { /* from host memory: nothing to copy */
+                atomic_store_explicit(&sl->state, SLOT_COPY, memory_order_relaxed);
+            } else {
+                if (!sl->buf && !(sl->buf = pool_get(s))) {
+                    pipe_fail(m, p, RILL_ERR_NO_MEMORY, "out of pinned host memory");
+                    return n;
+                }
+                if (!pipe_copy(m, s, p, sl, p->next_copy, true))
+                    return n;
+            }
+            p->next_copy++;
+            n++;
+        }
+        while (p->next_wire < p->next_copy) {
+            int k = p->next_wire;
+            gm_pipe_slot_t *sl = &p->slot[k % GM_PIPE_SLOTS];
+            if (!p->host && !copy_done(m, p, sl))
+                break;
+            if (p->status != RILL_SUCCESS)
+                return n;
+            pipe_wire(m, p, sl, k, p->host ? (void *)(p->host + (size_t)k * p->chunk) : sl->buf);
+            n++;
+        }
+        return n;
+    }
+    /* receiver: receive chunks into free slots, then copy them in, in order */
+    while (p->next_wire < p->nchunks) {
+        gm_pipe_slot_t *sl = &p->slot[p->next_wire % GM_PIPE_SLOTS];
+        if (atomic_load_explicit(&sl->state, memory_order_relaxed) != SLOT_FREE)
+            break;
+        if (!sl->buf && !(sl->buf = pool_get(s))) {
+            pipe_fail(m, p, RILL_ERR_NO_MEMORY, "out of pinned host memory");
+            return n;
+        }
+        pipe_wire(m, p, sl, p->next_wire, sl->buf);
+        n++;
+    }
+    while (p->next_land < p->next_wire) {
+        gm_pipe_slot_t *sl = &p->slot[p->next_land % GM_PIPE_SLOTS];
+        if (atomic_load_explicit(&sl->state, memory_order_acquire) != SLOT_WIRE_DONE)
+            break;
+        if (!pipe_copy(m, s, p, sl, p->next_land, false))
+            return n;
+        p->next_land++;
+        n++;
+    }
+    return n;
+}
+
+/* Pipe p ended (every chunk, or it failed and nothing of it is in flight): its buffers back
+ * to the pool, its done. */
+static void pipe_end(gm_staged_t *s, gm_pipe_t *p)
+{
+    for (int i = 0; i < GM_PIPE_SLOTS; i++) {
+        pool_put(s, p->slot[i].buf);
+        event_put(s, p->slot[i].ev);
+    }
+    s->inflight--;
+    p->done(p->arg, p->status);
+    free(p);
+}
+
+static bool pipe_idle(const gm_pipe_t *p)
+{
+    for (int i = 0; i < GM_PIPE_SLOTS; i++)
+        if (atomic_load_explicit(&p->slot[i].state, memory_order_acquire) != SLOT_FREE)
+            return false;
+    return true;
+}
+
+int gm_staged_progress(gm_t *m)
+{
+    gm_staged_t *s = m->staged;
+    if (!s || !s->pipes)
+        return 0;
+    int n = 0;
+    gm_pipe_t **pp = &s->pipes, *done = NULL;
+    while (*pp) {
+        gm_pipe_t *p = *pp;
+        n += pipe_step(m, s, p);
+        if ((p->ended >= p->nchunks && p->status == RILL_SUCCESS) ||
+            (p->status != RILL_SUCCESS && pipe_idle(p))) {
+            *pp = p->next; /* (done below: a done may start another pipe) */
+            p->next = done;
+            done = p;
+            n++;
+        } else {
+            pp = &p->next;
+        }
+    }
+    while (done) {
+        gm_pipe_t *p = done;
+        done = p->next;
+        pipe_end(s, p);
+    }
+    return n;
+}
+
+int gm_staged_inflight(const gm_t *m)
+{
+    return m->staged ? m->staged->inflight : 0;
+}
+
+void gm_staged_fini(gm_t *m)
+{
+    gm_staged_t *s = m->staged;
+    if (!s)
+        return;
+    /* (the traffic is over: a pipe left means its peer never sent; its buffers stay) */
+    if (s->inflight)
+        RILL_WARN(RILL_LOG_GPU, "GPU %d: %d transfers of the host-staged pipeline left at the end",
+                  m->res->info.ordinal, s->inflight);
+    for (int i = 0; i < s->npool; i++)
+        cudaFreeHost(s->pool[i]);
+    for (int i = 0; i < s->nevents; i++)
+        cudaEventDestroy(s->events[i]);
+    free(s->pool);
+    free(s->events);
+    cudaStreamDestroy(s->d2h);
+    cudaStreamDestroy(s->h2d);
+    free(s);
+    m->staged = NULL;
+}
+
+#endif /* RILL_HAVE_CUDA */
