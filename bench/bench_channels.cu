@@ -727,7 +727,7 @@ int main(int argc, char **argv)
      * other's GPU memory */
     int mine[2] = { rill_context_ngpus(b->ctx), 0 }, all[4];
     const char *why = NULL;
-    mine[1] = mine[0] > 0 && rill_context_gpu_direct(b->ctx, b->peer, &why);
+    mine[1] = mine[0] > 0 && rill_context_gpu_direct(b->ctx, b->peer, &why) == 1;
     RILL_CHECK(rill_context_allgather(b->ctx, mine, sizeof(mine), all));
     if (all[0] < 1 || all[2] < 1) {
         if (mine[0] < 1)

@@ -3,7 +3,10 @@
 # ranks as 2 nodes (comm_ranks_per_node 1), every engine on the same loopback sockets.
 # One tile changed in turn on the two GPUs (bench_gpu_hop: time per hop per tile size, then
 # many tiles in flight), for:
-#   - Rill GPU direct over UCX (comm_net ucx: the managers' tagged sends GPU to GPU);
+#   - Rill GPU direct over UCX (comm_net ucx, comm_net_gpu direct: the managers' tagged sends
+#     GPU to GPU);
+#   - Rill's pipeline over UCX (comm_net_gpu auto, which is staged over TCP: chunks through
+#     pinned host buffers, UCX moving host memory);
 #   - Rill host-staged over UCX (comm_gpu_direct off: home, the comm thread's UCX put, back);
 #   - Rill host-staged over MPI (comm_net mpi, Open MPI with its TCP transport only), through
 #     the pipeline (comm_gpu_staged pipeline, the default) and the whole tile (tile);
@@ -27,11 +30,12 @@ mpi=(mpirun --oversubscribe --bind-to none -np 2 --mca pml ob1 --mca btl self,tc
 mpi_sm=(mpirun --oversubscribe --bind-to none -np 2 --mca pml ob1 --mca btl self,vader -x UCX_TLS)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root) && mpi_sm+=(--allow-run-as-root)
 nodes=(--mca comm_ranks_per_node 1)
-modes="gpu_ucx staged_ucx staged_mpi tile_mpi sm_pipe sm_tile"
+modes="gpu_ucx pipe_ucx staged_ucx staged_mpi tile_mpi sm_pipe sm_tile"
 for mode in $modes; do
     run=("${mpi[@]}")
     case $mode in
-    gpu_ucx) mca=("${nodes[@]}" --mca comm_net ucx) ;;
+    gpu_ucx) mca=("${nodes[@]}" --mca comm_net ucx --mca comm_net_gpu direct) ;;
+    pipe_ucx) mca=("${nodes[@]}" --mca comm_net ucx) ;;
     staged_ucx) mca=("${nodes[@]}" --mca comm_net ucx --mca comm_gpu_direct off) ;;
     staged_mpi) mca=("${nodes[@]}" --mca comm_net mpi) ;;
     tile_mpi) mca=("${nodes[@]}" --mca comm_net mpi --mca comm_gpu_staged tile) ;;
@@ -62,8 +66,8 @@ pt() { # pt <name> <size> <perftest args...>
 }
 # us per hop of size $1 in log $2 (first table: rows start with the tile bytes)
 col() { awk -v b="$1" -v c="$3" '$1 == b { print $c; exit }' "$2"; }
-echo "| tile | Rill GPU direct over UCX | Rill host-staged over UCX | Rill pipeline over MPI | Rill whole tile over MPI | MPI alone | NCCL sockets | ucx_perftest tag CUDA (MB/s) | tag CUDA put_ppln | put CUDA | tag host |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| tile | Rill GPU direct over UCX | Rill pipeline over UCX | Rill whole tile over UCX | Rill pipeline over MPI | Rill whole tile over MPI | MPI alone | NCCL sockets | ucx_perftest tag CUDA (MB/s) | tag CUDA put_ppln | put CUDA | tag host |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for b in 4096 65536 1048576 16777216 134217728; do
     [ "$b" -gt "$max" ] && continue
     t1="" t2="" t3="" t4=""
@@ -73,8 +77,9 @@ for b in 4096 65536 1048576 16777216 134217728; do
         t3=$(pt put_$b "$b" -t ucp_put_bw -m cuda)
         t4=$(pt host_$b "$b" -t tag_bw -m host)
     fi
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$((b / 1024)) KiB" \
-        "$(col $b "$out/nodes_gpu_ucx.log" 3)" "$(col $b "$out/nodes_staged_ucx.log" 3)" \
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$((b / 1024)) KiB" \
+        "$(col $b "$out/nodes_gpu_ucx.log" 3)" "$(col $b "$out/nodes_pipe_ucx.log" 3)" \
+        "$(col $b "$out/nodes_staged_ucx.log" 3)" \
         "$(col $b "$out/nodes_staged_mpi.log" 3)" "$(col $b "$out/nodes_tile_mpi.log" 3)" \
         "$(col $b "$out/nodes_nccl.log" 7)" "$(col $b "$out/nodes_nccl.log" 5)" \
         "$t1" "$t2" "$t3" "$t4"

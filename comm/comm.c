@@ -14,7 +14,7 @@
 
 static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_requests, *p_spin_us,
     *p_yield_max_us, *p_yield_busy_us, *p_poll_us, *p_gpu_direct, *p_gpu_direct_min, *p_gpu_staged,
-    *p_gpu_staged_chunk, *p_ranks_per_node, *p_net;
+    *p_gpu_staged_chunk, *p_ranks_per_node, *p_net, *p_net_gpu;
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
@@ -144,7 +144,26 @@ rill_status_t rill_comm_register_params(void)
         s = rill_param_set_same_on_all_ranks(p_net);
     if (s != RILL_SUCCESS)
         status = s;
+    static const char *const net_gpu_values[] = { "auto", "direct", "staged", NULL };
+    s = rill_param_register_enum(
+        "comm_net_gpu",
+        "How GPU tiles cross between nodes over UCX (comm_net): direct (UCX moves the GPU "
+        "memory itself: GPUDirect RDMA where the NIC has it, UCX's own staging over TCP), "
+        "staged (Rill's host-staged pipeline, comm_gpu_staged_chunk bytes at a time through "
+        "pinned host buffers, UCX moving host memory), or auto: direct when UCX may use an "
+        "RDMA transport on every rank (UCX_TLS allows one and the machine has an RDMA "
+        "device), else staged",
+        RILL_PARAM_LEVEL_TUNER, net_gpu_values, "auto", &p_net_gpu);
+    if (s == RILL_SUCCESS)
+        s = rill_param_set_same_on_all_ranks(p_net_gpu);
+    if (s != RILL_SUCCESS)
+        status = s;
     return status;
+}
+
+int rill_comm_net_gpu_mode(void)
+{
+    return p_net_gpu ? (int)rill_param_get_enum(p_net_gpu) : 0;
 }
 
 bool rill_comm_gpu_direct_allowed(void)

@@ -85,6 +85,9 @@ bool rill_comm_gpu_direct_allowed(void);
  * MPI as their wire, go through the host-staged pipeline (comm_gpu_staged = pipeline), and
  * its chunk's bytes (comm_gpu_staged_chunk). Any thread. */
 bool rill_comm_gpu_staged_pipeline(void);
+/** comm_net_gpu: 0 auto, 1 direct, 2 staged (how GPU tiles cross between nodes over UCX).
+ * Any thread. */
+int rill_comm_net_gpu_mode(void);
 size_t rill_comm_gpu_staged_chunk(void);
 
 /* ------------------------------------------------------------ active messages */

@@ -356,10 +356,9 @@ rill_heap_t *gm_pending_of(gm_t *m, const rill_task_t *task);
 int gm_launch_pending(gm_t *m);
 
 /* staged.c: the host-staged pipeline (in place of the net wire's send and receive) */
-int gm_staged_tag(int gpu, uint64_t sem_off);
-rill_status_t gm_staged_send(gm_t *m, int dst, int tag, const void *src, bool gpu, size_t size,
-                             rill_net_done_fn done, void *arg);
-rill_status_t gm_staged_recv(gm_t *m, int src, int tag, void *dst, size_t size,
+rill_status_t gm_staged_send(gm_t *m, const rill_remote_xfer_t *x, const void *src, bool gpu,
+                             size_t size, rill_net_done_fn done, void *arg);
+rill_status_t gm_staged_recv(gm_t *m, const rill_remote_xfer_t *x, void *dst, size_t size,
                              rill_net_done_fn done, void *arg, gm_pipe_t **pp);
 void gm_staged_cancel(gm_t *m, gm_pipe_t *p);
 int gm_staged_progress(gm_t *m);

@@ -3,6 +3,7 @@
  * ranks of a node at rill_init. docs/channels.md describes the protocols. */
 #include "proxy.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -937,8 +938,10 @@ typedef struct conn_rec {
 } conn_rec_t;
 
 /* per rank: 1 GPU memory reachable both ways by CUDA IPC, 2 over the net wire (another
- * node), 0 not */
+ * node), 3 the host-staged pipeline (staged.c; its chunks over the net wire when
+ * staged_net, else over MPI), 0 not */
 static int8_t *direct;
+static uint8_t *staged_net;
 static char (*why)[96]; /* per rank: why not */
 static int ndirect;
 /* per rank: its GPUs' zones as registered memory (the mailbox descriptors name the whole
@@ -1113,6 +1116,31 @@ static rill_status_t do_net_connect(gm_proxy_t *p, void *arg)
     return RILL_SUCCESS;
 }
 
+/* Whether UCX may use an RDMA transport here (comm_net_gpu auto): UCX_TLS, when set, names
+ * one (or excludes some, "^...", or says "all"), and the machine has an RDMA device. */
+static bool rdma_usable(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls && *tls && tls[0] != '^') {
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", tls);
+        bool any = false;
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && !any;
+             t = strtok_r(NULL, ",", &save))
+            any = !strcmp(t, "all") || !strncmp(t, "rc", 2) || !strncmp(t, "dc", 2) ||
+                  !strncmp(t, "ud", 2) || !strncmp(t, "ib", 2) || !strncmp(t, "gga", 3);
+        if (!any)
+            return false;
+    }
+    DIR *d = opendir("/sys/class/infiniband");
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));)
+        found = e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* Peers on other nodes: GPU direct over the net wire (direct = 2) when both ends opened
  * a worker on every GPU and connected to every GPU of the other. Every rank makes the same
  * collectives (other_node and allowed are the same everywhere), whatever happens here. */
@@ -1121,6 +1149,14 @@ static rill_status_t net_connect(rill_context_t *ctx, const conn_rec_t *recs, in
 {
     int n = ctx->nranks;
     net_args_t a = { .ctx = ctx, .recs = recs, .ok = ok };
+    /* GPU direct or the pipeline (comm_net_gpu): auto is direct only when every rank may
+     * use RDMA */
+    int mode = rill_comm_net_gpu_mode();
+    uint64_t rdma = mode == 0 ? rdma_usable() : 0;
+    if (mode == 0 &&
+        rill_comm_allreduce_u64(ctx->comm, &rdma, &rdma, 1, RILL_COMM_MIN) != RILL_SUCCESS)
+        rdma = 0;
+    bool staged = mode == 2 || (mode == 0 && !rdma);
     uint32_t mine_len[RILL_CUDA_MAX_GPUS] = { 0 };
     a.mine_len = mine_len;
     a.max = RILL_NET_RECORD_MAX;
@@ -1175,15 +1211,21 @@ static rill_status_t net_connect(rill_context_t *ctx, const conn_rec_t *recs, in
             for (int r = 0; r < n; r++) {
                 if (r == ctx->rank || recs[r].node == recs[ctx->rank].node)
                     continue;
-                if (ok[r] && all_ok[(size_t)r * (size_t)n + (size_t)ctx->rank])
-                    direct[r] = 2;
-                else if (ok[r])
+                if (ok[r] && all_ok[(size_t)r * (size_t)n + (size_t)ctx->rank]) {
+                    direct[r] = !staged ? 2 : rill_comm_gpu_staged_pipeline() ? 3 : 0;
+                    staged_net[r] = staged;
+                    if (staged)
+                        snprintf(why[r], sizeof(why[r]), "on another node; comm_net_gpu %s%s",
+                                 mode == 2 ? "staged" : "auto, and UCX has no RDMA transport",
+                                 direct[r] ? "" : "; comm_gpu_staged tile");
+                } else if (ok[r])
                     snprintf(why[r], sizeof(why[r]),
                              "on another node; rank %d could not connect to this rank's GPUs", r);
                 RILL_VERBOSE(RILL_LOG_GPU, 1, "rank %d -> rank %d: %s%s", ctx->rank, r,
-                             direct[r] ? "GPU direct over the net wire (another node)"
-                                       : "host-staged: ",
-                             direct[r] ? "" : why[r]);
+                             direct[r] == 2   ? "GPU direct over the net wire (another node)"
+                             : direct[r] == 3 ? "host-staged pipeline over the net wire: "
+                                              : "host-staged: ",
+                             direct[r] == 2 ? "" : why[r]);
             }
     }
     free(mine);
@@ -1198,6 +1240,7 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     int n = ctx->nranks;
     rill_gpu_channels_forget();
     direct = calloc((size_t)n, sizeof(*direct));
+    staged_net = calloc((size_t)n, sizeof(*staged_net));
     why = calloc((size_t)n, sizeof(*why));
     conn_rec_t *recs = calloc((size_t)n, sizeof(*recs));
     uint8_t *ok = malloc((size_t)n);
@@ -1205,7 +1248,7 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     rill_status_t s = RILL_SUCCESS;
     /* a rank out of memory here would leave the others waiting in the allgathers below:
      * every rank learns it first, and all stop */
-    bool mine_short = !direct || !why || !recs || !ok || !all_ok;
+    bool mine_short = !direct || !staged_net || !why || !recs || !ok || !all_ok;
     uint64_t short_of_memory = mine_short;
     if (n > 1 && (s = rill_comm_allreduce_u64(ctx->comm, &short_of_memory, &short_of_memory, 1,
                                               RILL_COMM_MAX)) != RILL_SUCCESS)
@@ -1299,9 +1342,11 @@ out:
 void rill_gpu_channels_forget(void)
 {
     free(direct);
+    free(staged_net);
     free(why);
     free(zones);
     direct = NULL;
+    staged_net = NULL;
     why = NULL;
     zones = NULL;
     ndirect = 0;
@@ -1321,6 +1366,11 @@ bool gm_peer_net(int rank)
 bool gm_peer_staged(int rank)
 {
     return direct && rank >= 0 && rank < ndirect && direct[rank] == 3;
+}
+
+bool gm_peer_staged_net(int rank)
+{
+    return gm_peer_staged(rank) && staged_net[rank];
 }
 
 rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, void **ptr, char *err,

@@ -71,6 +71,9 @@ bool gm_peer_net(int rank);
 /** Whether rank's tiles go through the host-staged pipeline (staged.c: the GPUs do not
  * reach each other, MPI is the wire between the ranks, comm_gpu_staged = pipeline). */
 bool gm_peer_staged(int rank);
+/** Whether those chunks go over the net wire (UCX, host memory: comm_net_gpu), else over
+ * MPI (the comm engine's streams). */
+bool gm_peer_staged_net(int rank);
 /** The largest MPI tag the host-staged pipeline uses (staged.c). */
 int gm_staged_tag_max(void);
 /** This GPU's worker of the net wire (NULL when no peer is reached over it). Its manager

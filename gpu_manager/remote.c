@@ -377,8 +377,7 @@ static void net_land_post(gm_t *m, rill_remote_xfer_t *x)
     void *block = (void *)((gm_entry_t *)x->entry)->block;
     rill_status_t s =
         gm_peer_staged(x->peer)
-            ? gm_staged_recv(m, x->peer, gm_staged_tag(x->gpu, x->sem_off), block, d->size,
-                             net_recv_done, r, (gm_pipe_t **)&l->req)
+            ? gm_staged_recv(m, x, block, d->size, net_recv_done, r, (gm_pipe_t **)&l->req)
             : rill_net_recv(gm_proxy_net(m->proxy), block, true, d->size,
                             net_tag(x->sem_off, x->target), net_recv_done, r, &l->req);
     if (s != RILL_SUCCESS) {
@@ -411,8 +410,7 @@ void gm_net_put_go(gm_t *m, gm_op_t *op, cudaError_t err)
     rill_status_t s = RILL_ERR_DEVICE;
     if (err == cudaSuccess) {
         s = gm_peer_staged(x->peer)
-                ? gm_staged_send(m, x->peer, gm_staged_tag(x->peer_gpu, x->sem_off), np->from,
-                                 np->src != NULL, d->size, net_put_done, np)
+                ? gm_staged_send(m, x, np->from, np->src != NULL, d->size, net_put_done, np)
                 : rill_net_send(gm_proxy_net(m->proxy), x->peer, x->peer_gpu, np->from,
                                 np->src != NULL, d->size, net_tag(x->sem_off, x->target),
                                 net_put_done, np);

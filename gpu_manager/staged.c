@@ -14,12 +14,15 @@
  *   rill_comm_stream_send, tag: the landing's); the slot is free once the send completed;
  * - receiver: receive the chunk into the slot's pinned buffer, then copy it into the GPU
  *   (its own stream, an event); the slot is free once the event completed.
- * Sends are posted in chunk order and receives too, on one tag per landing, so MPI's
- * ordering on (source, tag, communicator) matches chunk k with chunk k. A tag names the
- * receiver's GPU and the landing's semaphore, which no other landing holds until this one
- * ended; its receives are all complete (or cancelled) by then.
+ * The wire is MPI (the comm engine's streams), or, between nodes over UCX with comm_net_gpu
+ * staged, the GPU's worker of the net wire moving host memory. Over MPI sends are posted in
+ * chunk order and receives too, on one tag per landing, so MPI's ordering on (source, tag,
+ * communicator) matches chunk k with chunk k; over the net wire each chunk has a tag of its
+ * own. A tag names the landing's semaphore (and over MPI the receiver's GPU), which no other
+ * landing holds until this one ended; its receives are all complete (or cancelled) by then.
  *
- * Ordering: a slot's state goes WIRE -> WIRE_DONE (or WIRE_FAILED) on the comm thread, with
+ * Ordering: a slot's state goes WIRE -> WIRE_DONE (or WIRE_FAILED) on the comm thread (or
+ * this thread, over the net wire), with
  * a release store after MPI finished with the buffer; the manager reads it with an acquire
  * load before it copies out of (receiver) or into (sender) that buffer again. Everything
  * else of a pipe is the manager thread's. */
@@ -27,7 +30,8 @@
 
 #if RILL_HAVE_CUDA
 
-#define GM_PIPE_SLOTS 4
+#define GM_PIPE_SLOTS      4
+#define GM_PIPE_MAX_CHUNKS (1 << 20) /* (over the net wire, the index is in the tag's 20 bits) */
 
 enum { SLOT_FREE, SLOT_COPY, SLOT_WIRE, SLOT_WIRE_DONE, SLOT_WIRE_FAILED };
 
@@ -36,13 +40,17 @@ typedef struct gm_pipe_slot {
     void *buf;      /* pinned chunk buffer (from the manager's pool), NULL until needed */
     cudaEvent_t ev; /* behind its GPU copy */
     atomic_int state;
-    uint64_t id; /* its stream operation while SLOT_WIRE */
+    uint64_t id; /* its stream operation while SLOT_WIRE (over MPI) */
+    void *req;   /* its receive while SLOT_WIRE (over the net wire) */
 } gm_pipe_slot_t;
 
 struct gm_pipe {
     struct gm_pipe *next;
     bool recv;
-    int peer, tag;
+    bool net;         /* chunks over the net wire (UCX, host memory), else MPI streams */
+    int peer, tag;    /* the other rank, the MPI tag */
+    int peer_idx;     /* send over the net wire: the receiver's GPU */
+    uint64_t ntag;    /* over the net wire: chunk k's tag is ntag | k */
     char *gpu;        /* the tile in GPU memory (a send from host memory: NULL) */
     const char *host; /* a send from host memory: the bytes themselves (no copy) */
     size_t size, chunk;
@@ -175,6 +183,14 @@ static rill_status_t pipe_new(gm_t *m, bool recv, int peer, int tag, size_t size
         RILL_ERROR(RILL_LOG_GPU, "GPU %d: %s", m->res->info.ordinal, err);
         return RILL_ERR_DEVICE;
     }
+    size_t nchunks = size ? (size + s->chunk - 1) / s->chunk : 1;
+    if (nchunks > GM_PIPE_MAX_CHUNKS) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "GPU %d: a tile of %zu bytes is %zu chunks of comm_gpu_staged_chunk %zu "
+                   "bytes: at most %d are allowed (raise comm_gpu_staged_chunk)",
+                   m->res->info.ordinal, size, nchunks, s->chunk, GM_PIPE_MAX_CHUNKS);
+        return RILL_ERR_INVALID_ARG;
+    }
     gm_pipe_t *p = calloc(1, sizeof(*p));
     if (!p)
         return RILL_ERR_NO_MEMORY;
@@ -183,7 +199,7 @@ static rill_status_t pipe_new(gm_t *m, bool recv, int peer, int tag, size_t size
     p->tag = tag;
     p->size = size;
     p->chunk = s->chunk;
-    p->nchunks = size ? (int)((size + s->chunk - 1) / s->chunk) : 1;
+    p->nchunks = (int)nchunks;
     p->status = RILL_SUCCESS;
     p->done = done;
     p->arg = arg;
@@ -198,9 +214,20 @@ static rill_status_t pipe_new(gm_t *m, bool recv, int peer, int tag, size_t size
     return RILL_SUCCESS;
 }
 
-int gm_staged_tag(int gpu, uint64_t sem_off)
+/* The tags of a landing's chunks. Over MPI: the receiver's GPU and the landing's semaphore
+ * (sems are nsems <= GM_MAX_SEMS consecutive words, so (sem_off / 8) % GM_MAX_SEMS tells them
+ * apart). Over the net wire (one worker per GPU, tags with no sender): the semaphore, the low
+ * bits of its target and the chunk's index, with the top bit set (the net wire's tiles go
+ * GPU direct or all through the pipeline, never both in one run: comm_net_gpu is the same
+ * everywhere). */
+static int mpi_tag(int gpu, uint64_t sem_off)
 {
     return gpu * GM_MAX_SEMS + (int)((sem_off >> 3) % GM_MAX_SEMS);
+}
+
+static uint64_t net_tag_base(uint64_t sem_off, uint64_t target)
+{
+    return (1ull << 63) | (((sem_off >> 3) % GM_MAX_SEMS) << 44) | ((target & 0xffffffu) << 20);
 }
 
 int gm_staged_tag_max(void)
@@ -208,13 +235,17 @@ int gm_staged_tag_max(void)
     return RILL_CUDA_MAX_GPUS * GM_MAX_SEMS - 1;
 }
 
-rill_status_t gm_staged_send(gm_t *m, int dst, int tag, const void *src, bool gpu, size_t size,
-                             rill_net_done_fn done, void *arg)
+rill_status_t gm_staged_send(gm_t *m, const rill_remote_xfer_t *x, const void *src, bool gpu,
+                             size_t size, rill_net_done_fn done, void *arg)
 {
     gm_pipe_t *p;
-    rill_status_t s = pipe_new(m, false, dst, tag, size, done, arg, &p);
+    rill_status_t s =
+        pipe_new(m, false, x->peer, mpi_tag(x->peer_gpu, x->sem_off), size, done, arg, &p);
     if (s != RILL_SUCCESS)
         return s;
+    p->net = gm_peer_staged_net(x->peer);
+    p->peer_idx = x->peer_gpu;
+    p->ntag = net_tag_base(x->sem_off, x->target);
     if (gpu)
         p->gpu = (char *)src;
     else
@@ -222,21 +253,30 @@ rill_status_t gm_staged_send(gm_t *m, int dst, int tag, const void *src, bool gp
     return RILL_SUCCESS;
 }
 
-rill_status_t gm_staged_recv(gm_t *m, int src, int tag, void *dst, size_t size,
+rill_status_t gm_staged_recv(gm_t *m, const rill_remote_xfer_t *x, void *dst, size_t size,
                              rill_net_done_fn done, void *arg, gm_pipe_t **pp)
 {
-    rill_status_t s = pipe_new(m, true, src, tag, size, done, arg, pp);
-    if (s == RILL_SUCCESS)
-        (*pp)->gpu = dst;
-    return s;
+    rill_status_t s = pipe_new(m, true, x->peer, mpi_tag(x->gpu, x->sem_off), size, done, arg, pp);
+    if (s != RILL_SUCCESS)
+        return s;
+    (*pp)->net = gm_peer_staged_net(x->peer);
+    (*pp)->ntag = net_tag_base(x->sem_off, x->target);
+    (*pp)->gpu = dst;
+    return RILL_SUCCESS;
 }
 
 void gm_staged_cancel(gm_t *m, gm_pipe_t *p)
 {
     p->status = RILL_ERR_COMM;
-    for (int i = 0; i < GM_PIPE_SLOTS; i++)
-        if (atomic_load_explicit(&p->slot[i].state, memory_order_acquire) == SLOT_WIRE)
-            rill_comm_stream_cancel(m->ctx->comm, p->slot[i].id);
+    for (int i = 0; i < GM_PIPE_SLOTS; i++) {
+        gm_pipe_slot_t *sl = &p->slot[i];
+        if (atomic_load_explicit(&sl->state, memory_order_acquire) != SLOT_WIRE)
+            continue;
+        if (!p->net)
+            rill_comm_stream_cancel(m->ctx->comm, sl->id);
+        else if (p->recv && sl->req) /* (its done, on this thread, comes later) */
+            rill_net_cancel(gm_proxy_net(m->proxy), sl->req);
+    }
 }
 
 /* A pipe that failed: say why once; it starts nothing more, its receives posted are
@@ -252,14 +292,28 @@ static void pipe_fail(gm_t *m, gm_pipe_t *p, rill_status_t s, const char *what)
     p->status = s;
 }
 
-/* Hand chunk k (in slot sl, from buf) to the comm engine. */
+/* Hand chunk k (in slot sl, from buf) to the wire: the comm engine's streams (MPI), or this
+ * GPU's worker of the net wire (its done then runs on this thread, in its progress). */
 static void pipe_wire(gm_t *m, gm_pipe_t *p, gm_pipe_slot_t *sl, int k, void *buf)
 {
     atomic_store_explicit(&sl->state, SLOT_WIRE, memory_order_relaxed);
-    rill_status_t s = p->recv ? rill_comm_stream_recv(m->ctx->comm, p->peer, p->tag, buf,
-                                                      chunk_len(p, k), slot_wire_done, sl, &sl->id)
-                              : rill_comm_stream_send(m->ctx->comm, p->peer, p->tag, buf,
-                                                      chunk_len(p, k), slot_wire_done, sl, &sl->id);
+    rill_net_worker_t *w = p->net ? gm_proxy_net(m->proxy) : NULL;
+    rill_status_t s;
+    sl->req = NULL;
+    if (p->net && !w)
+        s = RILL_ERR_BAD_STATE;
+    else if (p->net && p->recv)
+        s = rill_net_recv(w, buf, false, chunk_len(p, k), p->ntag | (uint64_t)k, slot_wire_done, sl,
+                          &sl->req);
+    else if (p->net)
+        s = rill_net_send(w, p->peer, p->peer_idx, buf, false, chunk_len(p, k),
+                          p->ntag | (uint64_t)k, slot_wire_done, sl);
+    else if (p->recv)
+        s = rill_comm_stream_recv(m->ctx->comm, p->peer, p->tag, buf, chunk_len(p, k),
+                                  slot_wire_done, sl, &sl->id);
+    else
+        s = rill_comm_stream_send(m->ctx->comm, p->peer, p->tag, buf, chunk_len(p, k),
+                                  slot_wire_done, sl, &sl->id);
     if (s != RILL_SUCCESS) {
         atomic_store_explicit(&sl->state, SLOT_FREE, memory_order_relaxed);
         pipe_fail(m, p, s, "the comm engine refused a chunk");

@@ -200,7 +200,7 @@ static const char *setup_sides(void)
             snprintf(why, sizeof(why), "rank %d runs on no GPU%s%s", rank_, st[0] ? ": " : "", st);
         else {
             const char *w = NULL;
-            if (!rill_context_gpu_direct(ctx, 1 - rank_, &w))
+            if (rill_context_gpu_direct(ctx, 1 - rank_, &w) != 1) /* (port channels: CUDA IPC) */
                 snprintf(why, sizeof(why), "rank %d does not reach rank %d's GPU memory: %s", rank_,
                          1 - rank_, w ? w : "?");
         }
