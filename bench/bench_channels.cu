@@ -33,6 +33,7 @@
  * Exit: 0 done, 1 an error (the call, file:line and error on stderr), 2 a bad argument or not
  * 2 ranks, 77 (skipped) when a rank has no GPU. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -637,40 +638,55 @@ static unsigned long long parse_num(const char *v, int with_units, unsigned long
 /* 0 to go on, -1 after --help, 2 for a bad option. --mca pairs stay for rill_init. */
 static int parse_options(int argc, char **argv, size_t *max_bytes, int *iters, int *rounds)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+    enum { OPT_MAX_BYTES = 256, OPT_ITERS, OPT_ROUNDS, OPT_MCA };
+    static const struct option longs[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+        { "iters", required_argument, NULL, OPT_ITERS },
+        { "rounds", required_argument, NULL, OPT_ROUNDS },
+        { "mca", required_argument, NULL, OPT_MCA },
+        { NULL, 0, NULL, 0 },
+    };
+    opterr = 0; /* (the messages are ours) */
+    for (int c; (c = getopt_long(argc, argv, "+:h", longs, NULL)) != -1;) {
+        const char *v = c == ':' ? NULL : optarg;
+        const int code = c == ':' ? optopt : c;
+        unsigned long long x = 0;
+        switch (code) {
+        case 'h':
             if (first_rank())
                 usage(stdout);
             return -1;
-        }
-        if (!strcmp(o, "--mca")) {
-            if (i + 2 >= argc)
-                return bad_option(o, NULL, "followed by a name and a value");
-            i += 2;
-        } else if (!strcmp(o, "--max-bytes")) {
-            unsigned long long x = parse_num(v, 1, 4 * KIB, MAX_BYTES);
-            if (!x)
-                return bad_option(o, v, "a size in [4k, 1G]");
+        case OPT_MCA: /* (the pair stays in argv for rill_init) */
+            if (c == ':' || optind >= argc)
+                return bad_option("--mca", NULL, "followed by a name and a value");
+            optind++;
+            break;
+        case OPT_MAX_BYTES:
+            if (!(x = parse_num(v, 1, 4 * KIB, MAX_BYTES)))
+                return bad_option("--max-bytes", v, "a size in [4k, 1G]");
             *max_bytes = (size_t)x;
-            i++;
-        } else if (!strcmp(o, "--iters")) {
-            unsigned long long x = parse_num(v, 0, 1, 1000000);
-            if (!x)
-                return bad_option(o, v, "an integer in [1, 1000000]");
-            *iters = (int)x;
-            i++;
-        } else if (!strcmp(o, "--rounds")) {
-            unsigned long long x = parse_num(v, 0, 1, 1000000);
-            if (!x)
-                return bad_option(o, v, "an integer in [1, 1000000]");
-            *rounds = (int)x;
-            i++;
-        } else {
-            if (first_rank())
-                fprintf(stderr, PROG ": error: unknown option '%s' (see --help)\n", o);
+            break;
+        case OPT_ITERS:
+        case OPT_ROUNDS:
+            if (!(x = parse_num(v, 0, 1, 1000000)))
+                return bad_option(code == OPT_ITERS ? "--iters" : "--rounds", v,
+                                  "an integer in [1, 1000000]");
+            *(code == OPT_ITERS ? iters : rounds) = (int)x;
+            break;
+        default: /* '?': unknown (a short one by its letter) */
+            if (first_rank() && optopt > 0 && optopt < 256)
+                fprintf(stderr, PROG ": error: unknown option '-%c' (see --help)\n", optopt);
+            else if (first_rank())
+                fprintf(stderr, PROG ": error: unknown option '%s' (see --help)\n",
+                        argv[optind - 1]);
             return EXIT_USAGE;
         }
+    }
+    if (optind < argc) { /* an operand: none is taken */
+        if (first_rank())
+            fprintf(stderr, PROG ": error: unknown option '%s' (see --help)\n", argv[optind]);
+        return EXIT_USAGE;
     }
     return 0;
 }

@@ -6,6 +6,7 @@
  * Run: mpirun -np 2 bench_comm [--max-mib 64] [--csv FILE] (the table as CSV too, for
  * bench/plot.py) */
 #include <errno.h>
+#include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "args.h"
 #include "rill/rill.h"
 
 static double now_s(void)
@@ -118,28 +120,34 @@ static void usage(FILE *f)
  * pairs stay in argv for rill_init. Every rank parses the same argv, so they agree. */
 static int parse_options(int argc, char **argv, int rank, size_t *max_bytes, const char **csv_path)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+    enum { OPT_MAX_MIB = 256, OPT_CSV, OPT_MCA };
+    static const struct option longs[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "max-mib", required_argument, NULL, OPT_MAX_MIB },
+        { "csv", required_argument, NULL, OPT_CSV },
+        { "mca", required_argument, NULL, OPT_MCA },
+        { NULL, 0, NULL, 0 },
+    };
+    opterr = 0; /* (the messages are ours) */
+    for (int c; (c = getopt_long(argc, argv, "+:h", longs, NULL)) != -1;) {
+        const char *v = c == ':' ? NULL : optarg;
+        long mib;
+        switch (c == ':' ? optopt : c) {
+        case 'h':
             if (rank == 0)
                 usage(stdout);
             return -1;
-        }
-        if (!strcmp(o, "--mca")) {
-            if (i + 2 >= argc) {
+        case OPT_MCA: /* (the pair stays in argv for rill_init) */
+            if (c == ':' || optind >= argc) {
                 if (rank == 0)
                     fprintf(stderr, "bench_comm: error: option --mca needs a name and a value: "
                                     "--mca name value (see --help)\n");
                 return 2;
             }
-            i += 2;
-            continue;
-        }
-        if (!strcmp(o, "--max-mib")) {
-            char *end = NULL;
-            errno = 0;
-            long mib = v ? strtol(v, &end, 10) : -1;
-            if (!v || errno || end == v || *end || mib < 0 || mib > MAX_MIB) {
+            optind++;
+            break;
+        case OPT_MAX_MIB:
+            if (rill_args_long(v, 0, MAX_MIB, &mib)) {
                 if (rank == 0)
                     fprintf(stderr,
                             "bench_comm: error: option --max-mib must be an integer in [0, %d], "
@@ -148,10 +156,8 @@ static int parse_options(int argc, char **argv, int rank, size_t *max_bytes, con
                 return 2;
             }
             *max_bytes = (size_t)mib << 20;
-            i++;
-            continue;
-        }
-        if (!strcmp(o, "--csv")) {
+            break;
+        case OPT_CSV:
             if (!v || !*v || *v == '-') { /* "--csv --max-mib 4" forgot the name */
                 if (rank == 0)
                     fprintf(stderr,
@@ -161,11 +167,19 @@ static int parse_options(int argc, char **argv, int rank, size_t *max_bytes, con
                 return 2;
             }
             *csv_path = v;
-            i++;
-            continue;
+            break;
+        default: /* '?': unknown (a short one by its letter) */
+            if (rank == 0 && optopt > 0 && optopt < 256)
+                fprintf(stderr, "bench_comm: error: unknown option '-%c' (see --help)\n", optopt);
+            else if (rank == 0)
+                fprintf(stderr, "bench_comm: error: unknown option '%s' (see --help)\n",
+                        argv[optind - 1]);
+            return 2;
         }
+    }
+    if (optind < argc) { /* an operand: none is taken */
         if (rank == 0)
-            fprintf(stderr, "bench_comm: error: unknown option '%s' (see --help)\n", o);
+            fprintf(stderr, "bench_comm: error: unknown option '%s' (see --help)\n", argv[optind]);
         return 2;
     }
     return 0;

@@ -5,6 +5,7 @@
  * count runs in its own child process; the parent prints the table (and writes it as CSV
  * with --csv FILE, for bench/plot.py). */
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 #include "rill/rill.h"
 
-#include "bench_args.h"
+#include "args.h"
 
 static rill_status_t empty_body(rill_task_t *task)
 {
@@ -146,16 +147,6 @@ static void usage(FILE *f)
             MAX_TASKS, MAX_REPS, MAX_WORKERS, MAX_RUNS);
 }
 
-/* An integer in [min, max] (the whole string), else -1. */
-static int parse_int(const char *s, long min, long max, int *out)
-{
-    long v;
-    if (bench_parse_long(s, min, max, &v))
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* "1,2,8" into counts[] (each in [1, MAX_WORKERS], at most MAX_RUNS): how many, or -1. */
 static int parse_workers(const char *s, int *counts)
 {
@@ -165,7 +156,7 @@ static int parse_workers(const char *s, int *counts)
         return -1;
     strcpy(buf, s);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        if (n == MAX_RUNS || parse_int(tok, 1, MAX_WORKERS, &counts[n++]))
+        if (n == MAX_RUNS || rill_args_int(tok, 1, MAX_WORKERS, &counts[n++]))
             return -1;
     return n > 0 && s[strlen(s) - 1] != ',' && s[0] != ',' && !strstr(s, ",,") ? n : -1;
 }
@@ -180,26 +171,40 @@ int main(int argc, char **argv)
     if (!rargv)
         return 1;
     rargv[0] = argv[0];
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+    enum { OPT_TASKS = 256, OPT_REPS, OPT_WORKERS, OPT_CSV, OPT_MCA };
+    static const struct option longs[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "tasks", required_argument, NULL, OPT_TASKS },
+        { "reps", required_argument, NULL, OPT_REPS },
+        { "workers", required_argument, NULL, OPT_WORKERS },
+        { "csv", required_argument, NULL, OPT_CSV },
+        { "mca", required_argument, NULL, OPT_MCA },
+        { NULL, 0, NULL, 0 },
+    };
+    opterr = 0; /* (the messages are ours) */
+    for (int c; (c = getopt_long(argc, argv, "+:h", longs, NULL)) != -1;) {
+        const char *o = c == ':' || c == '?' ? argv[optind - 1] : NULL;
+        const char *v = c == ':' ? NULL : optarg;
+        int code = c == ':' ? optopt : c;
+        char must[96] = "";
+        bool ok = true;
+        switch (code) {
+        case 'h':
             usage(stdout);
             free(rargv);
             return 0;
-        }
-        if (!strcmp(o, "--mca")) {
-            if (i + 2 >= argc) {
+        case OPT_MCA:
+            if (c == ':' || optind >= argc) {
                 fprintf(stderr, "bench_dtd: error: option --mca needs a name and a value: --mca "
                                 "name value (see --help)\n");
                 free(rargv);
                 return 2;
             }
-            rargv[rargc++] = argv[i++];
-            rargv[rargc++] = argv[i++];
-            rargv[rargc++] = argv[i];
+            rargv[rargc++] = "--mca";
+            rargv[rargc++] = optarg;
+            rargv[rargc++] = argv[optind++];
             continue;
-        }
-        if (!strcmp(o, "--csv")) {
+        case OPT_CSV:
             if (!v || !*v || *v == '-') { /* "--csv --tasks 5" forgot the name */
                 fprintf(stderr,
                         "bench_dtd: error: option --csv needs a file name, got %s%s%s "
@@ -209,23 +214,27 @@ int main(int argc, char **argv)
                 return 2;
             }
             csv_path = v;
-            i++;
             continue;
-        }
-        char must[96];
-        int *p = !strcmp(o, "--tasks") ? &ntasks : !strcmp(o, "--reps") ? &reps : NULL;
-        bool ok;
-        if (!strcmp(o, "--workers")) {
+        case OPT_WORKERS:
+            o = "--workers";
             snprintf(must, sizeof(must),
                      "a comma-separated list of 1 to %d worker counts, each in [1, %d]", MAX_RUNS,
                      MAX_WORKERS);
             ok = (nruns = parse_workers(v, counts)) > 0;
-        } else if (p) {
-            long max = p == &ntasks ? MAX_TASKS : MAX_REPS;
-            snprintf(must, sizeof(must), "an integer in [1, %ld]", max);
-            ok = v && !parse_int(v, 1, max, p);
-        } else {
-            fprintf(stderr, "bench_dtd: error: unknown option '%s' (see --help)\n", o);
+            break;
+        case OPT_TASKS:
+        case OPT_REPS:
+            o = code == OPT_TASKS ? "--tasks" : "--reps";
+            snprintf(must, sizeof(must), "an integer in [1, %d]",
+                     code == OPT_TASKS ? MAX_TASKS : MAX_REPS);
+            ok = !rill_args_int(v, 1, code == OPT_TASKS ? MAX_TASKS : MAX_REPS,
+                                code == OPT_TASKS ? &ntasks : &reps);
+            break;
+        default: /* '?': unknown (a short one by its letter) */
+            if (optopt > 0 && optopt < 256)
+                fprintf(stderr, "bench_dtd: error: unknown option '-%c' (see --help)\n", optopt);
+            else
+                fprintf(stderr, "bench_dtd: error: unknown option '%s' (see --help)\n", o);
             free(rargv);
             return 2;
         }
@@ -235,7 +244,11 @@ int main(int argc, char **argv)
             free(rargv);
             return 2;
         }
-        i++;
+    }
+    if (optind < argc) { /* an operand: none is taken */
+        fprintf(stderr, "bench_dtd: error: unknown option '%s' (see --help)\n", argv[optind]);
+        free(rargv);
+        return 2;
     }
     rargv[rargc] = NULL;
     /* open the CSV before running anything, so a bad path is refused at once */

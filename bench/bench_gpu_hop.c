@@ -21,6 +21,8 @@
 #include "rill/dtd.h"
 #include "rill/rill.h"
 
+#include "args.h"
+
 static int tile_len;
 
 /* y *= s; the third argument only places the task (RILL_DTD_AFFINITY) */
@@ -126,8 +128,21 @@ int main(int argc, char **argv)
     rill_context_t *ctx;
     if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS)
         return 1;
-    int hops = (argc > 1 ? atoi(argv[1]) : 200) / 2 * 2, rank = rill_context_rank(ctx);
-    double max_bytes = argc > 2 ? atof(argv[2]) : 1e18;
+    int rank = rill_context_rank(ctx);
+    long lhops = 200, lmax = 0;
+    if ((argc > 1 && rill_args_long(argv[1], 2, 100000, &lhops)) ||
+        (argc > 2 && rill_args_long(argv[2], 1, (long)1 << 40, &lmax)) || argc > 3) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "bench_gpu_hop: error: arguments: [hops, an integer in [2, 100000]] "
+                    "[max_bytes, an integer in [1, 2^40]], got%s%s%s%s%s\n",
+                    argc > 1 ? " '" : " nothing", argc > 1 ? argv[1] : "", argc > 1 ? "'" : "",
+                    argc > 2 ? " '" : "", argc > 2 ? argv[2] : "");
+        rill_fini(&ctx);
+        return 2;
+    }
+    int hops = (int)lhops / 2 * 2;
+    double max_bytes = lmax ? (double)lmax : 1e18;
     if (rill_context_nranks(ctx) != 2 || rill_context_ngpus(ctx) < 1 || hops < 2) {
         if (rank == 0)
             fprintf(stderr,

@@ -10,6 +10,8 @@
 #include "rill/dtd.h"
 #include "rill/rill.h"
 
+#include "args.h"
+
 static rill_status_t empty(rill_task_t *task)
 {
     (void)task;
@@ -50,10 +52,18 @@ static double run(rill_context_t *ctx, rill_dtd_class_t *cls, int n, rill_data_t
 
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 200000;
     rill_context_t *ctx;
-    if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS)
+    if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS) /* (takes the --mca pairs out) */
         return 1;
+    int n = 200000;
+    if ((argc > 1 && rill_args_int(argv[1], 1, 100000000, &n)) || argc > 2) {
+        fprintf(stderr,
+                "bench_gpu_tasks: error: one argument at most: the number of tasks, an integer "
+                "in [1, 100000000], got '%s'\n",
+                argv[argc > 2 ? 2 : 1]);
+        rill_fini(&ctx);
+        return 2;
+    }
     if (rill_context_ngpus(ctx) == 0) {
         printf("no GPU: skipped\n");
         rill_fini(&ctx);

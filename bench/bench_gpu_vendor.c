@@ -26,7 +26,7 @@
 #include <cusolverDn.h>
 #include <cusolverMg.h>
 
-#include "bench_args.h"
+#include "args.h"
 
 #define PROG       "bench_gpu_vendor"
 #define MAX_N      1000000
@@ -795,7 +795,7 @@ static int arg_int(int argc, char **argv, int i, const char *name, long min, lon
 {
     const char *s = i < argc ? argv[i] : NULL;
     long v;
-    if (!bench_parse_long(s, min, max, &v))
+    if (!rill_args_long(s, min, max, &v))
         return (int)v;
     fprintf(stderr, PROG ": error: %s must be an integer in [%ld, %ld], got %s%s%s (see --help)\n",
             name, min, max, s ? "'" : "nothing", s ? s : "", s ? "'" : "");

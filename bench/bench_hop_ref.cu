@@ -59,6 +59,8 @@
 #define OMPI_SKIP_MPICXX  1 /* the C API only: no C++ bindings in this C++ translation unit */
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
+
+#include "args.h"
 #ifndef BENCH_HAVE_NCCL
 #define BENCH_HAVE_NCCL 0
 #endif
@@ -489,10 +491,8 @@ static int parse_options(int argc, char **argv, int rank, int *hops)
             usage(stdout);
         return -1;
     }
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < 2 || x > MAX_HOPS) {
+    long x;
+    if (rill_args_long(v, 2, MAX_HOPS, &x)) {
         if (rank == 0)
             fprintf(stderr,
                     PROG ": error: hops must be an integer in [2, %d], got '%s' (see --help)\n",

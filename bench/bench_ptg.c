@@ -20,7 +20,7 @@
 #include "ptg_indep.h"
 #include "rill_dla.h"
 
-#include "bench_args.h"
+#include "args.h"
 
 static double now(void)
 {
@@ -89,7 +89,7 @@ static void usage(FILE *f)
 static long arg_int(int argc, char **argv, int i, const char *name, long min, long max, long def)
 {
     long v = def;
-    if (i >= argc || !bench_parse_long(argv[i], min, max, &v))
+    if (i >= argc || !rill_args_long(argv[i], min, max, &v))
         return v;
     fprintf(stderr,
             "bench_ptg: error: %s must be an integer in [%ld, %ld], got '%s' (see --help)\n", name,

@@ -1,6 +1,5 @@
 /* The DLA testers' shared front: options, runtime start, header, rows, exit status. */
-#include <ctype.h>
-#include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "testing_common.h"
 
 /* Before rill_init the rank is unknown: print usage errors from one process only. */
@@ -112,18 +112,6 @@ static int usage_error(const dla_testing_t *t, const char *fmt, ...)
     return 2;
 }
 
-/* An integer in [min, max] (the whole string), else -1. */
-static int parse_int(const char *s, long min, long max, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_trans(const char *s, int *out)
 {
     if (!strcmp(s, "N") || !strcmp(s, "n") || !strcmp(s, "NoTrans"))
@@ -186,148 +174,206 @@ void dla_testing_barrier(dla_testing_t *t)
         rill_context_gpu_counters(t->ctx, g, &t->gpus_run.start[g]);
 }
 
-/* The options before `--` (and the pairs after it): fills t, and rargv/rargc with the
- * runtime options for rill_init. Returns 0, -1 after --help, or 2 (error printed). */
+/* getopt_long's codes of the options without a short form */
+enum {
+    OPT_NRUNS = 256,
+    OPT_WARMUP,
+    OPT_NRHS,
+    OPT_TRMM_BLOCK,
+    OPT_TRINV_LEAF,
+    OPT_DSL,
+    OPT_DIST,
+    OPT_PANEL,
+    OPT_NO_MEM_CHECK,
+    OPT_NONSPD,
+    OPT_MCA,
+    OPT_SEED,
+    OPT_TRANSA,
+    OPT_TRANSB,
+    OPT_ALPHA,
+    OPT_BETA,
+    OPT_REF,
+};
+
+/* The options before `--` (and the pairs after it), through getopt_long: fills t, and
+ * rargv/rargc with the runtime options for rill_init. An option of a feature the tester
+ * lacks is unknown to it. Returns 0, -1 after --help, or 2 (error printed). */
 static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, int *rargc)
 {
     const unsigned features = t->features;
     const struct {
-        const char *name;
+        int code;         /* getopt_long's */
+        const char *name; /* as messages say it */
         unsigned feature; /* 0: every tester */
         int *value;
         long min, max;
     } ints[] = {
-        { "-N", 0, &t->N, 0, DLA_TESTING_MAX_SIZE },
-        { "-M", DLA_TESTING_GEMM, &t->M, 0, DLA_TESTING_MAX_SIZE },
-        { "-K", DLA_TESTING_GEMM, &t->K, 0, DLA_TESTING_MAX_SIZE },
-        { "-t", 0, &t->NB, 1, DLA_TESTING_MAX_SIZE },
-        { "-P", 0, &t->P, 1, DLA_TESTING_MAX_SIZE },
-        { "-Q", 0, &t->Q, 1, DLA_TESTING_MAX_SIZE },
-        { "-c", 0, &t->cores, 0, RILL_MAX_CORES }, /* runtime_num_cores' range */
-        { "-g", 0, &t->gpus, 0, 8 },
-        { "--nruns", 0, &t->nruns, 1, 1000000 },
-        { "--warmup", 0, &t->warmup, 0, 100 },
-        { "--nrhs", DLA_TESTING_NRHS, &t->nrhs, 1, DLA_TESTING_MAX_SIZE },
-        { "--gpu-trmm-block", DLA_TESTING_PANEL, &t->trmm_block, 0, DLA_TESTING_MAX_SIZE },
-        { "--gpu-trinv-leaf", DLA_TESTING_PANEL, &t->trinv_leaf, 64, DLA_TESTING_MAX_SIZE },
+        { 'N', "-N", 0, &t->N, 0, DLA_TESTING_MAX_SIZE },
+        { 'M', "-M", DLA_TESTING_GEMM, &t->M, 0, DLA_TESTING_MAX_SIZE },
+        { 'K', "-K", DLA_TESTING_GEMM, &t->K, 0, DLA_TESTING_MAX_SIZE },
+        { 't', "-t", 0, &t->NB, 1, DLA_TESTING_MAX_SIZE },
+        { 'P', "-P", 0, &t->P, 1, DLA_TESTING_MAX_SIZE },
+        { 'Q', "-Q", 0, &t->Q, 1, DLA_TESTING_MAX_SIZE },
+        { 'c', "-c", 0, &t->cores, 0, RILL_MAX_CORES }, /* runtime_num_cores' range */
+        { 'g', "-g", 0, &t->gpus, 0, 8 },
+        { OPT_NRUNS, "--nruns", 0, &t->nruns, 1, 1000000 },
+        { OPT_WARMUP, "--warmup", 0, &t->warmup, 0, 100 },
+        { OPT_NRHS, "--nrhs", DLA_TESTING_NRHS, &t->nrhs, 1, DLA_TESTING_MAX_SIZE },
+        { OPT_TRMM_BLOCK, "--gpu-trmm-block", DLA_TESTING_PANEL, &t->trmm_block, 0,
+          DLA_TESTING_MAX_SIZE },
+        { OPT_TRINV_LEAF, "--gpu-trinv-leaf", DLA_TESTING_PANEL, &t->trinv_leaf, 64,
+          DLA_TESTING_MAX_SIZE },
     };
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "--"))
+    const int nints = (int)(sizeof(ints) / sizeof(ints[0]));
+    const struct {
+        struct option o;
+        unsigned feature;
+    } all[] = {
+        { { "help", no_argument, NULL, 'h' }, 0 },
+        { { "check", no_argument, NULL, 'x' }, 0 },
+        { { "ref", no_argument, NULL, OPT_REF }, 0 },
+        { { "nruns", required_argument, NULL, OPT_NRUNS }, 0 },
+        { { "warmup", required_argument, NULL, OPT_WARMUP }, 0 },
+        { { "nrhs", required_argument, NULL, OPT_NRHS }, DLA_TESTING_NRHS },
+        { { "gpu-trmm-block", required_argument, NULL, OPT_TRMM_BLOCK }, DLA_TESTING_PANEL },
+        { { "gpu-trinv-leaf", required_argument, NULL, OPT_TRINV_LEAF }, DLA_TESTING_PANEL },
+        { { "dsl", required_argument, NULL, OPT_DSL }, DLA_TESTING_DSL },
+        { { "dist", required_argument, NULL, OPT_DIST }, 0 },
+        { { "panel", required_argument, NULL, OPT_PANEL }, DLA_TESTING_PANEL },
+        { { "no-mem-check", no_argument, NULL, OPT_NO_MEM_CHECK }, 0 },
+        { { "nonspd", no_argument, NULL, OPT_NONSPD }, DLA_TESTING_NONSPD },
+        { { "mca", required_argument, NULL, OPT_MCA }, 0 },
+        { { "seed", required_argument, NULL, OPT_SEED }, 0 },
+        { { "transA", required_argument, NULL, OPT_TRANSA }, DLA_TESTING_GEMM },
+        { { "transB", required_argument, NULL, OPT_TRANSB }, DLA_TESTING_GEMM },
+        { { "alpha", required_argument, NULL, OPT_ALPHA }, DLA_TESTING_GEMM },
+        { { "beta", required_argument, NULL, OPT_BETA }, DLA_TESTING_GEMM },
+    };
+    struct option longs[sizeof(all) / sizeof(all[0]) + 1];
+    int nlongs = 0;
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+        if (!all[k].feature || (features & all[k].feature))
+            longs[nlongs++] = all[k].o;
+    longs[nlongs] = (struct option){ 0 };
+    /* '+': stop at the first operand (an error below) or at --; ':': a missing value is ours
+     * to say */
+    char shorts[32] = "+:hxN:t:P:Q:c:g:";
+    if (features & DLA_TESTING_GEMM)
+        strcat(shorts, "M:K:");
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, shorts, longs, NULL);
+        if (c == -1)
             break;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+        const char *v = optarg;
+        int k = 0;
+        while (k < nints && ints[k].code != (c == ':' ? optopt : c))
+            k++;
+        if (c == ':' && k < nints)
+            return usage_error(t, "option %s needs a value: an integer in [%ld, %ld]", ints[k].name,
+                               ints[k].min, ints[k].max);
+        if (c == ':' && optopt == OPT_MCA)
+            return usage_error(t, "option --mca needs a name and a value: --mca name value");
+        if (c == ':' && optopt == OPT_DSL)
+            return usage_error(t, "option --dsl needs dtd or ptg");
+        if (c == ':' && optopt == OPT_DIST)
+            return usage_error(t, "option --dist needs cyclic, diagonal or skewed, got ''");
+        if (c == ':' && optopt == OPT_PANEL)
+            return usage_error(t, "option --panel needs auto, trsm or inverse, got ''");
+        if (c == ':' && optopt == OPT_SEED)
+            return usage_error(t, "option --seed must be an integer in [0, %" PRIu64 "], got ''",
+                               UINT64_MAX);
+        if (c == ':' && (optopt == OPT_TRANSA || optopt == OPT_TRANSB))
+            return usage_error(t, "option --trans%c takes N or T, got ''",
+                               optopt == OPT_TRANSA ? 'A' : 'B');
+        if (c == ':')
+            return usage_error(t, "option %s needs a value", argv[optind - 1]);
+        if (c == '?') {
+            if (optopt && optopt < 256)
+                return usage_error(t, "unknown option '-%c'", optopt);
+            return usage_error(t, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (k < nints) {
+            if (rill_args_int(v, ints[k].min, ints[k].max, ints[k].value))
+                return usage_error(t, "option %s must be an integer in [%ld, %ld], got '%s'",
+                                   ints[k].name, ints[k].min, ints[k].max, v);
+            continue;
+        }
+        switch (c) {
+        case 'h':
             if (launcher_rank0())
                 usage(t, stdout);
             return -1;
-        }
-        if (!strcmp(o, "-x") || !strcmp(o, "--check")) {
+        case 'x':
             t->check = 1;
-            continue;
-        }
-        if (!strcmp(o, "--ref")) {
+            break;
+        case OPT_REF:
             t->ref = 1;
-            continue;
-        }
-        if (!strcmp(o, "--dsl") && (features & DLA_TESTING_DSL)) {
-            if (i + 1 >= argc || (strcmp(argv[i + 1], "dtd") && strcmp(argv[i + 1], "ptg")))
-                return usage_error(t, "option --dsl needs dtd or ptg%s%s",
-                                   i + 1 < argc ? ", not " : "", i + 1 < argc ? argv[i + 1] : "");
-            t->ptg = !strcmp(argv[++i], "ptg");
-            continue;
-        }
-        if (!strcmp(o, "--dist")) {
-            int v = name_index(i + 1 < argc ? argv[i + 1] : NULL, dist_names, 3);
-            if (v < 0)
-                return usage_error(t, "option --dist needs cyclic, diagonal or skewed, got '%s'",
-                                   i + 1 < argc ? argv[i + 1] : "");
-            t->dist = (rill_matrix_dist_t)v;
-            i++;
-            continue;
-        }
-        if (!strcmp(o, "--panel") && (features & DLA_TESTING_PANEL)) {
-            static const char *const names[] = { "auto", "trsm", "inverse" };
-            int v = name_index(i + 1 < argc ? argv[i + 1] : NULL, names, 3);
-            if (v < 0)
-                return usage_error(t, "option --panel needs auto, trsm or inverse, got '%s'",
-                                   i + 1 < argc ? argv[i + 1] : "");
-            t->panel = (rill_dla_panel_t)v;
-            i++;
-            continue;
-        }
-        if (!strcmp(o, "--no-mem-check")) {
+            break;
+        case OPT_NO_MEM_CHECK:
             t->no_mem_check = 1;
-            continue;
-        }
-        if (!strcmp(o, "--nonspd") && (features & DLA_TESTING_NONSPD)) {
+            break;
+        case OPT_NONSPD:
             t->nonspd = 1;
-            continue;
+            break;
+        case OPT_DSL:
+            if (strcmp(v, "dtd") && strcmp(v, "ptg"))
+                return usage_error(t, "option --dsl needs dtd or ptg, not %s", v);
+            t->ptg = !strcmp(v, "ptg");
+            break;
+        case OPT_DIST: {
+            int d = name_index(v, dist_names, 3);
+            if (d < 0)
+                return usage_error(t, "option --dist needs cyclic, diagonal or skewed, got '%s'",
+                                   v);
+            t->dist = (rill_matrix_dist_t)d;
+            break;
         }
-        if (!strcmp(o, "--mca")) { /* rill_init takes it: the same as after -- */
-            if (i + 2 >= argc)
+        case OPT_PANEL: {
+            static const char *const names[] = { "auto", "trsm", "inverse" };
+            int d = name_index(v, names, 3);
+            if (d < 0)
+                return usage_error(t, "option --panel needs auto, trsm or inverse, got '%s'", v);
+            t->panel = (rill_dla_panel_t)d;
+            break;
+        }
+        case OPT_MCA: /* rill_init takes it: the same as after -- */
+            if (optind >= argc)
                 return usage_error(t, "option --mca needs a name and a value: --mca name value");
-            rargv[(*rargc)++] = argv[i];
-            rargv[(*rargc)++] = argv[i + 1];
-            rargv[(*rargc)++] = argv[i + 2];
-            i += 2;
-            continue;
-        }
-        int found = 0;
-        for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]) && !found; k++) {
-            if (strcmp(o, ints[k].name) || (ints[k].feature && !(features & ints[k].feature)))
-                continue;
-            found = 1;
-            if (!v)
-                return usage_error(t, "option %s needs a value: an integer in [%ld, %ld]", o,
-                                   ints[k].min, ints[k].max);
-            if (parse_int(v, ints[k].min, ints[k].max, ints[k].value))
-                return usage_error(t, "option %s must be an integer in [%ld, %ld], got '%s'", o,
-                                   ints[k].min, ints[k].max, v);
-        }
-        if (found) {
-            i++;
-            continue;
-        }
-        if (!strcmp(o, "--seed")) {
-            char *end;
-            const char *p = v;
-            while (p && isspace((unsigned char)*p))
-                p++;
-            errno = 0;
-            /* strtoull takes "-1" as 2^64 - 1: only digits (or 0x...) are accepted */
-            if (p && isdigit((unsigned char)*p))
-                t->seed = strtoull(p, &end, 0);
-            if (!p || !isdigit((unsigned char)*p) || errno || *end)
+            rargv[(*rargc)++] = "--mca";
+            rargv[(*rargc)++] = (char *)v;
+            rargv[(*rargc)++] = argv[optind++];
+            break;
+        case OPT_SEED:
+            if (rill_args_u64(v, &t->seed))
                 return usage_error(t,
                                    "option --seed must be an integer in [0, %" PRIu64 "], got '%s'",
-                                   UINT64_MAX, v ? v : "");
-            i++;
-            continue;
-        }
-        if ((features & DLA_TESTING_GEMM) && (!strcmp(o, "--transA") || !strcmp(o, "--transB"))) {
-            if (!v || parse_trans(v, o[7] == 'A' ? &t->transA : &t->transB))
-                return usage_error(t, "option %s takes N or T, got '%s'", o, v ? v : "");
-            i++;
-            continue;
-        }
-        if ((features & DLA_TESTING_GEMM) && (!strcmp(o, "--alpha") || !strcmp(o, "--beta"))) {
-            char *end = NULL;
-            double d = v ? strtod(v, &end) : 0.0;
-            if (!v || *end || end == v)
+                                   UINT64_MAX, v);
+            break;
+        case OPT_TRANSA:
+        case OPT_TRANSB:
+            if (parse_trans(v, c == OPT_TRANSA ? &t->transA : &t->transB))
+                return usage_error(t, "option --trans%c takes N or T, got '%s'",
+                                   c == OPT_TRANSA ? 'A' : 'B', v);
+            break;
+        case OPT_ALPHA:
+        case OPT_BETA:
+            if (rill_args_double(v, c == OPT_ALPHA ? &t->alpha : &t->beta))
                 return usage_error(t,
-                                   "option %s must be a real number (any double, inf and nan "
+                                   "option --%s must be a real number (any double, inf and nan "
                                    "included), got '%s'",
-                                   o, v ? v : "");
-            *(o[2] == 'a' ? &t->alpha : &t->beta) = d;
-            i++;
-            continue;
+                                   c == OPT_ALPHA ? "alpha" : "beta", v);
+            break;
         }
-        return usage_error(t, "unknown option '%s'", o);
     }
+    /* getopt stopped at the end, at an operand (not ours) or after -- */
+    int i = optind;
+    if (i < argc && strcmp(argv[i - 1], "--"))
+        return usage_error(t, "unknown option '%s'", argv[i]);
 
     /* after --: name value pairs, or --mca name value */
-    for (i++; i < argc;) {
+    while (i < argc) {
         if (!strcmp(argv[i], "--mca"))
             i++;
         if (i + 1 >= argc)

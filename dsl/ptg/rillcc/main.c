@@ -7,6 +7,7 @@
  * usage error). --dump prints the tree the checks saw. Code generation (C that registers
  * the task classes with the runtime) comes with the PTG runtime; until then rillcc checks. */
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,34 +128,48 @@ int main(int argc, char **argv)
 {
     const char *file = NULL, *c_out = NULL, *h_out = NULL;
     bool dump = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--check"))
-            continue;
-        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-H")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "rillcc: %s needs a file name\n", argv[i]);
-                return 2;
-            }
-            if (argv[i][1] == 'o')
-                c_out = argv[++i];
-            else
-                h_out = argv[++i];
-            continue;
-        }
-        if (!strcmp(argv[i], "--dump"))
+    static const struct option longs[] = {
+        { "check", no_argument, NULL, 'c' },
+        { "dump", no_argument, NULL, 'd' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    opterr = 0; /* (the messages are ours) */
+    for (int c; (c = getopt_long(argc, argv, ":o:H:h", longs, NULL)) != -1;) {
+        switch (c) {
+        case 'c': /* (checking is what it always does) */
+            break;
+        case 'd':
             dump = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            break;
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "rillcc: unknown option '%s'\n", argv[i]);
+        case 'o':
+            c_out = optarg;
+            break;
+        case 'H':
+            h_out = optarg;
+            break;
+        case ':':
+            fprintf(stderr, "rillcc: -%c needs a file name\n", optopt);
+            return 2;
+        default:
+            if (optopt > 0 && optopt < 256)
+                fprintf(stderr, "rillcc: unknown option '-%c'\n", optopt);
+            else
+                fprintf(stderr, "rillcc: unknown option '%s'\n", argv[optind - 1]);
             usage(stderr);
             return 2;
-        } else if (file) {
-            fprintf(stderr, "rillcc: one file at a time ('%s' and '%s' given)\n", file, argv[i]);
-            return 2;
-        } else
-            file = argv[i];
+        }
+    }
+    /* the operands (getopt_long moved them to the end): one file */
+    if (optind < argc)
+        file = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, "rillcc: one file at a time ('%s' and '%s' given)\n", file,
+                argv[optind + 1]);
+        return 2;
     }
     if (!file) {
         usage(stderr);
