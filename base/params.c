@@ -1423,6 +1423,49 @@ rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p)
     return RILL_SUCCESS;
 }
 
+rill_status_t rill_params_register_table(const rill_param_decl_t *decls, size_t n)
+{
+    rill_status_t status = RILL_SUCCESS;
+    for (size_t k = 0; decls && k < n; k++) {
+        const rill_param_decl_t *d = &decls[k];
+        rill_param_t *p = NULL;
+        rill_status_t s;
+        switch (d->type) {
+        case RILL_PARAM_INT:
+            s = rill_param_register_int(d->name, d->help, d->level, d->v.i.def, d->v.i.min,
+                                        d->v.i.max, &p);
+            break;
+        case RILL_PARAM_SIZE:
+            s = rill_param_register_size(d->name, d->help, d->level, d->v.u.def, d->v.u.min,
+                                         d->v.u.max, &p);
+            break;
+        case RILL_PARAM_BOOL:
+            s = rill_param_register_bool(d->name, d->help, d->level, d->v.b, &p);
+            break;
+        case RILL_PARAM_STRING:
+            s = rill_param_register_string(d->name, d->help, d->level, d->v.s.def, &p);
+            break;
+        case RILL_PARAM_ENUM:
+            s = rill_param_register_enum(d->name, d->help, d->level, d->v.s.values, d->v.s.def, &p);
+            break;
+        default:
+            RILL_ERROR(RILL_LOG_PARAMS, "parameter '%s': declared with no type (%d)",
+                       d->name ? d->name : "(null)", (int)d->type);
+            s = RILL_ERR_INVALID_ARG;
+        }
+        /* (a bad value from a source still registers it: it is marked all the same) */
+        if (p && (d->flags & RILL_PARAM_SAME_ON_ALL_RANKS)) {
+            rill_status_t m = rill_param_set_same_on_all_ranks(p);
+            s = s != RILL_SUCCESS ? s : m;
+        }
+        if (d->param)
+            *d->param = p;
+        if (s != RILL_SUCCESS && status == RILL_SUCCESS)
+            status = s;
+    }
+    return status;
+}
+
 rill_status_t rill_param_set_same_on_all_ranks(rill_param_t *param)
 {
     if (!param)

@@ -40,44 +40,24 @@ static rill_param_t *param_num_cores;
 static rill_param_t *param_bind;
 static rill_param_t *param_core_list;
 
+static const rill_param_decl_t topo_params[] = {
+    { "runtime_num_cores", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Number of worker threads (one per core) of this process; 0: one per core given to the "
+      "process. More than the cores given makes workers share cores",
+      .v.i = { 0, 0, RILL_MAX_CORES }, .param = &param_num_cores },
+    { "runtime_bind", RILL_PARAM_BOOL, RILL_PARAM_LEVEL_USER,
+      "Bind each worker thread to its own core, and the service threads to the process's cores",
+      .v.b = true, .param = &param_bind },
+    { "runtime_core_list", RILL_PARAM_STRING, RILL_PARAM_LEVEL_TUNER,
+      "Cores to use instead of the automatic choice: comma list of OS PU indexes and ranges "
+      "(\"0,2-3\"), each naming the core that holds that PU (the numbers of taskset and "
+      "/proc/cpuinfo). Empty: the cores the launcher gave, split between a node's processes",
+      .v.s = { "", NULL }, .param = &param_core_list },
+};
+
 rill_status_t rill_topo_register_params(void)
 {
-    rill_status_t status = RILL_SUCCESS, s;
-    rill_param_t *p;
-
-    p = NULL;
-    s = rill_param_register_int("runtime_num_cores",
-                                "Number of worker threads (one per core) of this process; 0: one "
-                                "per core given to the process. More than the cores given makes "
-                                "workers share cores",
-                                RILL_PARAM_LEVEL_USER, 0, 0, RILL_MAX_CORES, &p);
-    if (p)
-        param_num_cores = p;
-    if (s != RILL_SUCCESS)
-        status = s;
-
-    p = NULL;
-    s = rill_param_register_bool("runtime_bind",
-                                 "Bind each worker thread to its own core, and the service "
-                                 "threads to the process's cores",
-                                 RILL_PARAM_LEVEL_USER, true, &p);
-    if (p)
-        param_bind = p;
-    if (s != RILL_SUCCESS)
-        status = s;
-
-    p = NULL;
-    s = rill_param_register_string(
-        "runtime_core_list",
-        "Cores to use instead of the automatic choice: comma list of OS PU indexes and ranges "
-        "(\"0,2-3\"), each naming the core that holds that PU (the numbers of taskset and "
-        "/proc/cpuinfo). Empty: the cores the launcher gave, split between a node's processes",
-        RILL_PARAM_LEVEL_TUNER, "", &p);
-    if (p)
-        param_core_list = p;
-    if (s != RILL_SUCCESS)
-        status = s;
-    return status;
+    return rill_params_register_table(topo_params, sizeof(topo_params) / sizeof(topo_params[0]));
 }
 
 /* ---------------------------------------------------------------- core choice */

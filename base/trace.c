@@ -66,20 +66,22 @@ static struct {
 
 static _Thread_local trace_buf_t *tl_buf;
 
+static const rill_param_decl_t trace_params[] = {
+    { "profile_trace", RILL_PARAM_STRING, RILL_PARAM_LEVEL_USER,
+      "Write a Chrome/Perfetto trace: one JSON file per rank, <value>.<rank>.json, at rill_fini "
+      "(empty: no trace)",
+      .v.s = { "", NULL }, .param = &trace.p_prefix },
+    { "profile_trace_max_mb", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Memory each thread keeps trace events in (MiB); beyond it they are written to a "
+      "temporary file",
+      .v.i = { 256, 1, 1 << 20 }, .param = &trace.p_max_mb },
+};
+
 rill_status_t rill_trace_register_params(void)
 {
-    rill_status_t s = rill_param_register_string(
-        "profile_trace",
-        "Write a Chrome/Perfetto trace: one JSON file per rank, <value>.<rank>.json, at "
-        "rill_fini (empty: no trace)",
-        RILL_PARAM_LEVEL_USER, "", &trace.p_prefix);
-    if (s != RILL_SUCCESS)
-        return s;
-    s = rill_param_register_int("profile_trace_max_mb",
-                                "Memory each thread keeps trace events in (MiB); beyond it they "
-                                "are written to a temporary file",
-                                RILL_PARAM_LEVEL_TUNER, 256, 1, 1 << 20, &trace.p_max_mb);
-    if (s != RILL_SUCCESS)
+    rill_status_t s =
+        rill_params_register_table(trace_params, sizeof(trace_params) / sizeof(trace_params[0]));
+    if (s != RILL_SUCCESS && (!trace.p_prefix || !trace.p_max_mb))
         return s;
     const char *prefix = rill_param_get_string(trace.p_prefix);
     snprintf(trace.prefix, sizeof(trace.prefix), "%s", prefix ? prefix : "");

@@ -18,147 +18,98 @@ static rill_param_t *p_short_limit, *p_aggregate, *p_aggregate_max, *p_max_reque
 
 RILL_LOG_COMPONENT(rill_log_comm, "comm");
 
+#define TUNER RILL_PARAM_LEVEL_TUNER
+#define SAME  RILL_PARAM_SAME_ON_ALL_RANKS /* each end of a tile's move decides its path alone */
+
+static const char *const gpu_direct_values[] = { "auto", "off", NULL };
+static const char *const staged_values[] = { "pipeline", "tile", NULL };
+static const char *const net_gpu_values[] = { "auto", "direct", "staged", NULL };
+static const char *net_values[8] = { "auto" }; /* then the wires of transport.c's table */
+
+static const rill_param_decl_t comm_params[] = {
+    { "comm_short_limit", RILL_PARAM_SIZE, TUNER,
+      "Payloads up to this many bytes travel inside an activation message (eager); larger "
+      "ones use a rendezvous (GET/PUT)",
+      .v.u = { 8 << 10, 0, 1 << 30 }, .param = &p_short_limit },
+    { "comm_aggregate", RILL_PARAM_BOOL, TUNER,
+      "Pack small active messages queued for one peer into one MPI message", .v.b = true,
+      .param = &p_aggregate },
+    { "comm_aggregate_max", RILL_PARAM_SIZE, TUNER,
+      "Largest MPI message built by aggregating active messages",
+      .v.u = { 64 << 10, 1 << 10, 1 << 30 }, .param = &p_aggregate_max },
+    { "comm_max_requests", RILL_PARAM_INT, TUNER,
+      "Outstanding MPI data transfers per direction (sends, receives); the rest wait in "
+      "priority order",
+      .v.i = { 64, 1, 1 << 20 }, .param = &p_max_requests },
+    { "comm_thread_spin_us", RILL_PARAM_INT, TUNER,
+      "Microseconds the idle comm thread keeps polling before it sleeps", .v.i = { 20, 0, 1000000 },
+      .param = &p_spin_us },
+    { "comm_thread_yield_max_us", RILL_PARAM_INT, TUNER,
+      "Longest sleep of the idle comm thread between two polls of MPI (its timeout doubles "
+      "from comm_thread_spin_us up to this); a posted command wakes it at once",
+      .v.i = { 500, 1, 1000000 }, .param = &p_yield_max_us },
+    { "comm_thread_yield_busy_us", RILL_PARAM_INT, TUNER,
+      "Longest sleep of the idle comm thread while every worker of the process is busy and "
+      "no MPI request (transfer, collective) is in flight, instead of "
+      "comm_thread_yield_max_us: on a core shared with a worker each wake-up takes the core "
+      "from it (a worker turning idle while a message is expected wakes the thread)",
+      .v.i = { 2000, 1, 1000000 }, .param = &p_yield_busy_us },
+    { "comm_thread_poll_us", RILL_PARAM_INT, TUNER,
+      "Sleep of the idle comm thread between two polls of MPI while a message is expected "
+      "(see rill_comm_expect): short, so the critical path is not delayed",
+      .v.i = { 4, 1, 1000000 }, .param = &p_poll_us },
+    { "comm_gpu_direct", RILL_PARAM_ENUM, TUNER,
+      "Reach the GPU memory of peer ranks directly (auto: on the same node when CUDA IPC "
+      "works both ways, checked at rill_init) or never (off: host-staged, through host "
+      "memory and MPI, for every peer)",
+      .v.s = { "auto", gpu_direct_values }, .flags = SAME, .param = &p_gpu_direct },
+    { "comm_gpu_direct_min", RILL_PARAM_SIZE, TUNER,
+      "Data of at least this many bytes move GPU to GPU between ranks that reach each "
+      "other's GPUs (comm_gpu_direct); smaller ones go through host memory as between "
+      "ranks without GPUs (inside the activation up to comm_short_limit)",
+      .v.u = { 1, 1, (uint64_t)1 << 40 }, .flags = SAME, .param = &p_gpu_direct_min },
+    { "comm_gpu_staged", RILL_PARAM_ENUM, TUNER,
+      "How a GPU tile moves between ranks that do not reach each other's GPU memory, when "
+      "both have GPUs and MPI is their wire (between nodes with comm_net = mpi, or every "
+      "peer with comm_gpu_direct = off): pipeline (in chunks of comm_gpu_staged_chunk "
+      "bytes through pinned host buffers, the GPU copies overlapping MPI, from the "
+      "producer's GPU into the consumer's) or tile (the whole tile into the datum's host "
+      "copy, sent, then staged in by the consumer: the older path)",
+      .v.s = { "pipeline", staged_values }, .flags = SAME, .param = &p_gpu_staged },
+    { "comm_gpu_staged_chunk", RILL_PARAM_SIZE, TUNER,
+      "Bytes per chunk of the host-staged pipeline (comm_gpu_staged = pipeline): each "
+      "transfer has up to 4 chunks in flight on each side, in pinned host buffers",
+      .v.u = { 2 << 20, 4 << 10, 1 << 30 }, .flags = SAME, .param = &p_gpu_staged_chunk },
+    { "comm_ranks_per_node", RILL_PARAM_INT, TUNER,
+      "Group consecutive ranks into nodes of this many (0: the nodes are the machines, from "
+      "the hosts). Simulates several nodes on one machine: between ranks of different "
+      "nodes nothing crosses by Rill's shared-memory or CUDA IPC paths, and bulk bytes take "
+      "the wire between nodes (comm_net). Cores and GPUs are still shared out among the "
+      "ranks of a machine",
+      .v.i = { 0, 0, 1 << 20 }, .flags = SAME, .param = &p_ranks_per_node },
+    { "comm_net", RILL_PARAM_ENUM, TUNER,
+      "The wire for bulk bytes between ranks of different nodes (auto: UCX when Rill was "
+      "built with it and it starts on both ranks, else MPI; mpi; ucx: UCX or an error at "
+      "rill_init). Ranks of one node use MPI. rill_info --peers says which each peer got",
+      .v.s = { "auto", net_values }, .flags = SAME, .param = &p_net },
+    { "comm_net_gpu", RILL_PARAM_ENUM, TUNER,
+      "How GPU tiles cross between nodes over UCX (comm_net): direct (UCX moves the GPU "
+      "memory itself: GPUDirect RDMA where the NIC has it, UCX's own staging over TCP), "
+      "staged (Rill's host-staged pipeline, comm_gpu_staged_chunk bytes at a time through "
+      "pinned host buffers, UCX moving host memory), or auto: direct when UCX may use an "
+      "RDMA transport on every rank (UCX_TLS allows one and the machine has an RDMA "
+      "device), else staged",
+      .v.s = { "auto", net_gpu_values }, .flags = SAME, .param = &p_net_gpu },
+};
+
 rill_status_t rill_comm_register_params(void)
 {
-    rill_status_t status = rill_log_register(&rill_log_comm), s;
-    s = rill_param_register_size(
-        "comm_short_limit",
-        "Payloads up to this many bytes travel inside an activation message (eager); larger "
-        "ones use a rendezvous (GET/PUT)",
-        RILL_PARAM_LEVEL_TUNER, 8 << 10, 0, 1 << 30, &p_short_limit);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_bool("comm_aggregate",
-                                 "Pack small active messages queued for one peer into one MPI "
-                                 "message",
-                                 RILL_PARAM_LEVEL_TUNER, true, &p_aggregate);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_size(
-        "comm_aggregate_max", "Largest MPI message built by aggregating active messages",
-        RILL_PARAM_LEVEL_TUNER, 64 << 10, 1 << 10, 1 << 30, &p_aggregate_max);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int("comm_max_requests",
-                                "Outstanding MPI data transfers per direction (sends, receives); "
-                                "the rest wait in priority order",
-                                RILL_PARAM_LEVEL_TUNER, 64, 1, 1 << 20, &p_max_requests);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int("comm_thread_spin_us",
-                                "Microseconds the idle comm thread keeps polling before it sleeps",
-                                RILL_PARAM_LEVEL_TUNER, 20, 0, 1000000, &p_spin_us);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "comm_thread_yield_max_us",
-        "Longest sleep of the idle comm thread between two polls of MPI (its timeout doubles "
-        "from comm_thread_spin_us up to this); a posted command wakes it at once",
-        RILL_PARAM_LEVEL_TUNER, 500, 1, 1000000, &p_yield_max_us);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "comm_thread_yield_busy_us",
-        "Longest sleep of the idle comm thread while every worker of the process is busy and "
-        "no MPI request (transfer, collective) is in flight, instead of "
-        "comm_thread_yield_max_us: on a core shared with a worker each wake-up takes the core "
-        "from it (a worker turning idle while a message is expected wakes the thread)",
-        RILL_PARAM_LEVEL_TUNER, 2000, 1, 1000000, &p_yield_busy_us);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "comm_thread_poll_us",
-        "Sleep of the idle comm thread between two polls of MPI while a message is expected "
-        "(see rill_comm_expect): short, so the critical path is not delayed",
-        RILL_PARAM_LEVEL_TUNER, 4, 1, 1000000, &p_poll_us);
-    if (s != RILL_SUCCESS)
-        status = s;
-    static const char *const gpu_direct_values[] = { "auto", "off", NULL };
-    s = rill_param_register_enum(
-        "comm_gpu_direct",
-        "Reach the GPU memory of peer ranks directly (auto: on the same node when CUDA IPC "
-        "works both ways, checked at rill_init) or never (off: host-staged, through host "
-        "memory and MPI, for every peer)",
-        RILL_PARAM_LEVEL_TUNER, gpu_direct_values, "auto", &p_gpu_direct);
-    if (s == RILL_SUCCESS) /* both ends of a tile's move decide its path alone */
-        s = rill_param_set_same_on_all_ranks(p_gpu_direct);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_size(
-        "comm_gpu_direct_min",
-        "Data of at least this many bytes move GPU to GPU between ranks that reach each "
-        "other's GPUs (comm_gpu_direct); smaller ones go through host memory as between "
-        "ranks without GPUs (inside the activation up to comm_short_limit)",
-        RILL_PARAM_LEVEL_TUNER, 1, 1, (size_t)1 << 40, &p_gpu_direct_min);
-    if (s == RILL_SUCCESS)
-        s = rill_param_set_same_on_all_ranks(p_gpu_direct_min);
-    if (s != RILL_SUCCESS)
-        status = s;
-    static const char *const staged_values[] = { "pipeline", "tile", NULL };
-    s = rill_param_register_enum(
-        "comm_gpu_staged",
-        "How a GPU tile moves between ranks that do not reach each other's GPU memory, when "
-        "both have GPUs and MPI is their wire (between nodes with comm_net = mpi, or every "
-        "peer with comm_gpu_direct = off): pipeline (in chunks of comm_gpu_staged_chunk "
-        "bytes through pinned host buffers, the GPU copies overlapping MPI, from the "
-        "producer's GPU into the consumer's) or tile (the whole tile into the datum's host "
-        "copy, sent, then staged in by the consumer: the older path)",
-        RILL_PARAM_LEVEL_TUNER, staged_values, "pipeline", &p_gpu_staged);
-    if (s == RILL_SUCCESS) /* both ends of a tile's move decide its path alone */
-        s = rill_param_set_same_on_all_ranks(p_gpu_staged);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_size(
-        "comm_gpu_staged_chunk",
-        "Bytes per chunk of the host-staged pipeline (comm_gpu_staged = pipeline): each "
-        "transfer has up to 4 chunks in flight on each side, in pinned host buffers",
-        RILL_PARAM_LEVEL_TUNER, (size_t)2 << 20, (size_t)4 << 10, (size_t)1 << 30,
-        &p_gpu_staged_chunk);
-    if (s == RILL_SUCCESS)
-        s = rill_param_set_same_on_all_ranks(p_gpu_staged_chunk);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "comm_ranks_per_node",
-        "Group consecutive ranks into nodes of this many (0: the nodes are the machines, from "
-        "the hosts). Simulates several nodes on one machine: between ranks of different "
-        "nodes nothing crosses by Rill's shared-memory or CUDA IPC paths, and bulk bytes take "
-        "the wire between nodes (comm_net). Cores and GPUs are still shared out among the "
-        "ranks of a machine",
-        RILL_PARAM_LEVEL_TUNER, 0, 0, 1 << 20, &p_ranks_per_node);
-    if (s == RILL_SUCCESS) /* both ends of a transfer pick its wire alone */
-        s = rill_param_set_same_on_all_ranks(p_ranks_per_node);
-    if (s != RILL_SUCCESS)
-        status = s;
-    /* the values: auto, then the wires of transport.c's table */
-    static const char *net_values[8] = { "auto" };
     for (int i = 0; i < comm_nb_transports && i + 2 < 8; i++)
         net_values[i + 1] = comm_transports[i]->name;
-    s = rill_param_register_enum(
-        "comm_net",
-        "The wire for bulk bytes between ranks of different nodes (auto: UCX when Rill was "
-        "built with it and it starts on both ranks, else MPI; mpi; ucx: UCX or an error at "
-        "rill_init). Ranks of one node use MPI. rill_info --peers says which each peer got",
-        RILL_PARAM_LEVEL_TUNER, net_values, "auto", &p_net);
-    if (s == RILL_SUCCESS)
-        s = rill_param_set_same_on_all_ranks(p_net);
-    if (s != RILL_SUCCESS)
-        status = s;
-    static const char *const net_gpu_values[] = { "auto", "direct", "staged", NULL };
-    s = rill_param_register_enum(
-        "comm_net_gpu",
-        "How GPU tiles cross between nodes over UCX (comm_net): direct (UCX moves the GPU "
-        "memory itself: GPUDirect RDMA where the NIC has it, UCX's own staging over TCP), "
-        "staged (Rill's host-staged pipeline, comm_gpu_staged_chunk bytes at a time through "
-        "pinned host buffers, UCX moving host memory), or auto: direct when UCX may use an "
-        "RDMA transport on every rank (UCX_TLS allows one and the machine has an RDMA "
-        "device), else staged",
-        RILL_PARAM_LEVEL_TUNER, net_gpu_values, "auto", &p_net_gpu);
-    if (s == RILL_SUCCESS)
-        s = rill_param_set_same_on_all_ranks(p_net_gpu);
-    if (s != RILL_SUCCESS)
-        status = s;
-    return status;
+    rill_status_t status = rill_log_register(&rill_log_comm);
+    rill_status_t s =
+        rill_params_register_table(comm_params, sizeof(comm_params) / sizeof(comm_params[0]));
+    return status != RILL_SUCCESS ? status : s;
 }
 
 int rill_comm_net_gpu_mode(void)

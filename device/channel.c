@@ -15,28 +15,26 @@
 
 static rill_param_t *p_spin, *p_slots, *p_max_waits;
 
+static const rill_param_decl_t channel_params[] = {
+    { "device_channel_spin_limit", RILL_PARAM_SIZE, RILL_PARAM_LEVEL_TUNER,
+      "Rounds a GPU thread spins on a semaphore, a full FIFO or a flush before it gives up with "
+      "an error naming what it waited for (a round is about a quarter to half a microsecond on "
+      "a host word): raise it when kernels legitimately wait longer",
+      .v.u = { 100000000ull, 1000ull, 1ull << 60 }, .param = &p_spin },
+    { "device_channel_fifo_slots", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Slots of a port channel's FIFO (16 bytes each, pinned host memory); a power of two",
+      .v.i = { 512, 2, 1 << 20 }, .param = &p_slots },
+    { "device_stream_max_waits", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Semaphore waits (cuStreamWaitValue64) that may be outstanding on one stream; one more is "
+      "refused (enqueued later), since a stream's full command queue blocks the thread that "
+      "enqueues",
+      .v.i = { 64, 1, 4096 }, .param = &p_max_waits },
+};
+
 rill_status_t rill_channel_register_params(void)
 {
-    rill_status_t s = RILL_SUCCESS, r;
-#define KEEP(x) ((r = (x)) != RILL_SUCCESS && s == RILL_SUCCESS ? (s = r) : r)
-    KEEP(rill_param_register_size("device_channel_spin_limit",
-                                  "Rounds a GPU thread spins on a semaphore, a full FIFO or a "
-                                  "flush before it gives up with an error naming what it waited "
-                                  "for (about 1 us per 2-4 rounds on a host word)",
-                                  RILL_PARAM_LEVEL_TUNER, 100000000ull, 1000ull, 1ull << 60,
-                                  &p_spin));
-    KEEP(rill_param_register_int("device_channel_fifo_slots",
-                                 "Slots of a port channel's FIFO (16 bytes each, pinned host "
-                                 "memory); a power of two",
-                                 RILL_PARAM_LEVEL_TUNER, 512, 2, 1 << 20, &p_slots));
-    KEEP(rill_param_register_int("device_stream_max_waits",
-                                 "Semaphore waits (cuStreamWaitValue64) that may be "
-                                 "outstanding on one stream; one more is refused (enqueued "
-                                 "later), since a stream's full command queue blocks the "
-                                 "thread that enqueues",
-                                 RILL_PARAM_LEVEL_TUNER, 64, 1, 4096, &p_max_waits));
-#undef KEEP
-    return s;
+    return rill_params_register_table(channel_params,
+                                      sizeof(channel_params) / sizeof(channel_params[0]));
 }
 
 uint64_t rill_channel_spin_limit(void)

@@ -14,49 +14,43 @@
 static rill_param_t *p_enabled, *p_max, *p_mask, *p_mem_pct, *p_mem_bytes, *p_streams, *p_workspace,
     *p_urgent;
 
+static const rill_param_decl_t cuda_params[] = {
+    { "device_cuda_enabled", RILL_PARAM_BOOL, RILL_PARAM_LEVEL_USER,
+      "Run tasks on the CUDA GPUs this process can use (false: CPUs only)", .v.b = true,
+      .param = &p_enabled },
+    { "device_cuda_max_gpus", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Most GPUs one process runs tasks on (0: all of its share of the node's GPUs)",
+      .v.i = { 0, 0, RILL_CUDA_MAX_GPUS }, .param = &p_max },
+    { "device_cuda_mask", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Bit mask of the CUDA device ordinals this process may use (bit i: GPU i; -1: all); the "
+      "allowed GPUs are split between the processes of a node",
+      .v.i = { -1, -1, 255 }, .param = &p_mask },
+    { "device_cuda_memory_use", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Percent of each GPU's free memory taken at start as its memory zone (tiles, landing "
+      "buffers, workspaces); nothing is allocated from the GPU afterwards",
+      .v.i = { 90, 1, 99 }, .param = &p_mem_pct },
+    { "device_cuda_memory_size", RILL_PARAM_SIZE, RILL_PARAM_LEVEL_TUNER,
+      "Size of each GPU's memory zone in bytes (units k, M, G allowed); 0: use "
+      "device_cuda_memory_use instead",
+      .v.u = { 0, 0, (uint64_t)1 << 50 }, .param = &p_mem_bytes },
+    { "device_cuda_exec_streams", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Streams per GPU that run task bodies (besides one host-to-device, one device-to-host "
+      "and one per peer GPU)",
+      .v.i = { 8, 1, RILL_CUDA_MAX_STREAMS }, .param = &p_streams },
+    { "device_cuda_urgent_streams", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Exec streams at the GPU's greatest stream priority, for the tasks inserted "
+      "RILL_DTD_URGENT (a factorization's critical path); at least one exec stream stays at "
+      "the normal priority",
+      .v.i = { 1, 0, RILL_CUDA_MAX_STREAMS - 1 }, .param = &p_urgent },
+    { "device_cuda_workspace", RILL_PARAM_SIZE, RILL_PARAM_LEVEL_TUNER,
+      "Device workspace per exec stream for task bodies (cuSOLVER's work array), carved from "
+      "the zone",
+      .v.u = { 32ull << 20, 1ull << 20, (uint64_t)1 << 36 }, .param = &p_workspace },
+};
+
 rill_status_t rill_cuda_register_params(void)
 {
-    rill_status_t s = RILL_SUCCESS, r;
-#define KEEP(x) ((r = (x)) != RILL_SUCCESS && s == RILL_SUCCESS ? (s = r) : r)
-    KEEP(rill_param_register_bool("device_cuda_enabled",
-                                  "Run tasks on the CUDA GPUs this process can use (false: "
-                                  "CPUs only)",
-                                  RILL_PARAM_LEVEL_USER, true, &p_enabled));
-    KEEP(rill_param_register_int("device_cuda_max_gpus",
-                                 "Most GPUs one process runs tasks on (0: all of its share of "
-                                 "the node's GPUs)",
-                                 RILL_PARAM_LEVEL_USER, 0, 0, RILL_CUDA_MAX_GPUS, &p_max));
-    KEEP(rill_param_register_int("device_cuda_mask",
-                                 "Bit mask of the CUDA device ordinals this process may use "
-                                 "(bit i: GPU i; -1: all); the allowed GPUs are split between "
-                                 "the processes of a node",
-                                 RILL_PARAM_LEVEL_USER, -1, -1, 255, &p_mask));
-    KEEP(rill_param_register_int("device_cuda_memory_use",
-                                 "Percent of each GPU's free memory taken at start as its "
-                                 "memory zone (tiles, landing buffers, workspaces); nothing is "
-                                 "allocated from the GPU afterwards",
-                                 RILL_PARAM_LEVEL_USER, 90, 1, 99, &p_mem_pct));
-    KEEP(rill_param_register_size("device_cuda_memory_size",
-                                  "Size of each GPU's memory zone in bytes (units k, M, G "
-                                  "allowed); 0: use device_cuda_memory_use instead",
-                                  RILL_PARAM_LEVEL_TUNER, 0, 0, (uint64_t)1 << 50, &p_mem_bytes));
-    KEEP(rill_param_register_int("device_cuda_exec_streams",
-                                 "Streams per GPU that run task bodies (besides one "
-                                 "host-to-device, one device-to-host and one per peer GPU)",
-                                 RILL_PARAM_LEVEL_TUNER, 8, 1, RILL_CUDA_MAX_STREAMS, &p_streams));
-    KEEP(rill_param_register_int("device_cuda_urgent_streams",
-                                 "Exec streams at the GPU's greatest stream priority, for the "
-                                 "tasks inserted RILL_DTD_URGENT (a factorization's critical "
-                                 "path); at least one exec stream stays at the normal priority",
-                                 RILL_PARAM_LEVEL_TUNER, 1, 0, RILL_CUDA_MAX_STREAMS - 1,
-                                 &p_urgent));
-    KEEP(rill_param_register_size("device_cuda_workspace",
-                                  "Device workspace per exec stream for task bodies (cuSOLVER's "
-                                  "work array), carved from the zone",
-                                  RILL_PARAM_LEVEL_TUNER, 32ull << 20, 1ull << 20,
-                                  (uint64_t)1 << 36, &p_workspace));
-#undef KEEP
-    return s;
+    return rill_params_register_table(cuda_params, sizeof(cuda_params) / sizeof(cuda_params[0]));
 }
 
 #if RILL_HAVE_CUDA

@@ -12,21 +12,25 @@ RILL_LOG_COMPONENT(rill_log_device, "device");
 
 static rill_param_t *param_cpu_gflops;
 
+static const rill_param_decl_t device_params[] = {
+    { "device_cpu_gflops", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Speed of one CPU core in GFLOP/s, as the device choice assumes it when it weighs a "
+      "task's flop estimate on the CPU against a GPU",
+      .v.i = { 30, 1, 1000000 }, .param = &param_cpu_gflops },
+};
+
 rill_status_t rill_device_register_params(void)
 {
+    rill_status_t (*const steps[])(void) = { rill_cuda_register_params,
+                                             rill_channel_register_params };
     rill_status_t s = rill_log_register(&rill_log_device);
-    rill_status_t r = rill_param_register_int(
-        "device_cpu_gflops",
-        "Speed of one CPU core in GFLOP/s, as the device choice assumes it when it weighs a "
-        "task's flop estimate on the CPU against a GPU",
-        RILL_PARAM_LEVEL_TUNER, 30, 1, 1000000, &param_cpu_gflops);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_cuda_register_params();
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_channel_register_params();
-    return s != RILL_SUCCESS ? s : r;
+    rill_status_t r = rill_params_register_table(device_params, 1);
+    s = s != RILL_SUCCESS ? s : r;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        r = steps[i]();
+        s = s != RILL_SUCCESS ? s : r;
+    }
+    return s;
 }
 
 double rill_device_cpu_gflops(void)

@@ -29,89 +29,67 @@ RILL_LOG_COMPONENT(rill_log_gpu, "gpu");
 static rill_param_t *param_inflight, *param_timing, *param_urgent_prio, *param_put_sm, *param_lanes,
     *param_between, *param_sems, *param_waiters;
 
+#define TUNER RILL_PARAM_LEVEL_TUNER
+
+static const rill_param_decl_t gpu_params[] = {
+    { "device_cuda_max_inflight", RILL_PARAM_INT, TUNER,
+      "Tasks a GPU manager keeps enqueued per exec stream (launched, not yet seen complete)",
+      .v.i = { 2, 1, 64 }, .param = &param_inflight },
+    { "device_cuda_urgent_by_priority", RILL_PARAM_BOOL, TUNER,
+      "Besides the tasks inserted RILL_DTD_URGENT, put on the urgent exec streams a task more "
+      "urgent than all those enqueued on the other streams (for applications that do not mark "
+      "their critical path)",
+      .v.b = false, .param = &param_urgent_prio },
+    { "device_cuda_put_sm_max", RILL_PARAM_INT, TUNER,
+      "Tiles of up to this many bytes go into another rank's GPU by a kernel that copies them "
+      "and signals their landing (GPUs with peer access); larger ones, and those from host "
+      "memory, by the copy engine (0: always the copy engine). Raise it where a kernel launch "
+      "costs the GPU manager less host time than a copy and a stream write",
+      .v.i = { 0, 0, 16777216 }, .param = &param_put_sm },
+    { "device_cuda_remote_lanes", RILL_PARAM_INT, TUNER,
+      "Landing streams per GPU for tiles from other ranks, and put streams for tiles to them: a "
+      "peer rank's transfers go on stream (rank mod this). A lane's waits run in order, so with "
+      "too few a tile from one rank waits behind a landing armed for another rank's tile whose "
+      "put is not done: keep at least as many as the ranks a GPU exchanges tiles with, up to 8",
+      .v.i = { 4, 1, GM_NLANES }, .param = &param_lanes },
+    { "device_cuda_landing_semaphores", RILL_PARAM_INT, TUNER,
+      "Semaphores per GPU for tiles landing from other ranks' GPUs: each landing holds one from "
+      "its reservation to its bytes, and landings are reserved ahead (announced to the sender, "
+      "no request round trip) only while more than a quarter are free; at most 64 are waited "
+      "for at once on a landing stream. Raise it when the statistics show landings asked for "
+      "rather than announced ahead",
+      .v.i = { 1024, 16, GM_MAX_SEMS }, .param = &param_sems },
+    { "device_cuda_landing_waiters", RILL_PARAM_INT, TUNER,
+      "The most tasks a GPU manager keeps enqueued on its exec streams while a tile they read "
+      "is still landing from another rank (each takes an exec stream's slot, and what is behind "
+      "it on its stream waits with it); the others of that kind wait on the host, in priority "
+      "order, while tasks whose data are there go first (0: no bound). With landings reserved "
+      "ahead a consumer is released when its producer is launched on the other rank, which "
+      "can be milliseconds before the bytes come: lower it when the exec streams are busy "
+      "waiting",
+      .v.i = { 4, 0, 1024 }, .param = &param_waiters },
+    { "device_cuda_serve_between_launches", RILL_PARAM_BOOL, TUNER,
+      "Between two launches of a turn of its loop, a GPU manager arms the landings and enqueues "
+      "the puts that came meanwhile, and after a launch over 50 us it polls its streams' "
+      "completions (a body whose enqueue takes long would hold them back); off: once per "
+      "turn, after every launch of the turn",
+      .v.b = true, .param = &param_between },
+    /* off by default: a timed event costs the manager more host time to record than one
+     * without timing, per task (bench/README.md, "What timing costs") */
+    { "device_cuda_timing", RILL_PARAM_BOOL, TUNER,
+      "Time each GPU operation with CUDA events: the exec streams' busy time and the landing "
+      "stream's waits in the statistics (always on in traces). It costs the GPU manager host "
+      "time per task: turn it on to read those counters, not for speed",
+      .v.b = false, .param = &param_timing },
+};
+
 rill_status_t rill_gpu_register_params(void)
 {
     rill_status_t s = rill_log_register(&rill_log_gpu);
     rill_status_t q = rill_proxy_register_params();
-    if (s == RILL_SUCCESS)
-        s = q;
-    rill_status_t r = rill_param_register_int(
-        "device_cuda_max_inflight",
-        "Tasks a GPU manager keeps enqueued per exec stream (launched, not yet seen complete)",
-        RILL_PARAM_LEVEL_TUNER, 2, 1, 64, &param_inflight);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_param_register_bool(
-        "device_cuda_urgent_by_priority",
-        "Besides the tasks inserted RILL_DTD_URGENT, put on the urgent exec streams a task "
-        "more urgent than all those enqueued on the other streams (for applications that do "
-        "not mark their critical path)",
-        RILL_PARAM_LEVEL_TUNER, false, &param_urgent_prio);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_param_register_int(
-        "device_cuda_put_sm_max",
-        "Tiles of up to this many bytes go into another rank's GPU by a kernel that copies them "
-        "and signals their landing (GPUs with peer access); larger ones, and "
-        "those from host memory, by the copy engine (0, the default: always the copy engine; "
-        "between two H200s a 4-64 KiB hop was no faster with 65536: the put's kernel launch "
-        "costs the manager more host time than a copy and a stream write)",
-        RILL_PARAM_LEVEL_TUNER, 0, 0, 16777216, &param_put_sm);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_param_register_int(
-        "device_cuda_remote_lanes",
-        "Landing streams per GPU for tiles from other ranks, and put streams for tiles to them: "
-        "a peer rank's transfers go on stream (rank mod this). With 1, whose waits run in "
-        "order, a tile from one rank waited behind a landing armed for another rank's tile "
-        "whose put was not done (4 processes x 1 H100, dpotrf: 31-55 ms of tile time per "
-        "rank in a 100 ms run; 0.6 ms on one rank with 4)",
-        RILL_PARAM_LEVEL_TUNER, 4, 1, GM_NLANES, &param_lanes);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_param_register_int(
-        "device_cuda_landing_semaphores",
-        "Semaphores per GPU for tiles landing from other ranks' GPUs: each landing holds one "
-        "from its reservation to its bytes, and landings are reserved ahead (announced to "
-        "the sender, no request round trip) only while more than a quarter are free (64: "
-        "48 landings ahead per GPU and run, of 276 on each of 4 processes x 1 H100, dpotrf "
-        "N = 98304 NB 2048; 1024: all 276); at most 64 are waited for at once on a landing "
-        "stream",
-        RILL_PARAM_LEVEL_TUNER, 1024, 16, GM_MAX_SEMS, &param_sems);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_param_register_int(
-        "device_cuda_landing_waiters",
-        "The most tasks a GPU manager keeps enqueued on its exec streams while a tile they "
-        "read is still landing from another rank (each takes an exec stream's slot, and "
-        "what is behind it on its stream waits with it); the others of that kind wait on "
-        "the host, in priority order, while tasks whose data are there go first. 0: no "
-        "bound. With landings reserved ahead a consumer is released when its producer is "
-        "launched on the other rank, which can be milliseconds before the bytes come (4 "
-        "processes x 1 H100, dpotrf N = 98304 NB 2048: 186.5 TFLOP/s and exec streams busy "
-        "94.6% with 4, 167.3 and 83.1% with no bound)",
-        RILL_PARAM_LEVEL_TUNER, 4, 0, 1024, &param_waiters);
-    if (s == RILL_SUCCESS)
-        s = r;
-    r = rill_param_register_bool(
-        "device_cuda_serve_between_launches",
-        "Between two launches of a turn of its loop, a GPU manager arms the landings and "
-        "enqueues the puts that came meanwhile, and after a launch over 50 us it polls its "
-        "streams' completions (a body's enqueue held it 0.3-0.8 ms for panel tasks of NB "
-        "2048); off: once per turn, after every launch of the turn",
-        RILL_PARAM_LEVEL_TUNER, true, &param_between);
-    if (s == RILL_SUCCESS)
-        s = r;
-    /* off by default: a timing event costs the manager 1.3 us of host time to record
-     * against 0.18 us for one without timing (H100), and 2.6 us more per task; a chain of
-     * small CUDA tasks took 10.9 us per task timed against 2.4 us untimed (H200) */
-    r = rill_param_register_bool("device_cuda_timing",
-                                 "Time each GPU operation with CUDA events: the exec streams' "
-                                 "busy time and the landing stream's waits in the statistics "
-                                 "(always on in traces; costs the GPU manager about 2.6 us of "
-                                 "host time per task)",
-                                 RILL_PARAM_LEVEL_TUNER, false, &param_timing);
-    return s != RILL_SUCCESS ? s : r;
+    rill_status_t r =
+        rill_params_register_table(gpu_params, sizeof(gpu_params) / sizeof(gpu_params[0]));
+    return s != RILL_SUCCESS ? s : q != RILL_SUCCESS ? q : r;
 }
 
 #if RILL_HAVE_CUDA

@@ -16,31 +16,31 @@
 
 static rill_param_t *p_spin_us, *p_sleep_us, *p_batch, *p_signal;
 
+static const char *const signal_ways[] = { "memop", "copy", NULL };
+
+static const rill_param_decl_t proxy_params[] = {
+    { "device_proxy_spin_us", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "While a GPU has port channels, its manager keeps polling their FIFOs this long after "
+      "the last request it carried out",
+      .v.i = { 200, 0, 10000000 }, .param = &p_spin_us },
+    { "device_proxy_sleep_us", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Then it sleeps this long between polls (the latency of a request pushed to an idle "
+      "proxy; the CPU cost of an idle one)",
+      .v.i = { 50, 1, 1000000 }, .param = &p_sleep_us },
+    { "device_proxy_batch", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Requests of one channel the proxy carries out per round of the manager's loop before it "
+      "turns to tasks and other channels",
+      .v.i = { 8, 1, 1024 }, .param = &p_batch },
+    { "device_proxy_signal", RILL_PARAM_ENUM, RILL_PARAM_LEVEL_TUNER,
+      "How the proxy writes a port channel's signal into the peer's semaphore behind the data: "
+      "memop (cuStreamWriteValue64, with its memory barrier) or copy (an 8-byte "
+      "cudaMemcpyAsync of the value, captured at the call)",
+      .v.s = { "memop", signal_ways }, .param = &p_signal },
+};
+
 rill_status_t rill_proxy_register_params(void)
 {
-    rill_status_t s = RILL_SUCCESS, r;
-#define KEEP(x) ((r = (x)) != RILL_SUCCESS && s == RILL_SUCCESS ? (s = r) : r)
-    KEEP(rill_param_register_int("device_proxy_spin_us",
-                                 "While a GPU has port channels, its manager keeps polling their "
-                                 "FIFOs this long after the last request it carried out",
-                                 RILL_PARAM_LEVEL_TUNER, 200, 0, 10000000, &p_spin_us));
-    KEEP(rill_param_register_int("device_proxy_sleep_us",
-                                 "Then it sleeps this long between polls (the latency of a "
-                                 "request pushed to an idle proxy; the CPU cost of an idle one)",
-                                 RILL_PARAM_LEVEL_TUNER, 50, 1, 1000000, &p_sleep_us));
-    KEEP(rill_param_register_int("device_proxy_batch",
-                                 "Requests of one channel the proxy carries out per round of the "
-                                 "manager's loop before it turns to tasks and other channels",
-                                 RILL_PARAM_LEVEL_TUNER, 8, 1, 1024, &p_batch));
-    static const char *const signal_ways[] = { "memop", "copy", NULL };
-    KEEP(rill_param_register_enum("device_proxy_signal",
-                                  "How the proxy writes a port channel's signal into the peer's "
-                                  "semaphore behind the data: memop (cuStreamWriteValue64, with "
-                                  "its memory barrier) or copy (an 8-byte cudaMemcpyAsync of the "
-                                  "value, captured at the call)",
-                                  RILL_PARAM_LEVEL_TUNER, signal_ways, "memop", &p_signal));
-#undef KEEP
-    return s;
+    return rill_params_register_table(proxy_params, sizeof(proxy_params) / sizeof(proxy_params[0]));
 }
 
 #if RILL_HAVE_CUDA

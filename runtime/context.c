@@ -21,102 +21,80 @@ RILL_LOG_COMPONENT(rill_log_runtime, "runtime");
 RILL_LOG_COMPONENT(rill_log_sched, "sched");
 RILL_LOG_COMPONENT(rill_log_data, "data");
 
+static const char *sched_names[NB_SCHEDS + 1]; /* (from all_scheds, at registration) */
+static const char *const watchdog_actions[] = { "warn", "abort", NULL };
+static const char *const devices[] = { "auto", "cpu", "gpu", NULL };
+
+static rill_param_decl_t core_params[] = {
+    { "sched", RILL_PARAM_ENUM, RILL_PARAM_LEVEL_USER,
+      "Scheduler: lfq (per-worker priority queues, stealing from the nearest workers first) or "
+      "gpq (one global priority queue)",
+      .v.s = { NULL /* the best, at registration */, sched_names }, .param = &param_sched },
+    { "runtime_idle_spin_us", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "How long an idle worker keeps looking for work before it sleeps (microseconds); new work "
+      "wakes it",
+      .v.i = { 50, 0, 1000000 }, .param = &param_idle_spin_us },
+    { "runtime_idle_spinners", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "At most this many idle worker threads look for work at once (runtime_idle_spin_us or "
+      "runtime_gpu_spin_us); the others sleep until work is pushed, and a push wakes only those "
+      "the lookers cannot serve. Lower it on many cores when idle workers polling one queue "
+      "slow the worker that fills it (0: no limit)",
+      .v.i = { 4, 0, 4096 }, .param = &param_idle_spinners },
+    { "runtime_gpu_spin_us", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "In a process that runs tasks on GPUs: how long idle workers, the comm thread and the GPU "
+      "managers keep polling before they sleep, when longer than runtime_idle_spin_us and "
+      "comm_thread_spin_us, so that a GPU manager's completion or a remote tile's message finds "
+      "its thread awake. Lower it when the cores are shared with other work",
+      .v.i = { 2000, 0, 1000000 }, .param = &param_gpu_spin_us },
+    { "runtime_watchdog_s", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Report what a blocking wait of the runtime (taskpool wait, DTD window, collective) waits "
+      "on when no task completed for this many seconds (0: never)",
+      .v.i = { 30, 0, 86400 }, .param = &param_watchdog_s },
+    { "runtime_watchdog_init_s", RILL_PARAM_INT, RILL_PARAM_LEVEL_TUNER,
+      "Inside rill_init, the watchdog reports a wait (for the other ranks to start: their GPUs "
+      "can take seconds, more on a loaded machine) only after at least this many seconds (the "
+      "greater of this and runtime_watchdog_s)",
+      .v.i = { 120, 0, 86400 }, .param = &param_watchdog_init_s },
+    { "runtime_watchdog_action", RILL_PARAM_ENUM, RILL_PARAM_LEVEL_USER,
+      "What the watchdog does after reporting a stall: warn (and report again after each quiet "
+      "period) or abort (end the job with exit code 3, e.g. in tests, so a hang becomes a "
+      "failure)",
+      .v.s = { "warn", watchdog_actions }, .param = &param_watchdog_action },
+    { "runtime_device", RILL_PARAM_ENUM, RILL_PARAM_LEVEL_USER,
+      "Where tasks with several incarnations run: auto (the GPU that holds the data they write, "
+      "else the least loaded device), cpu (CPU bodies only), gpu (GPU bodies whenever a class "
+      "has one; a process with no GPU warns at start and runs the CPU bodies)",
+      .v.s = { "auto", devices },
+      /* it decides which ranks' tiles move GPU to GPU */
+      .flags = RILL_PARAM_SAME_ON_ALL_RANKS, .param = &param_device },
+};
+
 rill_status_t rill_core_register_params(void)
 {
-    const char *names[NB_SCHEDS + 1];
     const rill_sched_ops_t *best = all_scheds[0];
     for (int i = 0; i < NB_SCHEDS; i++) {
-        names[i] = all_scheds[i]->name;
+        sched_names[i] = all_scheds[i]->name;
         if (all_scheds[i]->priority > best->priority)
             best = all_scheds[i];
     }
-    names[NB_SCHEDS] = NULL;
-    rill_status_t s, status = RILL_SUCCESS;
-    s = rill_param_register_enum("sched",
-                                 "Scheduler: lfq (per-worker priority queues, stealing from the "
-                                 "nearest workers first) or gpq (one global priority queue)",
-                                 RILL_PARAM_LEVEL_USER, names, best->name, &param_sched);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int("runtime_idle_spin_us",
-                                "How long an idle worker keeps looking for work before it "
-                                "sleeps (microseconds); new work wakes it",
-                                RILL_PARAM_LEVEL_TUNER, 50, 0, 1000000, &param_idle_spin_us);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "runtime_idle_spinners",
-        "At most this many idle worker threads look for work at once (runtime_idle_spin_us or "
-        "runtime_gpu_spin_us); the others sleep until work is pushed, and a push wakes only "
-        "those the lookers cannot serve. On many cores, every idle worker polling the one "
-        "queue being filled slowed a task fivefold (0: no limit)",
-        RILL_PARAM_LEVEL_TUNER, 4, 0, 4096, &param_idle_spinners);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "runtime_gpu_spin_us",
-        "In a process that runs tasks on GPUs: how long idle workers, the comm thread and the "
-        "GPU managers keep polling before they sleep, when longer than runtime_idle_spin_us "
-        "and comm_thread_spin_us (a GPU manager's completion or a remote tile's message then "
-        "finds its thread awake: a GPU-to-GPU hop between two processes took 60 us more with "
-        "sleeping threads)",
-        RILL_PARAM_LEVEL_TUNER, 2000, 0, 1000000, &param_gpu_spin_us);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int("runtime_watchdog_s",
-                                "Report what a blocking wait of the runtime (taskpool wait, DTD "
-                                "window, collective) waits on when no task completed for this "
-                                "many seconds (0: never)",
-                                RILL_PARAM_LEVEL_USER, 30, 0, 86400, &param_watchdog_s);
-    if (s != RILL_SUCCESS)
-        status = s;
-    s = rill_param_register_int(
-        "runtime_watchdog_init_s",
-        "Inside rill_init, the watchdog reports a wait (for the other ranks to start: their "
-        "GPUs can take seconds, more on a loaded machine) only after at least this many seconds "
-        "(the greater of this and runtime_watchdog_s)",
-        RILL_PARAM_LEVEL_TUNER, 120, 0, 86400, &param_watchdog_init_s);
-    if (s != RILL_SUCCESS)
-        status = s;
-    static const char *const actions[] = { "warn", "abort", NULL };
-    s = rill_param_register_enum("runtime_watchdog_action",
-                                 "What the watchdog does after reporting a stall: warn (and "
-                                 "report again after each quiet period) or abort (end the job "
-                                 "with exit code 3, e.g. in tests, so a hang becomes a failure)",
-                                 RILL_PARAM_LEVEL_USER, actions, "warn", &param_watchdog_action);
-    if (s != RILL_SUCCESS)
-        status = s;
-    static const char *const devs[] = { "auto", "cpu", "gpu", NULL };
-    s = rill_param_register_enum(
-        "runtime_device",
-        "Where tasks with several incarnations run: auto (the GPU that "
-        "holds the data they write, else the least loaded device), cpu "
-        "(CPU bodies only), gpu (GPU bodies whenever a class has one; a process with no "
-        "GPU warns at start and runs the CPU bodies)",
-        RILL_PARAM_LEVEL_USER, devs, "auto", &param_device);
-    if (s == RILL_SUCCESS) /* it decides which ranks' tiles move GPU to GPU */
-        s = rill_param_set_same_on_all_ranks(param_device);
-    if (s != RILL_SUCCESS)
-        status = s;
-    rill_status_t st = rill_log_register_params();
-    if (st != RILL_SUCCESS)
-        status = st;
-    if ((st = rill_trace_register_params()) != RILL_SUCCESS)
-        status = st;
-    if ((st = rill_stats_register_params()) != RILL_SUCCESS)
-        status = st;
-    if ((st = rill_device_register_params()) != RILL_SUCCESS)
-        status = st;
+    sched_names[NB_SCHEDS] = NULL;
+    core_params[0].v.s.def = best->name;
+    rill_status_t status =
+        rill_params_register_table(core_params, sizeof(core_params) / sizeof(core_params[0]));
+    /* the layers below, then this one's log components */
+    rill_status_t (*const below[])(void) = {
+        rill_log_register_params,    rill_trace_register_params, rill_stats_register_params,
+        rill_device_register_params, rill_topo_register_params,  rill_comm_register_params
+    };
+    for (size_t i = 0; i < sizeof(below) / sizeof(below[0]); i++) {
+        rill_status_t st = below[i]();
+        status = status != RILL_SUCCESS ? status : st;
+    }
     rill_log_comp_t *comps[] = { &rill_log_runtime, &rill_log_sched, &rill_log_data };
-    for (int i = 0; i < 3; i++)
-        if ((st = rill_log_register(comps[i])) != RILL_SUCCESS)
-            status = st;
-    st = rill_topo_register_params();
-    if (st != RILL_SUCCESS)
-        status = st;
-    st = rill_comm_register_params();
-    if (st != RILL_SUCCESS)
-        status = st;
+    for (int i = 0; i < 3; i++) {
+        rill_status_t st = rill_log_register(comps[i]);
+        status = status != RILL_SUCCESS ? status : st;
+    }
     return status;
 }
 

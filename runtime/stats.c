@@ -12,12 +12,16 @@
 
 static rill_param_t *param_stats;
 
+static const rill_param_decl_t stats_params[] = {
+    { "profile_stats", RILL_PARAM_BOOL, RILL_PARAM_LEVEL_USER,
+      "Print end-of-run statistics per rank at rill_fini (also printed with runtime_verbose >= "
+      "1, and put in traces)",
+      .v.b = false, .param = &param_stats },
+};
+
 rill_status_t rill_stats_register_params(void)
 {
-    return rill_param_register_bool("profile_stats",
-                                    "Print end-of-run statistics per rank at rill_fini (also "
-                                    "printed with runtime_verbose >= 1, and put in traces)",
-                                    RILL_PARAM_LEVEL_USER, false, &param_stats);
+    return rill_params_register_table(stats_params, 1);
 }
 
 bool rill_stats_wanted(void)

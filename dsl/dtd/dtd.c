@@ -28,26 +28,27 @@ static rill_param_t *param_window, *param_early;
 
 RILL_LOG_COMPONENT(rill_log_dtd, "dtd");
 
+static const rill_param_decl_t dtd_params[] = {
+    { "dtd_gpu_early", RILL_PARAM_BOOL, RILL_PARAM_LEVEL_TUNER,
+      "Receives of versions sent GPU to GPU reserve their landing buffer when inserted and "
+      "announce it to the sender, which then puts the version as soon as it is produced (no "
+      "request round trip); off: the landing is reserved when the version is ready",
+      .v.b = true,
+      /* the sender waits for the receiver's announcement */
+      .flags = RILL_PARAM_SAME_ON_ALL_RANKS, .param = &param_early },
+    { "dtd_window_size", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Most DTD tasks inserted and not yet completed; beyond it the inserting thread runs tasks "
+      "until half of them completed",
+      .v.i = { 8000, 1, 1 << 30 }, .param = &param_window },
+};
+
 rill_status_t rill_dtd_register_params(void)
 {
     rill_status_t s = rill_log_register(&rill_log_dtd);
-    if (s == RILL_SUCCESS)
-        s = dtd_dot_register_params();
-    if (s == RILL_SUCCESS)
-        s = rill_param_register_bool(
-            "dtd_gpu_early",
-            "Receives of versions sent GPU to GPU reserve their landing buffer when inserted and "
-            "announce it to the sender, which then puts the version as soon as it is produced "
-            "(no request round trip); off: the landing is reserved when the version is ready",
-            RILL_PARAM_LEVEL_TUNER, true, &param_early);
-    if (s == RILL_SUCCESS) /* the sender waits for the receiver's announcement */
-        s = rill_param_set_same_on_all_ranks(param_early);
-    if (s != RILL_SUCCESS)
-        return s;
-    return rill_param_register_int("dtd_window_size",
-                                   "Most DTD tasks inserted and not yet completed; beyond it the "
-                                   "inserting thread runs tasks until half of them completed",
-                                   RILL_PARAM_LEVEL_USER, 8000, 1, 1 << 30, &param_window);
+    rill_status_t d = dtd_dot_register_params();
+    rill_status_t t =
+        rill_params_register_table(dtd_params, sizeof(dtd_params) / sizeof(dtd_params[0]));
+    return s != RILL_SUCCESS ? s : d != RILL_SUCCESS ? d : t;
 }
 
 rill_status_t rill_dtd_init(rill_context_t *ctx)

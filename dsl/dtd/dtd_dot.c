@@ -24,19 +24,19 @@ static struct {
     char path[4200];
 } dot;
 
+static const rill_param_decl_t dot_params[] = {
+    { "profile_dot", RILL_PARAM_STRING, RILL_PARAM_LEVEL_USER,
+      "Write the executed DTD task graph of each rank in DOT, <value>.<rank>.dot, at rill_fini "
+      "(empty: none)",
+      .v.s = { "", NULL }, .param = &dot.p_prefix },
+    { "profile_dot_max_tasks", RILL_PARAM_INT, RILL_PARAM_LEVEL_USER,
+      "Most tasks per rank the DOT graph records (the rest is left out, and the file says so)",
+      .v.i = { 10000, 1, 1 << 30 }, .param = &dot.p_max },
+};
+
 rill_status_t dtd_dot_register_params(void)
 {
-    rill_status_t s = rill_param_register_string(
-        "profile_dot",
-        "Write the executed DTD task graph of each rank in DOT, <value>.<rank>.dot, at rill_fini "
-        "(empty: none)",
-        RILL_PARAM_LEVEL_USER, "", &dot.p_prefix);
-    if (s != RILL_SUCCESS)
-        return s;
-    return rill_param_register_int("profile_dot_max_tasks",
-                                   "Most tasks per rank the DOT graph records (the rest is left "
-                                   "out, and the file says so)",
-                                   RILL_PARAM_LEVEL_USER, 10000, 1, 1 << 30, &dot.p_max);
+    return rill_params_register_table(dot_params, sizeof(dot_params) / sizeof(dot_params[0]));
 }
 
 rill_status_t dtd_dot_init(int rank)

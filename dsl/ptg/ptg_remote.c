@@ -276,14 +276,17 @@ void ptg_send_early(rill_ptg_out_t *out)
 
 static rill_param_t *param_early;
 
+static const rill_param_decl_t ptg_params[] = {
+    { "ptg_gpu_early", RILL_PARAM_BOOL, RILL_PARAM_LEVEL_TUNER,
+      "A PTG task on a GPU whose output goes to another rank GPU to GPU announces it when its "
+      "body is launched: the receiver's GPU asks for it while the body runs, and the put goes "
+      "behind the body on the GPU; off: announced once the task completed",
+      .v.b = true, .param = &param_early },
+};
+
 rill_status_t rill_ptg_register_params(void)
 {
-    return rill_param_register_bool(
-        "ptg_gpu_early",
-        "A PTG task on a GPU whose output goes to another rank GPU to GPU announces it when its "
-        "body is launched: the receiver's GPU asks for it while the body runs, and the put goes "
-        "behind the body on the GPU; off: announced once the task completed",
-        RILL_PARAM_LEVEL_TUNER, true, &param_early);
+    return rill_params_register_table(ptg_params, 1);
 }
 
 bool ptg_early_on(void)

@@ -88,6 +88,39 @@ RILL_API rill_status_t rill_param_register_enum(const char *name, const char *he
                                                 const char *const *values, const char *def,
                                                 rill_param_t **param_p);
 
+/** A parameter declared as a row of a table: what the rill_param_register_* call of its
+ * type takes, and where its handle lands. A component declares its parameters in one static
+ * table and registers them with rill_params_register_table. */
+typedef struct rill_param_decl {
+    const char *name;
+    rill_param_type_t type;
+    int level;
+    const char *help; /**< what it does and when to change it */
+    union {
+        struct {
+            int64_t def, min, max;
+        } i; /**< RILL_PARAM_INT */
+        struct {
+            uint64_t def, min, max;
+        } u;    /**< RILL_PARAM_SIZE */
+        bool b; /**< RILL_PARAM_BOOL */
+        struct {
+            const char *def;
+            const char *const *values; /**< ENUM: the allowed names, NULL-terminated */
+        } s;                           /**< RILL_PARAM_STRING, RILL_PARAM_ENUM */
+    } v;
+    unsigned flags;       /**< RILL_PARAM_SAME_ON_ALL_RANKS */
+    rill_param_t **param; /**< the handle, for reading the value (NULL: not kept) */
+} rill_param_decl_t;
+
+/** rill_param_decl_t.flags: rill_param_set_same_on_all_ranks once registered. */
+#define RILL_PARAM_SAME_ON_ALL_RANKS 1u
+
+/** Register every row of decls[0 .. n) as its type's rill_param_register_* call would, and
+ * mark it when its flags say so. Every row is tried; the first error is returned (a bad
+ * value from a source is said for each parameter that has one). Main thread. */
+RILL_API rill_status_t rill_params_register_table(const rill_param_decl_t *decls, size_t n);
+
 /** Current values. get_string works for STRING (may be NULL if that is the default)
  * and ENUM (the chosen name), and returns NULL for other types; get_enum returns the
  * index of the chosen name. A string returned stays valid until process exit, even if
