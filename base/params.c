@@ -362,88 +362,54 @@ static void word_text(const rill_param_t *p, uint64_t word, const char *str, cha
     }
 }
 
-/* Short form of what p allows, for rill_params_info: "1..64", "lfq|gpq", "bool". */
-static void allowed_short(const rill_param_t *p, char *buf, size_t n)
+/* What p allows, short for rill_params_info ("1..64", "lfq|gpq", "bool") or as a sentence
+ * for error messages ("an integer in 1..64", "one of: lfq, gpq"). */
+static void allowed_text(const rill_param_t *p, bool sentence, char *buf, size_t n)
 {
     char a[32], b[32];
+    const char *num = sentence ? "an integer" : "integer";
     switch (p->type) {
     case RILL_PARAM_INT:
         if (p->range.i.min == INT64_MIN && p->range.i.max == INT64_MAX)
-            snprintf(buf, n, "integer");
+            snprintf(buf, n, "%s", num);
         else if (p->range.i.max == INT64_MAX)
-            snprintf(buf, n, ">= %" PRId64, p->range.i.min);
+            snprintf(buf, n, "%s>= %" PRId64, sentence ? "an integer " : "", p->range.i.min);
         else if (p->range.i.min == INT64_MIN)
-            snprintf(buf, n, "<= %" PRId64, p->range.i.max);
+            snprintf(buf, n, "%s<= %" PRId64, sentence ? "an integer " : "", p->range.i.max);
         else
-            snprintf(buf, n, "%" PRId64 "..%" PRId64, p->range.i.min, p->range.i.max);
+            snprintf(buf, n, "%s%" PRId64 "..%" PRId64, sentence ? "an integer in " : "",
+                     p->range.i.min, p->range.i.max);
         break;
-    case RILL_PARAM_SIZE:
+    case RILL_PARAM_SIZE: {
         format_size(p->range.u.min, a, sizeof(a));
         format_size(p->range.u.max, b, sizeof(b));
+        const char *what = sentence ? SIZE_EXAMPLES : "size";
         if (p->range.u.min == 0 && p->range.u.max == UINT64_MAX)
-            snprintf(buf, n, "size");
+            snprintf(buf, n, "%s", what);
         else if (p->range.u.max == UINT64_MAX)
-            snprintf(buf, n, "size >= %s", a);
+            snprintf(buf, n, "%s%s%s", what, sentence ? ", at least " : " >= ", a);
         else
-            snprintf(buf, n, "size %s..%s", a, b);
+            snprintf(buf, n, "%s%s%s..%s", what, sentence ? ", in " : " ", a, b);
         break;
+    }
     case RILL_PARAM_BOOL:
-        snprintf(buf, n, "bool");
+        snprintf(buf, n, "%s", sentence ? BOOL_ALLOWED : "bool");
         break;
     case RILL_PARAM_STRING:
-        snprintf(buf, n, "string");
+        snprintf(buf, n, "%s", sentence ? "a string" : "string");
         break;
     case RILL_PARAM_ENUM: {
-        size_t off = 0;
-        buf[0] = '\0';
+        size_t off = sentence ? (size_t)snprintf(buf, n, "one of:") : 0;
+        if (!sentence)
+            buf[0] = '\0';
         for (size_t i = 0; i < p->nvalues && off < n; i++)
-            off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", p->values[i]);
+            off += (size_t)snprintf(buf + off, n - off, "%s%s",
+                                    sentence ? (i ? ", " : " ") : (i ? "|" : ""), p->values[i]);
         break;
     }
     }
 }
 
-/* Sentence form of what p allows, for error messages: "an integer in 1..64". */
-static void allowed_long(const rill_param_t *p, char *buf, size_t n)
-{
-    char a[32], b[32];
-    switch (p->type) {
-    case RILL_PARAM_INT:
-        if (p->range.i.min == INT64_MIN && p->range.i.max == INT64_MAX)
-            snprintf(buf, n, "an integer");
-        else if (p->range.i.max == INT64_MAX)
-            snprintf(buf, n, "an integer >= %" PRId64, p->range.i.min);
-        else if (p->range.i.min == INT64_MIN)
-            snprintf(buf, n, "an integer <= %" PRId64, p->range.i.max);
-        else
-            snprintf(buf, n, "an integer in %" PRId64 "..%" PRId64, p->range.i.min, p->range.i.max);
-        break;
-    case RILL_PARAM_SIZE:
-        format_size(p->range.u.min, a, sizeof(a));
-        format_size(p->range.u.max, b, sizeof(b));
-        if (p->range.u.min == 0 && p->range.u.max == UINT64_MAX)
-            snprintf(buf, n, SIZE_EXAMPLES);
-        else if (p->range.u.max == UINT64_MAX)
-            snprintf(buf, n, SIZE_EXAMPLES ", at least %s", a);
-        else
-            snprintf(buf, n, SIZE_EXAMPLES ", in %s..%s", a, b);
-        break;
-    case RILL_PARAM_BOOL:
-        snprintf(buf, n, BOOL_ALLOWED);
-        break;
-    case RILL_PARAM_STRING:
-        snprintf(buf, n, "a string");
-        break;
-    case RILL_PARAM_ENUM: {
-        size_t off = (size_t)snprintf(buf, n, "one of:");
-        for (size_t i = 0; i < p->nvalues && off < n; i++)
-            off += (size_t)snprintf(buf + off, n - off, "%s %s", i ? "," : "", p->values[i]);
-        break;
-    }
-    }
-}
-
-/* Where a value came from, as a message says it: "environment RILL_MCA_x". */
 static void where_text(rill_param_source_t source, const char *detail, char *buf, size_t n)
 {
     switch (source) {
@@ -522,7 +488,7 @@ static rill_status_t param_apply(rill_param_t *p, const char *text, rill_param_s
     if (!param_parse(p, text, &word)) {
         char where[QUOTE_BUF + 16], allowed[300], cur[128], quoted[QUOTE_BUF];
         where_text(source, detail, where, sizeof(where));
-        allowed_long(p, allowed, sizeof(allowed));
+        allowed_text(p, true, allowed, sizeof(allowed));
         word_text(p, p->word, p->str, cur, sizeof(cur));
         RILL_ERROR(RILL_LOG_PARAMS, "bad value %s for parameter '%s' (%s): expected %s; keeping %s",
                    quote_text(text, quoted), p->name, where, allowed, cur);
@@ -1417,7 +1383,7 @@ rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p)
     info->source = p->source;
     info->source_detail = p->source_detail;
     word_text(p, p->word, p->str, info->value, sizeof(info->value));
-    allowed_short(p, info->allowed, sizeof(info->allowed));
+    allowed_text(p, false, info->allowed, sizeof(info->allowed));
     word_text(p, p->def_word, p->def_str, info->def, sizeof(info->def));
     info->same_on_all_ranks = p->same_ranks;
     return RILL_SUCCESS;
