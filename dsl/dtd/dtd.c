@@ -1044,6 +1044,168 @@ static int exec_rank(const dtd_arg_t *args, int nargs)
     return first_write >= 0 ? first_write : first_tile >= 0 ? first_tile : 0;
 }
 
+/* rill_dtd_insert_task's arguments after the priority, up to RILL_DTD_ARG_END: each checked
+ * (a message naming the argument, what it is and what is allowed) and collected into args and
+ * values (*nargs_p of them; arrays of tiles counted tile by tile); *urgent: RILL_DTD_URGENT. */
+static rill_status_t collect_args(const rill_dtd_class_t *cls, va_list *ap, dtd_arg_t *args,
+                                  const void **values, int *nargs_p, bool *urgent)
+{
+    int nargs = 0;
+    for (;;) {
+        int kind = va_arg(*ap, int);
+        if (kind == RILL_DTD_ARG_END)
+            break;
+        if (kind == RILL_DTD_URGENT) { /* a hint, not an argument of the body */
+            *urgent = va_arg(*ap, int) != 0;
+            continue;
+        }
+        if (nargs == RILL_DTD_MAX_ARGS && !(kind & RILL_DTD_ARRAY)) { /* (arrays: below) */
+            RILL_ERROR(RILL_LOG_DTD,
+                       "rill_dtd_insert_task('%s'): more than %d arguments (is RILL_DTD_ARG_END "
+                       "missing?)",
+                       cls->name, RILL_DTD_MAX_ARGS);
+            return RILL_ERR_INVALID_ARG;
+        }
+        int mode = kind & RILL_DTD_MODE_MASK;
+        if ((kind & RILL_DTD_ARRAY) && !(kind & RILL_DTD_AFFINITY) &&
+            !(kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_ARRAY)) &&
+            (mode == RILL_DTD_INPUT || mode == RILL_DTD_OUTPUT || mode == RILL_DTD_INOUT)) {
+            /* n tiles of one mode: n arguments */
+            int n = va_arg(*ap, int);
+            rill_data_t **tiles = va_arg(*ap, rill_data_t **);
+            const char *bad = n < 0                           ? "a negative count"
+                              : n > RILL_DTD_MAX_ARGS - nargs ? "more tiles than fit"
+                              : n > 0 && !tiles               ? "a NULL array"
+                                                              : NULL;
+            for (int j = 0; j < n && !bad; j++)
+                if (!tiles[j])
+                    bad = "a NULL tile";
+            if (bad) {
+                RILL_ERROR(RILL_LOG_DTD,
+                           "rill_dtd_insert_task('%s'): argument %d is an array of %d %s tiles "
+                           "with %s; allowed: 0 or more non-NULL tiles, at most %d arguments "
+                           "in all",
+                           cls->name, nargs, n, kind_name(mode), bad, RILL_DTD_MAX_ARGS);
+                return RILL_ERR_INVALID_ARG;
+            }
+            for (int j = 0; j < n; j++, nargs++) {
+                memset(&args[nargs], 0, sizeof(args[nargs]));
+                values[nargs] = NULL;
+                args[nargs].kind = (uint16_t)mode;
+                args[nargs].data = tiles[j];
+                args[nargs].size = (uint32_t)tiles[j]->size;
+            }
+            continue;
+        }
+        dtd_arg_t *a = &args[nargs];
+        memset(a, 0, sizeof(*a));
+        values[nargs] = NULL;
+        if ((kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_AFFINITY)) ||
+            (mode != RILL_DTD_VALUE && mode != RILL_DTD_SCRATCH && mode != RILL_DTD_INPUT &&
+             mode != RILL_DTD_OUTPUT && mode != RILL_DTD_INOUT) ||
+            ((kind & RILL_DTD_AFFINITY) && (mode == RILL_DTD_VALUE || mode == RILL_DTD_SCRATCH))) {
+            RILL_ERROR(
+                RILL_LOG_DTD,
+                "rill_dtd_insert_task('%s'): argument %d has kind 0x%x; allowed: "
+                "RILL_DTD_VALUE, RILL_DTD_SCRATCH, or RILL_DTD_INPUT/OUTPUT/INOUT "
+                "optionally | RILL_DTD_AFFINITY or | RILL_DTD_ARRAY, RILL_DTD_URGENT with an int, "
+                "and RILL_DTD_ARG_END last",
+                cls->name, nargs, (unsigned)kind);
+            return RILL_ERR_INVALID_ARG;
+        }
+        a->kind = (uint16_t)mode;
+        a->affinity = (kind & RILL_DTD_AFFINITY) != 0;
+        if (mode == RILL_DTD_VALUE || mode == RILL_DTD_SCRATCH) {
+            size_t size = va_arg(*ap, size_t);
+            if (size > UINT32_MAX) {
+                RILL_ERROR(RILL_LOG_DTD,
+                           "rill_dtd_insert_task('%s'): argument %d (%s) of %zu bytes; at most "
+                           "4 GiB (was the size passed as a size_t?)",
+                           cls->name, nargs, kind_name(mode), size);
+                return RILL_ERR_INVALID_ARG;
+            }
+            a->size = (uint32_t)size;
+            if (mode == RILL_DTD_VALUE) {
+                values[nargs] = va_arg(*ap, const void *);
+                if (!values[nargs] && size) {
+                    RILL_ERROR(RILL_LOG_DTD,
+                               "rill_dtd_insert_task('%s'): argument %d is a VALUE of %zu bytes "
+                               "at NULL",
+                               cls->name, nargs, size);
+                    return RILL_ERR_INVALID_ARG;
+                }
+            }
+        } else {
+            rill_data_t *data = va_arg(*ap, rill_data_t *);
+            if (!data) {
+                RILL_ERROR(RILL_LOG_DTD,
+                           "rill_dtd_insert_task('%s'): argument %d is a %s tile given as NULL; "
+                           "pass a datum from rill_data_create or a collection",
+                           cls->name, nargs, kind_name(mode));
+                return RILL_ERR_INVALID_ARG;
+            }
+            a->data = data;
+            a->size = (uint32_t)data->size;
+        }
+        nargs++;
+    }
+    *nargs_p = nargs;
+    return RILL_SUCCESS;
+}
+
+/* A distributed taskpool's insertion sequence, one task more: its class, priority and
+ * arguments into the hash the ranks compare (dtd_seq). */
+static void seq_hash(dtd_taskpool_t *tp, const rill_dtd_class_t *cls, int32_t priority,
+                     const dtd_arg_t *args, int nargs)
+{
+    uint64_t h = hash_mix(tp->hash, cls->name_hash);
+    h = hash_mix(h, (uint64_t)(uint32_t)priority);
+    for (int i = 0; i < nargs; i++) {
+        h = hash_mix(h,
+                     args[i].kind | (uint64_t)args[i].affinity << 8 | (uint64_t)args[i].size << 16);
+        if (args[i].data && args[i].data->dc) /* private data may differ per rank */
+            h = hash_mix(h, args[i].data->dc->id ^ args[i].data->key << 20);
+    }
+    tp->hash = h;
+}
+
+/* The flows of a task inserted to run on rank exec (t: the task, when it is local): each tile's
+ * tracker gets the access (dependencies), and between ranks the version it needs and the one
+ * it writes move (data movement). RILL_ERR_NO_MEMORY stops at the flow that failed. */
+static rill_status_t insert_flows(dtd_taskpool_t *tp, const rill_dtd_class_t *cls, dtd_task_t *t,
+                                  dtd_arg_t *args, int nargs, int exec, int32_t priority)
+{
+    const bool local = t != NULL;
+    rill_status_t s = RILL_SUCCESS;
+    const bool may_gpu = tp->distributed && class_may_gpu(tp->super.ctx, cls);
+    for (int i = 0; i < nargs && s == RILL_SUCCESS; i++) {
+        if (args[i].kind < RILL_DTD_INPUT)
+            continue;
+        dtd_tracker_t *tr = tracker_get(tp, args[i].data);
+        if (!tr) {
+            s = RILL_ERR_NO_MEMORY;
+            break;
+        }
+        tr->discarded = false; /* accessed again: its value matters */
+        /* data outside collections are private to each rank: never moved */
+        bool moves = tp->distributed && args[i].data->dc;
+        if (moves && args[i].kind != RILL_DTD_OUTPUT)
+            s = tracker_need_version(tp, tr, exec, priority, may_gpu);
+        if (s == RILL_SUCCESS && local) {
+            t->args[i].ptr = tracker_local_ptr(tr);
+            s = t->args[i].ptr ? tracker_access(tr, ref_of(t), args[i].kind) : RILL_ERR_NO_MEMORY;
+            /* a GPU may write it: bring it home at the end (dtd_close) */
+            if (args[i].kind != RILL_DTD_INPUT && cls->cuda_body)
+                tr->gpu_written = true;
+        }
+        if (s == RILL_SUCCESS && args[i].kind != RILL_DTD_INPUT)
+            args[i].data->fe_writer = slot_mark(tp);
+        if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
+            tracker_wrote(tp, tr, exec, may_gpu);
+    }
+    return s;
+}
+
 rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls, int32_t priority,
                                    ...)
 {
@@ -1076,111 +1238,10 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     bool urgent = false;
     va_list ap;
     va_start(ap, priority);
-    for (;;) {
-        int kind = va_arg(ap, int);
-        if (kind == RILL_DTD_ARG_END)
-            break;
-        if (kind == RILL_DTD_URGENT) { /* a hint, not an argument of the body */
-            urgent = va_arg(ap, int) != 0;
-            continue;
-        }
-        if (nargs == RILL_DTD_MAX_ARGS && !(kind & RILL_DTD_ARRAY)) { /* (arrays: below) */
-            va_end(ap);
-            RILL_ERROR(RILL_LOG_DTD,
-                       "rill_dtd_insert_task('%s'): more than %d arguments (is RILL_DTD_ARG_END "
-                       "missing?)",
-                       cls->name, RILL_DTD_MAX_ARGS);
-            return RILL_ERR_INVALID_ARG;
-        }
-        int mode = kind & RILL_DTD_MODE_MASK;
-        if ((kind & RILL_DTD_ARRAY) && !(kind & RILL_DTD_AFFINITY) &&
-            !(kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_ARRAY)) &&
-            (mode == RILL_DTD_INPUT || mode == RILL_DTD_OUTPUT || mode == RILL_DTD_INOUT)) {
-            /* n tiles of one mode: n arguments */
-            int n = va_arg(ap, int);
-            rill_data_t **tiles = va_arg(ap, rill_data_t **);
-            const char *bad = n < 0                           ? "a negative count"
-                              : n > RILL_DTD_MAX_ARGS - nargs ? "more tiles than fit"
-                              : n > 0 && !tiles               ? "a NULL array"
-                                                              : NULL;
-            for (int j = 0; j < n && !bad; j++)
-                if (!tiles[j])
-                    bad = "a NULL tile";
-            if (bad) {
-                va_end(ap);
-                RILL_ERROR(RILL_LOG_DTD,
-                           "rill_dtd_insert_task('%s'): argument %d is an array of %d %s tiles "
-                           "with %s; allowed: 0 or more non-NULL tiles, at most %d arguments "
-                           "in all",
-                           cls->name, nargs, n, kind_name(mode), bad, RILL_DTD_MAX_ARGS);
-                return RILL_ERR_INVALID_ARG;
-            }
-            for (int j = 0; j < n; j++, nargs++) {
-                memset(&args[nargs], 0, sizeof(args[nargs]));
-                values[nargs] = NULL;
-                args[nargs].kind = (uint16_t)mode;
-                args[nargs].data = tiles[j];
-                args[nargs].size = (uint32_t)tiles[j]->size;
-            }
-            continue;
-        }
-        dtd_arg_t *a = &args[nargs];
-        memset(a, 0, sizeof(*a));
-        values[nargs] = NULL;
-        if ((kind & ~(RILL_DTD_MODE_MASK | RILL_DTD_AFFINITY)) ||
-            (mode != RILL_DTD_VALUE && mode != RILL_DTD_SCRATCH && mode != RILL_DTD_INPUT &&
-             mode != RILL_DTD_OUTPUT && mode != RILL_DTD_INOUT) ||
-            ((kind & RILL_DTD_AFFINITY) && (mode == RILL_DTD_VALUE || mode == RILL_DTD_SCRATCH))) {
-            va_end(ap);
-            RILL_ERROR(
-                RILL_LOG_DTD,
-                "rill_dtd_insert_task('%s'): argument %d has kind 0x%x; allowed: "
-                "RILL_DTD_VALUE, RILL_DTD_SCRATCH, or RILL_DTD_INPUT/OUTPUT/INOUT "
-                "optionally | RILL_DTD_AFFINITY or | RILL_DTD_ARRAY, RILL_DTD_URGENT with an int, "
-                "and RILL_DTD_ARG_END last",
-                cls->name, nargs, (unsigned)kind);
-            return RILL_ERR_INVALID_ARG;
-        }
-        a->kind = (uint16_t)mode;
-        a->affinity = (kind & RILL_DTD_AFFINITY) != 0;
-        if (mode == RILL_DTD_VALUE || mode == RILL_DTD_SCRATCH) {
-            size_t size = va_arg(ap, size_t);
-            if (size > UINT32_MAX) {
-                va_end(ap);
-                RILL_ERROR(RILL_LOG_DTD,
-                           "rill_dtd_insert_task('%s'): argument %d (%s) of %zu bytes; at most "
-                           "4 GiB (was the size passed as a size_t?)",
-                           cls->name, nargs, kind_name(mode), size);
-                return RILL_ERR_INVALID_ARG;
-            }
-            a->size = (uint32_t)size;
-            if (mode == RILL_DTD_VALUE) {
-                values[nargs] = va_arg(ap, const void *);
-                if (!values[nargs] && size) {
-                    va_end(ap);
-                    RILL_ERROR(RILL_LOG_DTD,
-                               "rill_dtd_insert_task('%s'): argument %d is a VALUE of %zu bytes "
-                               "at NULL",
-                               cls->name, nargs, size);
-                    return RILL_ERR_INVALID_ARG;
-                }
-            }
-        } else {
-            rill_data_t *data = va_arg(ap, rill_data_t *);
-            if (!data) {
-                va_end(ap);
-                RILL_ERROR(RILL_LOG_DTD,
-                           "rill_dtd_insert_task('%s'): argument %d is a %s tile given as NULL; "
-                           "pass a datum from rill_data_create or a collection",
-                           cls->name, nargs, kind_name(mode));
-                return RILL_ERR_INVALID_ARG;
-            }
-            a->data = data;
-            a->size = (uint32_t)data->size;
-        }
-        nargs++;
-    }
+    rill_status_t bad = collect_args(cls, &ap, args, values, &nargs, &urgent);
     va_end(ap);
+    if (bad != RILL_SUCCESS)
+        return bad;
     rill_status_t refused = taskpools_conflict(tp, cls, args, nargs);
     if (refused != RILL_SUCCESS)
         return refused;
@@ -1199,15 +1260,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     tp->super.used = true;
     tp->inserted++;
     if (tp->distributed) {
-        uint64_t h = hash_mix(tp->hash, cls->name_hash);
-        h = hash_mix(h, (uint64_t)(uint32_t)priority);
-        for (int i = 0; i < nargs; i++) {
-            h = hash_mix(h, args[i].kind | (uint64_t)args[i].affinity << 8 |
-                                (uint64_t)args[i].size << 16);
-            if (args[i].data && args[i].data->dc) /* private data may differ per rank */
-                h = hash_mix(h, args[i].data->dc->id ^ args[i].data->key << 20);
-        }
-        tp->hash = h;
+        seq_hash(tp, cls, priority, args, nargs);
         dtd_seq_record(tp);
         if (dtd_seq_pending())
             dtd_seq_check(tp);
@@ -1218,33 +1271,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
         atomic_store_explicit(&tp->super.marks_urgent, true, memory_order_relaxed);
 
     /* dependencies and data movement, flow by flow */
-    rill_status_t s = RILL_SUCCESS;
-    const bool may_gpu = tp->distributed && class_may_gpu(tp->super.ctx, cls);
-    for (int i = 0; i < nargs && s == RILL_SUCCESS; i++) {
-        if (args[i].kind < RILL_DTD_INPUT)
-            continue;
-        dtd_tracker_t *tr = tracker_get(tp, args[i].data);
-        if (!tr) {
-            s = RILL_ERR_NO_MEMORY;
-            break;
-        }
-        tr->discarded = false; /* accessed again: its value matters */
-        /* data outside collections are private to each rank: never moved */
-        bool moves = tp->distributed && args[i].data->dc;
-        if (moves && args[i].kind != RILL_DTD_OUTPUT)
-            s = tracker_need_version(tp, tr, exec, priority, may_gpu);
-        if (s == RILL_SUCCESS && local) {
-            t->args[i].ptr = tracker_local_ptr(tr);
-            s = t->args[i].ptr ? tracker_access(tr, ref_of(t), args[i].kind) : RILL_ERR_NO_MEMORY;
-            /* a GPU may write it: bring it home at the end (dtd_close) */
-            if (args[i].kind != RILL_DTD_INPUT && cls->cuda_body)
-                tr->gpu_written = true;
-        }
-        if (s == RILL_SUCCESS && args[i].kind != RILL_DTD_INPUT)
-            args[i].data->fe_writer = slot_mark(tp);
-        if (s == RILL_SUCCESS && moves && args[i].kind != RILL_DTD_INPUT)
-            tracker_wrote(tp, tr, exec, may_gpu);
-    }
+    rill_status_t s = insert_flows(tp, cls, t, args, nargs, exec, priority);
     if (s != RILL_SUCCESS) {
         rill_taskpool_fail(&tp->super, s, "out of memory inserting task '%s'", cls->name);
         /* edges already added keep the graph consistent: the task completes in order, but

@@ -321,13 +321,9 @@ static void gen_body(const tclass_t *c, const body_t *b, const char *kind)
     fprintf(out, "    return RILL_SUCCESS;\n}\n");
 }
 
-static void gen_class(const tclass_t *c, int ci)
+/* A class's tables: the variable of each parameter, the mode of each flow. */
+static void gen_tables(const tclass_t *c)
 {
-    int nvars = 0, nflows = 0;
-    for (const def_t *d = c->defs; d; d = d->next)
-        nvars++;
-    for (const flow_t *f = c->flows; f; f = f->next)
-        nflows++;
     fprintf(out, "\n/* ---------------------------------------------------------------- %s */\n",
             c->name);
     fprintf(out, "static const int %s_param_var[] = {", c->name);
@@ -342,8 +338,12 @@ static void gen_class(const tclass_t *c, int ci)
                 : f->kind == F_RW    ? "RILL_PTG_READ | RILL_PTG_WRITE"
                                      : "0");
     fprintf(out, " };\n\n");
-    /* valid: the parameters in their ranges (each checked as enumerate does), the locals
-     * computed; 0 for a division that cannot be computed too */
+}
+
+/* NAME_valid: the parameters in their ranges (each checked as enumerate does), the locals
+ * computed; 0 for a division that cannot be computed too. */
+static void gen_valid(const tclass_t *c)
+{
     fn_head("int", c, "valid", "const void *g, int64_t *v");
     for (const def_t *d = c->defs; d; d = d->next) {
         int i = def_index(c, d->name);
@@ -362,8 +362,15 @@ static void gen_class(const tclass_t *c, int ci)
                 i, i, i, i, i, i, i);
     }
     fprintf(out, "    return 1;\n}\n\n");
-    /* enumerate: nested loops in definition order, each range checked before its loop (hi
-     * at most INT64_MAX - step: v += step cannot overflow) */
+}
+
+/* NAME_enumerate: nested loops in definition order, each range checked before its loop (hi at
+ * most INT64_MAX - step: v += step cannot overflow). */
+static void gen_enumerate(const tclass_t *c)
+{
+    int nvars = 0;
+    for (const def_t *d = c->defs; d; d = d->next)
+        nvars++;
     fn_head("int", c, "enumerate",
             "const void *g, int (*visit)(void *arg, const int64_t *v), void *arg");
     fprintf(out, "    int64_t v[%d] = { 0 };\n", nvars > 0 ? nvars : 1);
@@ -389,6 +396,12 @@ static void gen_class(const tclass_t *c, int ci)
     while (braces-- > 0)
         fprintf(out, "%*s}\n", 4 + 2 * braces, "");
     fprintf(out, "    return 0;\n}\n\n");
+}
+
+/* NAME_rank, NAME_ninputs (inputs from tasks: ranges of a control gather count each task) and
+ * NAME_sources (the tasks of those inputs, as ninputs counts them). */
+static void gen_graph(const tclass_t *c)
+{
     /* rank */
     fn_head("int", c, "rank", "const void *g, const int64_t *v");
     fprintf(out, "    (void)v;\n    return rill_matrix_tile_rank(G->%s, (int)(", c->aff_name);
@@ -435,6 +448,12 @@ static void gen_class(const tclass_t *c, int ci)
             }
         }
     fprintf(out, "}\n\n");
+}
+
+/* NAME_data_inputs (flows whose input is a tile) and NAME_release (outputs to tasks and
+ * tiles). */
+static void gen_data(const tclass_t *c)
+{
     /* data_inputs: flows whose input is a tile */
     fn_head("void", c, "data_inputs", "const void *g, rill_ptg_task_t *t");
     fprintf(out, "    const int64_t *v = t->v;\n    (void)v;\n");
@@ -495,6 +514,11 @@ static void gen_class(const tclass_t *c, int ci)
             }
         }
     fprintf(out, "}\n\n");
+}
+
+/* NAME_priority, NAME_flops, NAME_urgent, where the class has them. */
+static void gen_scalars(const tclass_t *c)
+{
     if (c->priority) {
         fn_head("int32_t", c, "priority", "const void *g, const int64_t *v");
         fprintf(out, "    (void)v;\n    return (int32_t)(");
@@ -513,7 +537,11 @@ static void gen_class(const tclass_t *c, int ci)
         expr(c->urgent, c);
         fprintf(out, ") != 0;\n}\n\n");
     }
-    /* the bodies: globals, parameters, locals and flows as variables */
+}
+
+/* The bodies: globals, parameters, locals and flows as variables. */
+static void gen_bodies(const tclass_t *c)
+{
     const body_t *cpu = NULL, *cuda = NULL;
     for (const body_t *b = c->bodies; b; b = b->next) {
         if (!b->type)
@@ -528,8 +556,17 @@ static void gen_class(const tclass_t *c, int ci)
         gen_body(c, cuda, "cuda");
         fprintf(out, "#endif\n");
     }
-    (void)ci;
-    (void)nflows;
+}
+
+static void gen_class(const tclass_t *c)
+{
+    gen_tables(c);
+    gen_valid(c);
+    gen_enumerate(c);
+    gen_graph(c);
+    gen_data(c);
+    gen_scalars(c);
+    gen_bodies(c);
 }
 
 static void gen_class_entry(const tclass_t *c)
@@ -619,9 +656,9 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     if (p->prologue)
         fprintf(out, "#line %d \"%s\"\n%s\n", p->prologue_loc.line, p->file, p->prologue);
     fprintf(out, "#include \"%s\"\n", h_name);
-    int ci = 0;
+    int ci = 0; /* (the classes' count, in the program) */
     for (const tclass_t *c = p->classes; c; c = c->next, ci++)
-        gen_class(c, ci);
+        gen_class(c);
     fprintf(out, "\nstatic const rill_ptg_class_t %s_classes[] = {\n", name);
     for (const tclass_t *c = p->classes; c; c = c->next)
         gen_class_entry(c);
