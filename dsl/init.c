@@ -16,6 +16,7 @@
 #include "ptg/ptg_internal.h"
 #include "manager.h"
 #include "proxy.h"
+#include "host_channel.h"
 #include "remote_dep.h"
 
 /* Register the parameters of every framework, from the bottom layer up. */
@@ -189,6 +190,8 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
             status = rill_trace_open();
         if (status == RILL_SUCCESS) /* the remote dependencies' message tags */
             status = rill_rdep_init(ctx);
+        if (status == RILL_SUCCESS) /* the host channels' message tag */
+            status = rill_hchan_init(ctx);
         if (status == RILL_SUCCESS)
             status = rill_dtd_init(ctx);
         if (status == RILL_SUCCESS)
@@ -202,6 +205,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         rill_context_destroy(&ctx);
         rill_dtd_fini();
         rill_rdep_fini();
+        rill_hchan_fini();
         return status;
     }
     rill_watchdog_init_done(ctx);
@@ -223,6 +227,7 @@ rill_status_t rill_fini(rill_context_t **ctx_p)
     rill_ptg_fini();
     rill_status_t s = rill_dtd_fini(); /* a lost DOT graph fails the run */
     rill_rdep_fini();
+    rill_hchan_fini();
     if (status == RILL_SUCCESS)
         status = s;
     atomic_store(&context_live, false);

@@ -10,6 +10,7 @@
 
 #include "channel.h"
 #include "comm.h"
+#include "host_channel.h"
 #include "manager.h"
 #include "net.h"
 #include "rill/params.h"
@@ -68,7 +69,8 @@ typedef struct host_req {
 
 struct rill_port_channel {
     uint32_t id;
-    int gpu;
+    int gpu;            /* RILL_HOST_MEMORY: a host channel, host the rest */
+    rill_hchan_t *host; /* (runtime/host_channel.c) */
     gm_proxy_t *p;
     char *src, *dst; /* this GPU's region; the peer's, mapped here */
     uint64_t src_size, dst_size;
@@ -502,11 +504,31 @@ static rill_status_t do_describe(gm_proxy_t *p, void *arg)
                                 sizeof(a->err));
 }
 
+/* A host region of this rank: its descriptor, and registered for peers' host channels. */
+static rill_status_t host_regmem(rill_context_t *ctx, const void *ptr, size_t size,
+                                 rill_regmem_t *reg)
+{
+    if (!ctx)
+        return null_arg("rill_regmem_get", "the context (ctx)");
+    memset(reg, 0, sizeof(*reg));
+    reg->magic = RILL_REGMEM_MAGIC;
+    reg->rank = ctx->rank;
+    reg->ordinal = RILL_HOST_MEMORY;
+    reg->process = rill_regmem_process_id();
+    reg->node = (uint64_t)rill_comm_node_id(ctx->comm);
+    reg->base = (uint64_t)(uintptr_t)ptr;
+    reg->base_size = size;
+    reg->size = size;
+    return rill_hchan_region_add(ptr, size);
+}
+
 rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, size_t size,
                               rill_regmem_t *reg)
 {
     if (!ptr || !reg)
         return null_arg("rill_regmem_get", !ptr ? "the memory (ptr)" : "the descriptor (reg)");
+    if (gpu == RILL_HOST_MEMORY)
+        return host_regmem(ctx, ptr, size, reg);
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, "rill_regmem_get");
     if (s != RILL_SUCCESS)
@@ -535,6 +557,20 @@ rill_status_t rill_sem_create(rill_context_t *ctx, int gpu, rill_sem_t *sem)
 {
     if (!sem)
         return null_arg("rill_sem_create", "the semaphore (sem)");
+    if (gpu == RILL_HOST_MEMORY) { /* a word of its own cache line, 0 */
+        memset(sem, 0, sizeof(*sem));
+        sem->ptr = aligned_alloc(64, 64);
+        if (!sem->ptr)
+            return RILL_ERR_NO_MEMORY;
+        memset(sem->ptr, 0, 64);
+        sem->id = atomic_fetch_add(&next_channel_id, 1);
+        rill_status_t s = host_regmem(ctx, sem->ptr, sizeof(uint64_t), &sem->reg);
+        if (s != RILL_SUCCESS) {
+            free(sem->ptr);
+            sem->ptr = NULL;
+        }
+        return s;
+    }
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, "rill_sem_create");
     if (s != RILL_SUCCESS)
@@ -559,9 +595,29 @@ rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t *sem)
 {
     if (!sem)
         return null_arg("rill_sem_destroy", "the semaphore (sem)");
+    if (gpu == RILL_HOST_MEMORY) {
+        rill_hchan_region_remove(sem->ptr);
+        free(sem->ptr);
+        sem->ptr = NULL;
+        return RILL_SUCCESS;
+    }
     rill_status_t s = rill_gpu_free(ctx, gpu, sem->ptr);
     sem->ptr = NULL;
     return s;
+}
+
+rill_status_t rill_sem_wait(const rill_sem_t *sem, uint64_t value, double timeout_s)
+{
+    if (!sem || !sem->ptr)
+        return null_arg("rill_sem_wait", !sem ? "the semaphore (sem)" : "the semaphore's word");
+    if (sem->reg.ordinal != RILL_HOST_MEMORY) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "rill_sem_wait: semaphore %u is in GPU %d's memory: wait for it on a stream "
+                   "(rill_sem_stream_wait) or in a kernel",
+                   sem->id, sem->reg.ordinal);
+        return RILL_ERR_INVALID_ARG;
+    }
+    return rill_hchan_sem_wait(sem->ptr, value, timeout_s);
 }
 
 /* ------------------------------------------------------------ port channels */
@@ -649,12 +705,58 @@ static bool peer_ok(rill_context_t *ctx, const rill_regmem_t *r, const char *fn)
     int d = r->rank == ctx->rank ? 1 : rill_context_gpu_direct(ctx, r->rank, &why);
     if (d == 1)
         return true;
-    if (d == 2) /* (not built: a port channel over the net wire) */
-        why = "it is on another node, reached by the net wire, and port channels reach the "
-              "GPUs of this node only";
+    if (d == 2 || d == 3) /* (not built: a GPU port channel between nodes) */
+        why = "its GPUs are reached only by the net wire or the host-staged pipeline, and GPU "
+              "port channels reach the GPUs of this node only (host memory, RILL_HOST_MEMORY, "
+              "reaches any node)";
     RILL_ERROR(RILL_LOG_GPU, "%s: rank %d's GPU memory is not reachable from rank %d: %s", fn,
                r->rank, ctx->rank, why ? why : "not connected");
     return false;
+}
+
+/* A port channel between host regions (host_channel.c carries its requests out). */
+static rill_status_t host_pc_create(rill_context_t *ctx, const rill_regmem_t *src,
+                                    const rill_regmem_t *dst, const rill_sem_t *remote_sem,
+                                    rill_port_channel_t **pc)
+{
+    static const char fn[] = "rill_port_channel_create";
+    if (!ctx)
+        return null_arg(fn, "the context (ctx)");
+    if (!regmem_ok(src, "source", fn) || !regmem_ok(dst, "destination", fn) ||
+        !regmem_ok(&remote_sem->reg, "remote semaphore", fn))
+        return RILL_ERR_INVALID_ARG;
+    const char *bad =
+        src->rank != ctx->rank || src->ordinal != RILL_HOST_MEMORY
+            ? "the source must be host memory of this rank"
+        : dst->ordinal != RILL_HOST_MEMORY          ? "the destination must be host memory"
+        : dst->rank < 0 || dst->rank >= ctx->nranks ? "the destination's rank is "
+                                                      "not one of this job's"
+        : remote_sem->reg.ordinal != RILL_HOST_MEMORY || remote_sem->reg.rank != dst->rank
+            ? "the remote semaphore must be host memory of the destination's rank"
+            : NULL;
+    if (bad) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "%s with RILL_HOST_MEMORY: %s (source: rank %d, %s; destination: rank %d, %s; "
+                   "semaphore: rank %d)",
+                   fn, bad, src->rank, src->ordinal == RILL_HOST_MEMORY ? "host" : "a GPU",
+                   dst->rank, dst->ordinal == RILL_HOST_MEMORY ? "host" : "a GPU",
+                   remote_sem->reg.rank);
+        return RILL_ERR_INVALID_ARG;
+    }
+    rill_port_channel_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return RILL_ERR_NO_MEMORY;
+    rill_status_t s = rill_hchan_create(ctx, (const void *)(uintptr_t)(src->base + src->offset),
+                                        src->size, dst->rank, dst->base + dst->offset, dst->size,
+                                        remote_sem->reg.base + remote_sem->reg.offset, &c->host);
+    if (s != RILL_SUCCESS) {
+        free(c);
+        return s;
+    }
+    c->gpu = RILL_HOST_MEMORY;
+    c->id = rill_hchan_id(c->host);
+    *pc = c;
+    return RILL_SUCCESS;
 }
 
 rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu, const rill_regmem_t *src,
@@ -667,6 +769,8 @@ rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu, const rill_
                             : !dst        ? "the destination region (dst)"
                             : !remote_sem ? "the remote semaphore"
                                           : "the address to store the channel at (pc)");
+    if (gpu == RILL_HOST_MEMORY) /* (its local semaphore is waited for with rill_sem_wait) */
+        return host_pc_create(ctx, src, dst, remote_sem, pc);
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, gpu, &p, fn);
     if (s != RILL_SUCCESS)
@@ -718,6 +822,12 @@ rill_status_t rill_port_channel_destroy(rill_context_t *ctx, rill_port_channel_t
         return null_arg("rill_port_channel_destroy", "the channel's address (pc)");
     if (!*pc) /* nothing to destroy */
         return RILL_SUCCESS;
+    if ((*pc)->host) {
+        rill_status_t hs = rill_hchan_destroy((*pc)->host);
+        free(*pc);
+        *pc = NULL;
+        return hs;
+    }
     gm_proxy_t *p;
     rill_status_t s = proxy_of(ctx, (*pc)->gpu, &p, "rill_port_channel_destroy");
     if (s != RILL_SUCCESS)
@@ -731,6 +841,13 @@ rill_port_channel_dev_t rill_port_channel_device(const rill_port_channel_t *pc)
 {
     if (!pc) {
         null_arg("rill_port_channel_device", "the channel (pc)");
+        return (rill_port_channel_dev_t){ 0 };
+    }
+    if (pc->host) {
+        RILL_ERROR(RILL_LOG_GPU,
+                   "rill_port_channel_device: channel %u is a host channel "
+                   "(RILL_HOST_MEMORY): it has no device handle",
+                   pc->id);
         return (rill_port_channel_dev_t){ 0 };
     }
     rill_port_channel_dev_t d = {
@@ -751,6 +868,8 @@ rill_status_t rill_port_channel_push(rill_port_channel_t *pc, unsigned flags, ui
                    flags);
         return RILL_ERR_INVALID_ARG;
     }
+    if (pc->host)
+        return rill_hchan_push(pc->host, flags, dst_off, src_off, size, done_pos);
     host_req_t *r = malloc(sizeof(*r));
     if (!r)
         return RILL_ERR_NO_MEMORY;
@@ -772,6 +891,8 @@ rill_status_t rill_port_channel_wait_flushed(rill_port_channel_t *pc, uint64_t p
 {
     if (!pc)
         return null_arg("rill_port_channel_wait_flushed", "the channel (pc)");
+    if (pc->host)
+        return rill_hchan_wait_flushed(pc->host, pos, timeout_s);
     uint64_t t0 = rill_time_ns();
     /* acquire pairs with the stream write (memory barrier first) behind the copies */
     while (__atomic_load_n(&pc->flushed_host[1], __ATOMIC_ACQUIRE) < pos) {

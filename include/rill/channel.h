@@ -6,7 +6,8 @@
  *
  * Include it only in code compiled with the CUDA toolkit's headers on the include path (Rill
  * built with CUDA). Every function returns RILL_ERR_NOT_SUPPORTED (with a log line saying
- * why) when the process has no GPU. */
+ * why) when the process has no GPU, but for host memory (RILL_HOST_MEMORY), which needs
+ * none. */
 #ifndef RILL_CHANNEL_H
 #define RILL_CHANNEL_H
 
@@ -108,8 +109,22 @@ typedef struct rill_sem {
     rill_regmem_t reg;
 } rill_sem_t;
 
+/** The gpu argument naming host memory (rill_regmem_get, rill_sem_create, rill_sem_destroy,
+ * rill_port_channel_create): regions and semaphores in this process's host memory, and port
+ * channels between the host memory of two ranks on any nodes, carried out by the comm engine
+ * over each peer's wire (MPI on a node, UCX between nodes when built with it); they need no
+ * GPU. Requests come from the host only (rill_port_channel_push); a host semaphore is waited
+ * for with rill_sem_wait. docs/channels.md, "Host memory, any node". */
+#define RILL_HOST_MEMORY (-1)
+
 typedef struct rill_port_channel rill_port_channel_t;
 typedef struct rill_memory_channel rill_memory_channel_t;
+
+/** Wait until host semaphore sem (rill_sem_create with RILL_HOST_MEMORY) holds at least
+ * value: what the channel that signalled it put before the signal is then visible here.
+ * RILL_ERR_TIMEOUT after timeout_s seconds (said, with the value seen); RILL_ERR_INVALID_ARG
+ * for a semaphore of a GPU. Any thread. */
+RILL_API rill_status_t rill_sem_wait(const rill_sem_t *sem, uint64_t value, double timeout_s);
 
 /** Device memory of size bytes from GPU gpu's zone (gpu: 0 .. rill_context_ngpus - 1),
  * 256-byte aligned, registered for peers. RILL_ERR_NO_MEMORY, with the sizes in the log,
@@ -118,7 +133,8 @@ RILL_API rill_status_t rill_gpu_alloc(rill_context_t *ctx, int gpu, size_t size,
 RILL_API rill_status_t rill_gpu_free(rill_context_t *ctx, int gpu, void *ptr);
 
 /** The descriptor of [ptr, + size) on GPU gpu: any device memory of that GPU (the zone, or
- * the caller's own cudaMalloc). Any thread. */
+ * the caller's own cudaMalloc); with gpu RILL_HOST_MEMORY, host memory of this process,
+ * which peers' host port channels may then write (until rill_fini). Any thread. */
 RILL_API rill_status_t rill_regmem_get(rill_context_t *ctx, int gpu, const void *ptr, size_t size,
                                        rill_regmem_t *reg);
 

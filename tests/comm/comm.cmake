@@ -18,6 +18,23 @@ if(RILL_HAVE_MPI)
         rill_add_test(NAME test_comm_coll SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_comm_coll.c
             LIBS rill_comm LABELS mpi NP ${np} TIMEOUT 60)
     endforeach()
+    # port channels between host memory (RILL_HOST_MEMORY: no GPU needed; rill/channel.h
+    # needs the CUDA toolkit's headers): 2 ranks, and 4 ranks as 2 simulated nodes over UCX
+    # through sockets and over MPI
+    if(RILL_HAVE_CUDA)
+        rill_add_test(NAME test_host_channel
+            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_channel.c LIBS rill CUDA::cudart
+            LABELS mpi NP 2 TIMEOUT 60)
+        if(RILL_HAVE_UCX)
+            rill_add_test(NAME test_host_channel TEST test_host_channel_nodes_ucx_np4 NP 4
+                ARGS --mca comm_ranks_per_node 2 --mca comm_net ucx
+                MPIEXEC_ARGS -x UCX_TLS=tcp,self -x RILL_TEST_NET_WIRE=ucx LABELS mpi TIMEOUT 90)
+        endif()
+        rill_add_test(NAME test_host_channel TEST test_host_channel_nodes_mpi_np4 NP 4
+            ARGS --mca comm_ranks_per_node 2 --mca comm_net mpi
+            MPIEXEC_ARGS -x RILL_TEST_NET_WIRE=mpi LABELS mpi TIMEOUT 90)
+        rill_add_test(NAME test_host_channel TEST test_host_channel_one LABELS mpi TIMEOUT 30)
+    endif()
     # streams (the GPU managers' host-staged pipeline moves its chunks with them)
     foreach(np 2 3)
         rill_add_test(NAME test_comm_stream SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_comm_stream.c
