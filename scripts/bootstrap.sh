@@ -11,7 +11,8 @@
 # touch system packages), RILL_SANITIZERS="address thread" (sanitizer builds of `test`),
 # RILL_CTEST_JOBS (Release tests run at a time, default 2; the sanitizer suites run one),
 # RILL_UCX_WHEEL=path (PyPI's libucx-cu13 wheel, for a machine with the CUDA toolkit and no
-# package registry), ucx_DIR=<prefix>/lib/cmake/ucx (a site's own UCX: it wins).
+# package registry), ucx_DIR=<prefix>/lib/cmake/ucx (a site's own UCX: it wins),
+# TASKBENCH_DIR=<a Task Bench checkout> (apps/taskbench and its check in the Release suite).
 #
 # UCX (the wire between nodes): a site's own UCX when named (ucx_DIR); else with the CUDA
 # toolkit PyPI's libucx-cu13 (UCX built with CUDA support) in a virtual environment under
@@ -98,7 +99,11 @@ elif [ "$have_cuda" = 1 ]; then
     d=$(ls -d "$venv"/lib/python3*/site-packages/libucx/lib/cmake/ucx 2>/dev/null | head -1)
     [ -n "$d" ] && ucx_args=(-Ducx_DIR="$top/$d")
 fi
-build build/release -DCMAKE_BUILD_TYPE=Release "${ucx_args[@]}"
+# Task Bench (not packaged): its implementation on Rill and its check are built when a
+# checkout is named (TASKBENCH_DIR=<checkout>; apps/taskbench/README.md says how to get one)
+tb_args=()
+[ -n "${TASKBENCH_DIR:-}" ] && tb_args=(-DTASKBENCH_DIR="$TASKBENCH_DIR")
+build build/release -DCMAKE_BUILD_TYPE=Release "${ucx_args[@]}" "${tb_args[@]}"
 
 mpi_flags=(--oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpi_flags+=(--allow-run-as-root)

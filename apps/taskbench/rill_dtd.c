@@ -1,0 +1,240 @@
+/* Task Bench (StanfordLegion/task-bench) on Rill's DTD: every task graph of the command line
+ * (Task Bench's options: -steps, -width, -type, -kernel, -iter, -and, ...), its tasks and
+ * their dependencies from Task Bench's core library (core/core_c.h), each task's body the
+ * core's task_graph_execute_point_scratch, which checks every input it is given against the
+ * task that must have produced it (the core's validation: an assert) and writes the task's
+ * output.
+ *
+ * Data: per task graph, a collection of one datum of output_bytes_per_task bytes per (field,
+ * point), field = timestep mod the number of fields (-field N, default: the timesteps, so no
+ * datum is written twice). Point p's data live on the rank that owns p the way Task Bench's
+ * MPI implementation shares points out: rank r has the points [r W / n, (r + 1) W / n), W the
+ * graph's width, n the ranks. Task (t, p) writes its datum (OUTPUT, the task runs there) and
+ * reads the data of timestep t - 1 of its dependencies that exist (INPUT), in the order of
+ * the core's dependency intervals. Every rank inserts every task (DTD); each runs its own.
+ *
+ * Time: from a barrier before the first insertion to the end of the wait and a barrier after
+ * it, printed by the core (app_report_timing, rank 0), as Task Bench's MPI implementation
+ * times it.
+ *   mpirun -np R taskbench_rill_dtd -steps 100 -width 8 -type stencil_1d [-field N]
+ *       [--mca name value]... */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core_c.h"
+#include "rill/dtd.h"
+#include "rill/rill.h"
+
+/* what a task carries by value */
+typedef struct point {
+    long graph, t, x;
+    int ninputs;
+} point_t;
+
+typedef struct graph_state {
+    task_graph_t g;
+    long fields;
+    int nranks;
+    rill_collection_t *dc;
+} graph_state_t;
+
+static graph_state_t *graphs;
+
+/* scratch memory of the task graphs' kernels, one buffer per worker thread */
+static _Thread_local char *scratch;
+static _Thread_local size_t scratch_size;
+
+static int owner(long x, long width, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (x < (long)(((long long)(r + 1) * width) / n))
+            return r;
+    return n - 1;
+}
+
+static int rank_of(uint64_t key, void *arg)
+{
+    const graph_state_t *s = arg;
+    return owner((long)(key % (uint64_t)s->g.max_width), s->g.max_width, s->nranks);
+}
+
+static rill_status_t body(rill_task_t *task)
+{
+    const point_t *p = rill_dtd_arg(task, 0);
+    const graph_state_t *s = &graphs[p->graph];
+    char *out = rill_dtd_arg(task, 1);
+    const char *in[RILL_DTD_MAX_ARGS];
+    size_t in_bytes[RILL_DTD_MAX_ARGS];
+    for (int i = 0; i < p->ninputs; i++) {
+        in[i] = rill_dtd_arg(task, 2 + i);
+        in_bytes[i] = s->g.output_bytes_per_task;
+    }
+    size_t need = s->g.scratch_bytes_per_task;
+    if (need > scratch_size) {
+        char *b = realloc(scratch, need);
+        if (!b)
+            return RILL_ERR_NO_MEMORY;
+        scratch = b;
+        scratch_size = need;
+        task_graph_prepare_scratch(scratch, need);
+    }
+    task_graph_execute_point_scratch(s->g, p->t, p->x, out, s->g.output_bytes_per_task, in,
+                                     in_bytes, (size_t)p->ninputs, need ? scratch : NULL, need);
+    return RILL_SUCCESS;
+}
+
+static rill_data_t *datum(graph_state_t *s, long t, long x)
+{
+    return rill_collection_data_of(s->dc, (uint64_t)((t % s->fields) * s->g.max_width + x));
+}
+
+/* The tasks of timestep t of graph gi. */
+static int insert_timestep(rill_taskpool_t *tp, rill_dtd_class_t *cls, long gi, long t)
+{
+    graph_state_t *s = &graphs[gi];
+    task_graph_t g = s->g;
+    long offset = task_graph_offset_at_timestep(g, t), width = task_graph_width_at_timestep(g, t);
+    long last_offset = task_graph_offset_at_timestep(g, t - 1);
+    long last_width = task_graph_width_at_timestep(g, t - 1);
+    long dset = task_graph_dependence_set_at_timestep(g, t);
+    for (long x = offset; x < offset + width; x++) {
+        rill_data_t *in[RILL_DTD_MAX_ARGS];
+        int n = 0;
+        interval_list_t deps = task_graph_dependencies(g, dset, x);
+        for (long k = 0; t > 0 && k < interval_list_num_intervals(deps); k++) {
+            interval_t iv = interval_list_interval(deps, k);
+            for (long d = iv.start; d <= iv.end; d++) {
+                if (d < last_offset || d >= last_offset + last_width)
+                    continue;
+                if (n == RILL_DTD_MAX_ARGS - 2) {
+                    fprintf(stderr,
+                            "taskbench_rill_dtd: task (%ld, %ld) of graph %ld has more than %d "
+                            "inputs: at most %d fit in a DTD task\n",
+                            t, x, gi, n, RILL_DTD_MAX_ARGS - 2);
+                    interval_list_destroy(deps);
+                    return 1;
+                }
+                in[n++] = datum(s, t - 1, d);
+            }
+        }
+        interval_list_destroy(deps);
+        rill_data_t *own = datum(s, t, x);
+        point_t p = { gi, t, x, n };
+        if (!own) {
+            fprintf(stderr, "taskbench_rill_dtd: out of memory for the data\n");
+            return 1;
+        }
+        for (int i = 0; i < n; i++)
+            if (!in[i]) {
+                fprintf(stderr, "taskbench_rill_dtd: out of memory for the data\n");
+                return 1;
+            }
+        rill_status_t st = rill_dtd_insert_task(
+            tp, cls, 0, RILL_DTD_VALUE, sizeof(p), &p, RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, own,
+            RILL_DTD_INPUT | RILL_DTD_ARRAY, n, in, RILL_DTD_ARG_END);
+        if (st != RILL_SUCCESS) {
+            fprintf(stderr, "taskbench_rill_dtd: inserting task (%ld, %ld) of graph %ld: %s\n", t,
+                    x, gi, rill_status_string(st));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int barrier(rill_context_t *ctx)
+{
+    int one = 1, *all = calloc((size_t)rill_context_nranks(ctx), sizeof(int));
+    rill_status_t s =
+        all ? rill_context_allgather(ctx, &one, sizeof(one), all) : RILL_ERR_NO_MEMORY;
+    free(all);
+    return s == RILL_SUCCESS ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    rill_context_t *ctx;
+    if (rill_init(&argc, &argv, &ctx) != RILL_SUCCESS) /* (takes the --mca pairs out) */
+        return 1;
+    /* -field N is ours; the rest is Task Bench's */
+    long fields_arg = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-field")) {
+            char *end = NULL;
+            fields_arg = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || *end || fields_arg < 1) {
+                fprintf(stderr, "taskbench_rill_dtd: -field needs an integer >= 1, got %s\n",
+                        i + 1 < argc ? argv[i + 1] : "nothing");
+                rill_fini(&ctx);
+                return 2;
+            }
+            memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(char *));
+            argc -= 2;
+            break;
+        }
+    app_t app = app_create(argc, argv);
+    task_graph_list_t list = app_task_graphs(app);
+    long ngraphs = task_graph_list_num_task_graphs(list);
+    int rank = rill_context_rank(ctx), nranks = rill_context_nranks(ctx);
+    graphs = calloc((size_t)ngraphs, sizeof(*graphs));
+    rill_dtd_class_t *cls = NULL;
+    int rc = !graphs || rill_dtd_class_create(ctx, "taskbench", body, &cls) != RILL_SUCCESS;
+    for (long i = 0; i < ngraphs && !rc; i++) {
+        graph_state_t *s = &graphs[i];
+        s->g = task_graph_list_task_graph(list, i);
+        s->fields = fields_arg > 0 ? fields_arg : s->g.timesteps;
+        s->nranks = nranks;
+        if (s->g.output_bytes_per_task < 16) {
+            fprintf(stderr,
+                    "taskbench_rill_dtd: graph %ld has %zu output bytes per task: the "
+                    "core's check needs at least 16\n",
+                    i, s->g.output_bytes_per_task);
+            rc = 2;
+        } else if (rill_collection_create(ctx, s->g.output_bytes_per_task, rank_of, s, &s->dc) !=
+                   RILL_SUCCESS) {
+            rc = 1;
+        }
+    }
+    if (!rc && rank == 0)
+        app_display(app);
+    rill_taskpool_t *tp = NULL;
+    double t0 = 0;
+    if (!rc && !(rc = barrier(ctx))) {
+        t0 = now();
+        rc = rill_dtd_taskpool_create(ctx, &tp) != RILL_SUCCESS;
+    }
+    for (long i = 0; i < ngraphs && !rc; i++)
+        for (long t = 0; t < graphs[i].g.timesteps && !rc; t++)
+            rc = insert_timestep(tp, cls, i, t);
+    if (tp) {
+        rill_status_t s = rill_taskpool_wait(tp);
+        if (s != RILL_SUCCESS) {
+            fprintf(stderr, "taskbench_rill_dtd: rank %d: the run failed: %s\n", rank,
+                    rill_status_string(s));
+            rc = 1;
+        }
+        rill_taskpool_destroy(&tp);
+    }
+    if (!rc && !(rc = barrier(ctx)) && rank == 0)
+        app_report_timing(app, now() - t0);
+    for (long i = 0; i < ngraphs && graphs; i++)
+        if (graphs[i].dc)
+            rill_collection_destroy(&graphs[i].dc);
+    if (cls)
+        rill_dtd_class_destroy(&cls);
+    free(graphs);
+    free(scratch);
+    task_graph_list_destroy(list);
+    app_destroy(app);
+    rill_status_t s = rill_fini(&ctx);
+    return rc ? rc : s != RILL_SUCCESS;
+}
