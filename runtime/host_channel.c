@@ -21,6 +21,7 @@
  * before it was acknowledged, so signals follow every put pushed before them. */
 #include "host_channel.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,9 +409,20 @@ rill_status_t rill_hchan_push(rill_hchan_t *h, unsigned flags, uint64_t dst_off,
     return s;
 }
 
+/* A waiter's pause: spin a while, then give the core away (the comm thread that ends the
+ * wait may share it). */
+static void wait_pause(unsigned *spins)
+{
+    if (++*spins < 1000)
+        rill_cpu_relax();
+    else
+        sched_yield();
+}
+
 rill_status_t rill_hchan_wait_flushed(rill_hchan_t *h, uint64_t pos, double timeout_s)
 {
     uint64_t t0 = rill_time_ns();
+    unsigned spins = 0;
     while (atomic_load_explicit(&h->flushed, memory_order_acquire) < pos) {
         if ((double)(rill_time_ns() - t0) > timeout_s * 1e9) {
             RILL_ERROR(RILL_LOG_RUNTIME,
@@ -420,7 +432,7 @@ rill_status_t rill_hchan_wait_flushed(rill_hchan_t *h, uint64_t pos, double time
                        (unsigned long long)atomic_load(&h->flushed));
             return RILL_ERR_TIMEOUT;
         }
-        rill_cpu_relax();
+        wait_pause(&spins);
     }
     return (rill_status_t)atomic_load_explicit(&h->status, memory_order_acquire);
 }
@@ -445,6 +457,7 @@ rill_status_t rill_hchan_destroy(rill_hchan_t *h)
 rill_status_t rill_hchan_sem_wait(const uint64_t *sem, uint64_t value, double timeout_s)
 {
     uint64_t t0 = rill_time_ns();
+    unsigned spins = 0;
     while (__atomic_load_n(sem, __ATOMIC_ACQUIRE) < value) {
         if ((double)(rill_time_ns() - t0) > timeout_s * 1e9) {
             RILL_ERROR(RILL_LOG_RUNTIME,
@@ -453,7 +466,7 @@ rill_status_t rill_hchan_sem_wait(const uint64_t *sem, uint64_t value, double ti
                        (unsigned long long)__atomic_load_n(sem, __ATOMIC_ACQUIRE));
             return RILL_ERR_TIMEOUT;
         }
-        rill_cpu_relax();
+        wait_pause(&spins);
     }
     return RILL_SUCCESS;
 }
