@@ -72,8 +72,6 @@ struct gm_staged {
     size_t chunk;
     void **pool;
     int npool, cap_pool, nalloc;
-    cudaEvent_t *events;
-    int nevents, cap_events;
     gm_pipe_t *pipes;
     int inflight;
 };
@@ -129,35 +127,6 @@ static void pool_put(gm_staged_t *s, void *p)
         s->cap_pool = cap;
     }
     s->pool[s->npool++] = p;
-}
-
-static cudaEvent_t event_get(gm_staged_t *s)
-{
-    if (s->nevents > 0)
-        return s->events[--s->nevents];
-    cudaEvent_t ev = NULL;
-    if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return NULL;
-    }
-    return ev;
-}
-
-static void event_put(gm_staged_t *s, cudaEvent_t ev)
-{
-    if (!ev)
-        return;
-    if (s->nevents == s->cap_events) {
-        int cap = s->cap_events ? 2 * s->cap_events : 16;
-        cudaEvent_t *evs = realloc(s->events, (size_t)cap * sizeof(*evs));
-        if (!evs) {
-            cudaEventDestroy(ev);
-            return;
-        }
-        s->events = evs;
-        s->cap_events = cap;
-    }
-    s->events[s->nevents++] = ev;
 }
 
 /* The comm thread: a chunk's send or receive ended (see the ordering above). */
@@ -326,7 +295,7 @@ static void pipe_wire(gm_t *m, gm_pipe_t *p, gm_pipe_slot_t *sl, int k, void *bu
 static bool pipe_copy(gm_t *m, gm_staged_t *s, gm_pipe_t *p, gm_pipe_slot_t *sl, int k, bool d2h)
 {
     size_t off = (size_t)k * p->chunk, len = chunk_len(p, k);
-    if (!sl->ev && !(sl->ev = event_get(s))) {
+    if (!sl->ev && !(sl->ev = rill_cuda_event_get(m->res, false))) {
         pipe_fail(m, p, RILL_ERR_NO_MEMORY, "out of CUDA events");
         return false;
     }
@@ -445,11 +414,12 @@ static int pipe_step(gm_t *m, gm_staged_t *s, gm_pipe_t *p)
 
 /* Pipe p ended (every chunk, or it failed and nothing of it is in flight): its buffers back
  * to the pool, its done. */
-static void pipe_end(gm_staged_t *s, gm_pipe_t *p)
+static void pipe_end(gm_t *m, gm_staged_t *s, gm_pipe_t *p)
 {
     for (int i = 0; i < GM_PIPE_SLOTS; i++) {
         pool_put(s, p->slot[i].buf);
-        event_put(s, p->slot[i].ev);
+        if (p->slot[i].ev)
+            rill_cuda_event_put(m->res, p->slot[i].ev, false);
     }
     s->inflight--;
     p->done(p->arg, p->status);
@@ -487,7 +457,7 @@ int gm_staged_progress(gm_t *m)
     while (done) {
         gm_pipe_t *p = done;
         done = p->next;
-        pipe_end(s, p);
+        pipe_end(m, s, p);
     }
     return n;
 }
@@ -508,10 +478,7 @@ void gm_staged_fini(gm_t *m)
                   m->res->info.ordinal, s->inflight);
     for (int i = 0; i < s->npool; i++)
         cudaFreeHost(s->pool[i]);
-    for (int i = 0; i < s->nevents; i++)
-        cudaEventDestroy(s->events[i]);
     free(s->pool);
-    free(s->events);
     cudaStreamDestroy(s->d2h);
     cudaStreamDestroy(s->h2d);
     free(s);
