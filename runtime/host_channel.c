@@ -200,6 +200,17 @@ static void get_done(void *arg, rill_status_t status)
     ack(hc.ctx->comm, t, status);
 }
 
+/* What of request m lies outside the regions this rank registered ("its destination", "its
+ * semaphore"), or NULL. */
+static const char *request_bad(const hc_msg_t *m)
+{
+    if ((m->flags & HC_PUT) && m->size > 0 && !region_holds(m->dst, m->size))
+        return "its destination";
+    if ((m->flags & HC_SIGNAL) && (m->sem % 8 || !region_holds(m->sem, 8)))
+        return "its semaphore";
+    return NULL;
+}
+
 /* Start the oldest request of t when none is being served. Comm thread. */
 static void serve(rill_comm_t *comm, hc_target_t *t)
 {
@@ -207,10 +218,7 @@ static void serve(rill_comm_t *comm, hc_target_t *t)
         return;
     const hc_msg_t *m = &t->head->m;
     bool put = (m->flags & HC_PUT) && m->size > 0;
-    const char *bad = put && !region_holds(m->dst, m->size) ? "its destination"
-                      : (m->flags & HC_SIGNAL) && (m->sem % 8 || !region_holds(m->sem, 8))
-                          ? "its semaphore"
-                          : NULL;
+    const char *bad = request_bad(m);
     if (bad) {
         RILL_ERROR(RILL_LOG_RUNTIME,
                    "host channel %u of rank %d, position %llu: %s is not in a region this rank "
@@ -337,23 +345,18 @@ uint32_t rill_hchan_id(const rill_hchan_t *h)
 /* A request to this rank itself: carried out at once (the same checks, the same order). */
 static rill_status_t push_self(rill_hchan_t *h, const hc_msg_t *m)
 {
-    rill_status_t s = RILL_SUCCESS;
-    if ((m->flags & HC_PUT) && m->size > 0 && !region_holds(m->dst, m->size))
-        s = RILL_ERR_INVALID_ARG;
-    else if ((m->flags & HC_SIGNAL) && (m->sem % 8 || !region_holds(m->sem, 8)))
-        s = RILL_ERR_INVALID_ARG;
-    if (s == RILL_SUCCESS && (m->flags & HC_PUT) && m->size > 0)
+    const char *bad = request_bad(m);
+    if (!bad && (m->flags & HC_PUT) && m->size > 0)
         memmove((void *)(uintptr_t)m->dst, (const void *)(uintptr_t)m->handle, m->size);
-    if (s == RILL_SUCCESS && (m->flags & HC_SIGNAL))
+    if (!bad && (m->flags & HC_SIGNAL))
         __atomic_store_n((uint64_t *)(uintptr_t)m->sem, m->value, __ATOMIC_RELEASE);
-    int ok = RILL_SUCCESS;
-    if (s != RILL_SUCCESS) {
+    if (bad) {
+        int ok = RILL_SUCCESS;
         RILL_ERROR(RILL_LOG_RUNTIME,
-                   "host channel %u (to this rank), position %llu: its %s is "
-                   "not in a region this rank registered",
-                   h->id, (unsigned long long)m->pos,
-                   (m->flags & HC_PUT) && m->size > 0 ? "destination" : "semaphore");
-        atomic_compare_exchange_strong(&h->status, &ok, s);
+                   "host channel %u (to this rank), position %llu: %s is not in a region this "
+                   "rank registered",
+                   h->id, (unsigned long long)m->pos, bad);
+        atomic_compare_exchange_strong(&h->status, &ok, RILL_ERR_INVALID_ARG);
     }
     atomic_store_explicit(&h->flushed, m->pos, memory_order_release);
     return RILL_SUCCESS;
