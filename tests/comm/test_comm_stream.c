@@ -46,6 +46,26 @@ static void recv_done(void *arg, rill_status_t s)
     }
 }
 
+/* Post the receives of chunks k0 .. k1 - 1 from every other rank on every tag, in order per
+ * (peer, tag), into fresh buffers of one byte more (a canary) at in[(peer, tag, k)]. */
+static uint64_t post_recvs(rill_comm_t *comm, unsigned char **in, int k0, int k1)
+{
+    int rank = rill_comm_rank(comm), size = rill_comm_size(comm);
+    uint64_t id, n = 0;
+    for (int r = 0; r < size; r++)
+        for (int t = 0; t < NTAGS && r != rank; t++)
+            for (int k = k0; k < k1; k++) {
+                size_t i = ((size_t)r * NTAGS + (size_t)t) * NCHUNKS + (size_t)k;
+                in[i] = malloc(chunk_size(k) + 1);
+                CHECK(in[i], "out of memory");
+                memset(in[i], 0xA5, chunk_size(k) + 1);
+                CHECK_OK(rill_comm_stream_recv(comm, r, 100 + t, in[i], chunk_size(k), recv_done,
+                                               NULL, &id));
+                n++;
+            }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     rill_comm_t *comm = test_comm_start(&argc, &argv);
@@ -55,20 +75,9 @@ int main(int argc, char **argv)
           rill_comm_stream_tag_max(comm));
     size_t n = (size_t)size * NTAGS * NCHUNKS;
     unsigned char **out = calloc(n, sizeof(*out)), **in = calloc(n, sizeof(*in));
-    uint64_t id, nsend = 0, nrecv = 0;
+    uint64_t id, nsend = 0;
     /* half of the receives now (before the peers send), in order per (peer, tag) */
-    for (int r = 0; r < size; r++)
-        for (int t = 0; t < NTAGS; t++)
-            for (int k = 0; k < NCHUNKS / 2; k++) {
-                if (r == rank)
-                    continue;
-                size_t i = ((size_t)r * NTAGS + (size_t)t) * NCHUNKS + (size_t)k;
-                in[i] = malloc(chunk_size(k) + 1);
-                memset(in[i], 0xA5, chunk_size(k) + 1);
-                CHECK_OK(rill_comm_stream_recv(comm, r, 100 + t, in[i], chunk_size(k), recv_done,
-                                               NULL, &id));
-                nrecv++;
-            }
+    uint64_t nrecv = post_recvs(comm, in, 0, NCHUNKS / 2);
     /* every send, tags interleaved */
     for (int k = 0; k < NCHUNKS; k++)
         for (int t = 0; t < NTAGS; t++)
@@ -84,18 +93,7 @@ int main(int argc, char **argv)
                 nsend++;
             }
     test_sleep_us(20000); /* (the rest of the receives, mostly after their messages came) */
-    for (int r = 0; r < size; r++)
-        for (int t = 0; t < NTAGS; t++)
-            for (int k = NCHUNKS / 2; k < NCHUNKS; k++) {
-                if (r == rank)
-                    continue;
-                size_t i = ((size_t)r * NTAGS + (size_t)t) * NCHUNKS + (size_t)k;
-                in[i] = malloc(chunk_size(k) + 1);
-                memset(in[i], 0xA5, chunk_size(k) + 1);
-                CHECK_OK(rill_comm_stream_recv(comm, r, 100 + t, in[i], chunk_size(k), recv_done,
-                                               NULL, &id));
-                nrecv++;
-            }
+    nrecv += post_recvs(comm, in, NCHUNKS / 2, NCHUNKS);
     test_wait_ge(&recvs_done, nrecv, 30, "stream receives");
     test_wait_ge(&sends_done, nsend, 30, "stream sends");
     CHECK(atomic_load(&failed) == 0, "%llu stream receives failed",
