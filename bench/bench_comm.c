@@ -3,8 +3,8 @@
  *     back (a DTD chain of INOUT tasks on an 8-byte tile alternating between ranks);
  * (b) tile bandwidth: the same chain with tiles of 1 KiB .. 64 MiB, against an MPI
  *     send/recv ping-pong of the same sizes run before Rill starts.
- * Run: mpirun -np 2 bench_comm [--max-mib 64] [--csv FILE] (the table as CSV too, for
- * bench/plot.py) */
+ * Run: mpirun -np 2 bench_comm [--max-mib 64] [--csv FILE] (the table as CSV too, as
+ * tools/rill_bench comm reads it) */
 #include <errno.h>
 #include <getopt.h>
 #include <mpi.h>
@@ -110,7 +110,7 @@ static void usage(FILE *f)
             "  --max-mib M       largest tile in MiB, 0..%d (default 64; 0: the 8-byte tile "
             "only)\n"
             "  --csv FILE        also write the table to FILE as CSV, on rank 0 (for "
-            "bench/plot.py)\n"
+            "tools/rill_bench)\n"
             "  --mca name value  a runtime parameter, for rill_init\n"
             "  -h, --help        this text\n",
             MAX_MIB);

@@ -3,7 +3,7 @@
  * the main thread and run to completion; time per task from the first insertion to the
  * end of the wait. Also a dependency chain (every task INOUT on one tile). Each worker
  * count runs in its own child process; the parent prints the table (and writes it as CSV
- * with --csv FILE, for bench/plot.py). */
+ * with --csv FILE, which tools/rill_bench dtd reads). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -141,7 +141,7 @@ static void usage(FILE *f)
             "  --reps R          runs of each case, the best is kept, 1..%d (default 3)\n"
             "  --workers W,...   the worker counts, a row each, 1..%d, at most %d of them "
             "(default 1,2)\n"
-            "  --csv FILE        also write the table to FILE as CSV (for bench/plot.py)\n"
+            "  --csv FILE        also write the table to FILE as CSV (for tools/rill_bench)\n"
             "  --mca name value  a runtime parameter, for rill_init\n"
             "  -h, --help        this text\n",
             MAX_TASKS, MAX_REPS, MAX_WORKERS, MAX_RUNS);

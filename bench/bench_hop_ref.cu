@@ -1,7 +1,7 @@
 /* The reference for a remote dependency between two processes with one GPU each, written by
  * hand with no runtime: one tile (an array of doubles) changed in turn by a kernel on each GPU
  * (x = -x), every hop moving the new version into the other rank's copy and marking it ready
- * there, the next hop's kernel waiting for that mark. bench/gpu_hop.sh puts it next to Rill's
+ * there, the next hop's kernel waiting for that mark. tools/rill_bench hop puts it next to Rill's
  * own chain (bench_gpu_hop, same tile sizes) in one table.
  *
  * Per tile size (4 KiB, 64 KiB, 1 MiB, 16 MiB, 128 MiB), microseconds per hop of each method:

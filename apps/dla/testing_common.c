@@ -478,7 +478,7 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
      * tiles likewise): block-cyclic gives some ranks the longer rows of the triangle and
      * the diagonal tiles to P of them (dpotrf N = 65536 on 2 ranks x 1 H200: 93.2 TFLOP/s
      * cyclic, 95.9 skewed, 95.5 on one rank driving both GPUs; N = 98304 on 4 H100s, one
-     * run of scripts/gpu_four.sh bench: 2 x 2 184.9 cyclic, 191.1 skewed, 4 x 1 190.4
+     * run of the 4-GPU suite (tools/rill_bench four): 2 x 2 184.9 cyclic, 191.1 skewed, 4 x 1 190.4
      * skewed; bench/README.md). gemm's work is even either way. */
     if ((int)t->dist < 0)
         t->dist = features & DLA_TESTING_GEMM ? RILL_MATRIX_CYCLIC : RILL_MATRIX_SKEWED;

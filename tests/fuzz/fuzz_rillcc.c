@@ -1,6 +1,6 @@
 /* The fuzz target of rillcc's front end (lexer, parser, checks): any bytes in, a clean
  * result out (a compiled program or errors), never a crash, a hang or a sanitizer report.
- * Shared by libFuzzer (bench/fuzz.sh rillcc) and the corpus replay (CTest). */
+ * Shared by libFuzzer (tests/fuzz/run.sh rillcc) and the corpus replay (CTest). */
 #include <stdint.h>
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 #!/bin/sh
-# The scripts that draw with matplotlib (bench/plot.py, tools/rill_trace_plot) run under a
-# python3 that lacks it (here a venv made from /usr/bin/python3, whose packages it does not
-# see; a pyenv python3 first on PATH is the same case) by running again under
+# The scripts that draw with matplotlib (tools/rill_bench report, tools/rill_trace_plot) run
+# under a python3 that lacks it (here a venv made from /usr/bin/python3, whose packages it
+# does not see; a pyenv python3 first on PATH is the same case) by running again under
 # /usr/bin/python3. Exit 77 (skipped) when /usr/bin/python3 has no matplotlib either or
 # no venv can be made.
 # usage: python_fallback.sh SOURCE_DIR
@@ -16,9 +16,10 @@ if "$py" -c 'import matplotlib' 2>/dev/null; then
     exit 77
 fi
 fail=0
-"$py" "$top/bench/plot.py" dtd "$top/bench/results/dtd.csv" -o "$tmp/dtd.png" ||
-    { echo "FAIL: bench/plot.py under $py"; fail=1; }
-[ -s "$tmp/dtd.png" ] || { echo "FAIL: bench/plot.py wrote no figure"; fail=1; }
+"$py" "$top/tools/rill_bench" report --figures "$tmp/figures" --readme "$tmp/README.md" ||
+    { echo "FAIL: tools/rill_bench report under $py"; fail=1; }
+[ -s "$tmp/figures/bench_dtd.png" ] ||
+    { echo "FAIL: tools/rill_bench report wrote no figure"; fail=1; }
 "$py" "$top/tools/rill_trace_plot" -o "$tmp/run.png" "$top/tests/unit/trace_data/run.0.json" \
     "$top/tests/unit/trace_data/run.1.json" ||
     { echo "FAIL: tools/rill_trace_plot under $py"; fail=1; }

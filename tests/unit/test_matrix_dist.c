@@ -4,7 +4,7 @@
  * tiles on every rank, with Q = 1 the first 2 P on every grid row; and, counted for a tiled
  * Cholesky of 48 tile rows (POTRF 1/3, TRSM 1, SYRK 1, GEMM 2 on the tile written), skewed
  * gives the busiest rank no more than block-cyclic does, and at most 3% over the average on
- * the grids up to 4 x 4 (scripts/dist_balance.py prints the same count). */
+ * the grids up to 4 x 4 (tools/rill_bench balance prints the same count). */
 #include <stdio.h>
 #include <string.h>
 

@@ -119,6 +119,14 @@ if(Python3_FOUND)
     add_test(NAME exports COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_exports.py
         $<TARGET_FILE:rill> ${CMAKE_SOURCE_DIR}/include)
     set_tests_properties(exports PROPERTIES LABELS unit TIMEOUT 60)
+    # tools/rill_bench on the CPU suites (comm on 2 ranks, dtd, ptg): rows, references,
+    # appends, bad arguments (the Release build: the driver, not the programs, is under test)
+    if(MPIEXEC_EXECUTABLE AND NOT RILL_SANITIZE)
+        add_test(NAME rill_bench_cpu_np2 COMMAND ${Python3_EXECUTABLE}
+            ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_bench.py ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/rill_bench_work)
+        set_tests_properties(rill_bench_cpu_np2 PROPERTIES LABELS "unit;mpi" TIMEOUT 240)
+    endif()
 endif()
 # the devices: the CPU always; each GPU with its nearest cores, or why there is none
 add_test(NAME rill_info_devices COMMAND rill_info --devices)

@@ -112,9 +112,9 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
     endif()
 endif()
 
-# bench/plot.py and tools/rill_trace_plot under a python3 without matplotlib (a venv made
-# from /usr/bin/python3): each runs again under /usr/bin/python3 (skipped where that one
-# lacks matplotlib too)
+# tools/rill_bench report and tools/rill_trace_plot under a python3 without matplotlib (a
+# venv made from /usr/bin/python3): each runs again under /usr/bin/python3 (skipped where
+# that one lacks matplotlib too)
 add_test(NAME python_matplotlib_fallback
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python_fallback.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(python_matplotlib_fallback PROPERTIES LABELS "unit;trace" TIMEOUT 120

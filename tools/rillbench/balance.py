@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How evenly the tile distributions spread a tiled Cholesky over a process grid.
 
 For each grid and distribution (the maps of runtime/data.c: cyclic, diagonal, skewed), the
@@ -8,7 +7,7 @@ L(i, k), the diagonal one included, goes once to each other rank whose task read
 work over the average, the tiles received (average and most) and the number of ranks
 holding diagonal tiles. A count, not a measurement: the benchmarks say what it is worth.
 
-    scripts/dist_balance.py [NT] [PxQ ...]     (default 48 tile rows; 2x1 4x1 2x2 ... 4x4)
+    tools/rill_bench balance [NT] [PxQ ...]     (default 48 tile rows; 2x1 3x1 ... 4x4)
 """
 import math
 import sys
@@ -48,9 +47,20 @@ def count(dist, nt, P, Q):
 
 
 def main(argv):
+    """Print the table; 0, or 2 with a message on a bad argument."""
+    if argv and not (argv[0].isdigit() and 1 <= int(argv[0]) <= 1000):
+        print(f"rill_bench balance: error: NT must be a tile count in 1..1000, got '{argv[0]}'",
+              file=sys.stderr)
+        return 2
     nt = int(argv[0]) if argv else 48
     grids = argv[1:] or ["2x1", "3x1", "4x1", "2x2", "2x3", "3x2", "3x3", "2x4", "4x2",
                          "3x4", "4x3", "4x4"]
+    for g in grids:
+        p, _, q = g.partition("x")
+        if not (p.isdigit() and q.isdigit() and 1 <= int(p) <= 64 and 1 <= int(q) <= 64):
+            print(f"rill_bench balance: error: a grid is PxQ with P and Q in 1..64, got '{g}'",
+                  file=sys.stderr)
+            return 2
     print(f"tiled Cholesky, {nt} tile rows: busiest rank's work / average, tiles received "
           "(average, most), ranks with diagonal tiles")
     print("| grid | cyclic | diagonal | skewed |")
@@ -62,7 +72,4 @@ def main(argv):
             w, ravg, rmax, diag = count(dist, nt, P, Q)
             cells.append(f"{w:.3f}, {ravg:.0f} / {rmax}, {diag}")
         print(f"| {P} x {Q} | " + " | ".join(cells) + " |")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    return 0

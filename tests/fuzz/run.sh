@@ -5,7 +5,7 @@
 # in its own build folder, runs it on one core, re-minimizes the committed corpus
 # (tests/fuzz/NAME_corpus) with what it found, and prints a summary.
 #
-#   bench/fuzz.sh NAME [SECONDS]            NAME: params | rillcc; default 600 s
+#   tests/fuzz/run.sh NAME [SECONDS]            NAME: params | rillcc; default 600 s
 #
 # Environment: BUILD (default build/fuzz), LOG (default /tmp/rill_fuzz_NAME.log),
 # CC (default clang), MERGE=0 to leave the committed corpus alone.
@@ -14,11 +14,11 @@
 # A crash, leak or timeout input lands in $BUILD/fuzz_NAME_work/artifacts; once fixed,
 # copy it into the corpus as regress_<what> so that CTest (fuzz_NAME_corpus) replays it.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 name=${1:-}
 case "$name" in
 params | rillcc) ;;
-*) echo "usage: bench/fuzz.sh params|rillcc [SECONDS]" >&2; exit 2 ;;
+*) echo "usage: tests/fuzz/run.sh params|rillcc [SECONDS]" >&2; exit 2 ;;
 esac
 secs=${2:-600} # 0: no fuzzing, only the minimization of the corpus
 build=${BUILD:-$top/build/fuzz}
