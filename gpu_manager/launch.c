@@ -87,6 +87,70 @@ void gm_task_fail_now(gm_t *m, rill_task_t *task, rill_status_t s, const char *f
 
 enum { LAUNCH_OK, LAUNCH_LATER, LAUNCH_FAILED };
 
+/* Step 2 of a launch: each input current in the block, or on its way (a transfer for another
+ * task, a landing from another rank, or one staged in now), the exec stream s made to wait
+ * for it; a written-only datum waits for bytes still landing in its block. LAUNCH_LATER: an
+ * input's only current copy is on its way home; LAUNCH_FAILED: a CUDA call failed (said). */
+static int wait_inputs(gm_t *m, rill_task_t *task, cudaStream_t s, const rill_task_flow_t *flows,
+                       gm_entry_t *const *ents, int n)
+{
+    for (int i = 0; i < n; i++) {
+        gm_entry_t *e = ents[i];
+        rill_data_t *d = flows[i].data;
+        if (flows[i].mode & RILL_FLOW_READ) {
+            uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
+            bool wait = false, current = rill_data_copy_current(d, e->copy);
+            if (current && e->xfers == 0) {
+                atomic_fetch_add_explicit(&m->n_hits, 1, memory_order_relaxed);
+            } else if (e->xfers > 0 && (current || e->xfer_version == v)) {
+                /* on its way for another task, or landing from another rank (current from
+                 * the receive's completion on: its bytes are there once e->ready is) */
+                wait = true;
+            } else {
+                cudaError_t err = gm_stage_in(m, e, d);
+                if (err == cudaErrorNotReady)
+                    return LAUNCH_LATER; /* its only current copy is on its way home */
+                if (err != cudaSuccess) {
+                    gm_fail_cuda(m, task, "staging an input in", err);
+                    return LAUNCH_FAILED;
+                }
+                wait = e->xfers > 0;
+            }
+            if (wait) {
+                cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
+                if (err != cudaSuccess) {
+                    gm_fail_cuda(m, task, "cudaStreamWaitEvent", err);
+                    return LAUNCH_FAILED;
+                }
+            }
+        } else if (e->xfers > 0) {
+            /* written only: not over bytes still landing in the block */
+            cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
+            if (err != cudaSuccess) {
+                gm_fail_cuda(m, task, "cudaStreamWaitEvent", err);
+                return LAUNCH_FAILED;
+            }
+        }
+    }
+    return LAUNCH_OK;
+}
+
+/* The host's side of the hand-over in the trace: a slice on the manager's track from the
+ * launch's start to when the body was enqueued, its steps' times (tt: start, inputs, event,
+ * body, events) in its arguments. */
+static void trace_launch(const rill_task_t *task, uint64_t tt[5])
+{
+    char args[96]; /* (the trace keeps 79 characters: the name goes last) */
+    snprintf(args, sizeof(args), "us: inputs %.1f, event %.1f, body %.1f, events %.1f; %s",
+             (double)(tt[1] - tt[0]) / 1e3, (double)(tt[2] - tt[1]) / 1e3,
+             (double)(tt[3] - tt[2]) / 1e3, (double)(tt[4] - tt[3]) / 1e3, task->tc->name);
+    /* the task's id, as on its kernel's slice (rill_trace_timeline --waits pairs them) */
+    char info[160];
+    uint64_t id = task->tc->trace_info ? task->tc->trace_info(task, info, sizeof(info)) : 0;
+    rill_trace_slice("gpu", "launch", tt[0], tt[4], task->prio.priority, id, args);
+    rill_trace_instant("gpu", "launched", tt[4]);
+}
+
 /* Reserve, stage in, enqueue the body. LAUNCH_LATER: no room now (nothing was kept). */
 static int launch(gm_t *m, rill_task_t *task, int stream)
 {
@@ -137,44 +201,11 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
     }
     /* 2. inputs: current here, or on their way (the exec stream waits for them) */
     cudaStream_t s = m->res->exec[stream].stream;
-    for (int i = 0; i < n; i++) {
-        gm_entry_t *e = ents[i];
-        rill_data_t *d = flows[i].data;
-        if (flows[i].mode & RILL_FLOW_READ) {
-            uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
-            bool wait = false, current = rill_data_copy_current(d, e->copy);
-            if (current && e->xfers == 0) {
-                atomic_fetch_add_explicit(&m->n_hits, 1, memory_order_relaxed);
-            } else if (e->xfers > 0 && (current || e->xfer_version == v)) {
-                /* on its way for another task, or landing from another rank (current from
-                 * the receive's completion on: its bytes are there once e->ready is) */
-                wait = true;
-            } else {
-                cudaError_t err = gm_stage_in(m, e, d);
-                if (err == cudaErrorNotReady)
-                    goto later; /* its only current copy is on its way home */
-                if (err != cudaSuccess) {
-                    gm_fail_cuda(m, task, "staging an input in", err);
-                    goto failed;
-                }
-                wait = e->xfers > 0;
-            }
-            if (wait) {
-                cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
-                if (err != cudaSuccess) {
-                    gm_fail_cuda(m, task, "cudaStreamWaitEvent", err);
-                    goto failed;
-                }
-            }
-        } else if (e->xfers > 0) {
-            /* written only: not over bytes still landing in the block */
-            cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
-            if (err != cudaSuccess) {
-                gm_fail_cuda(m, task, "cudaStreamWaitEvent", err);
-                goto failed;
-            }
-        }
-    }
+    int in = wait_inputs(m, task, s, flows, ents, n);
+    if (in == LAUNCH_LATER)
+        goto later;
+    if (in == LAUNCH_FAILED)
+        goto failed;
     if (m->trace)
         tt[1] = rill_time_ns();
     /* every input is here or on its way: the written copies are the task's from now on */
@@ -225,17 +256,9 @@ static int launch(gm_t *m, rill_task_t *task, int stream)
     }
     gm_fifo_push(m, stream, op);
     op->launch = ++m->launches;
-    if (m->trace) { /* the host's side of the hand-over: when the body was enqueued */
+    if (m->trace) {
         tt[4] = rill_time_ns();
-        char args[96]; /* (the trace keeps 79 characters: the name goes last) */
-        snprintf(args, sizeof(args), "us: inputs %.1f, event %.1f, body %.1f, events %.1f; %s",
-                 (double)(tt[1] - tt[0]) / 1e3, (double)(tt[2] - tt[1]) / 1e3,
-                 (double)(tt[3] - tt[2]) / 1e3, (double)(tt[4] - tt[3]) / 1e3, task->tc->name);
-        /* the task's id, as on its kernel's slice (rill_trace_timeline --waits pairs them) */
-        char info[160];
-        uint64_t id = task->tc->trace_info ? task->tc->trace_info(task, info, sizeof(info)) : 0;
-        rill_trace_slice("gpu", "launch", tt[0], tt[4], task->prio.priority, id, args);
-        rill_trace_instant("gpu", "launched", tt[4]);
+        trace_launch(task, tt);
     }
     /* the front end may now hand us puts of what the body writes, behind it (put_start) */
     if (task->tc->launched)

@@ -329,171 +329,204 @@ static void trace_flow_step(gm_t *m, gm_op_t *op, int track, char ph)
     rill_trace_switch(prev);
 }
 
+/* A copy into GPU memory ended: the block holds the version it carried, unless a task wrote
+ * it since. */
+static void complete_xfer(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    gm_entry_t *e = op->ent[0];
+    rill_data_copy_t *c = e->copy;
+    e->xfers--;
+    if (op->src[0])
+        gm_copy_reader_put(op->src[0]);
+    trace_xfer(m, op, op->peer >= 0 ? 2 : 0, op->peer >= 0 ? "GPU to GPU" : "host to GPU",
+               c->data->size);
+    if (err != cudaSuccess) {
+        gm_fail_cuda(m, NULL, "a transfer into GPU memory", err);
+    } else if (atomic_load_explicit(&c->coherency, memory_order_acquire) !=
+                   RILL_COHERENCY_EXCLUSIVE &&
+               atomic_load_explicit(&c->version, memory_order_acquire) <= op->version[0]) {
+        /* the block now holds that version, unless a task wrote it since (then its
+         * version is newer, or it is being written: leave it) */
+        atomic_store_explicit(&c->version, op->version[0], memory_order_release);
+        atomic_store_explicit(&c->coherency, RILL_COHERENCY_SHARED, memory_order_release);
+    }
+}
+
+/* A landing ended (the sender's signal came): the bytes are in the block; its semaphore
+ * back, other GPUs may read the copy. */
+static void complete_land(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    m->epoch++; /* its readers set aside may go (landing_bound) */
+    gm_entry_t *e = op->ent[0];
+    e->xfers--;
+    m->free_sems[m->nfree_sems++] = op->sem;
+    trace_xfer(m, op, track_land(m, op->rank), "landed from a rank", e->copy->data->size);
+    trace_flow_step(m, op, track_land(m, op->rank), 't');
+    uint64_t t0, t1; /* a landing stream's waits follow each other (summed over lanes) */
+    if (op_span(m, op, &t0, &t1))
+        atomic_fetch_add_explicit(&m->ns_land_wait, t1 - t0, memory_order_relaxed);
+    if (--e->landings == 0) /* release: other GPUs may read the copy from now on */
+        atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
+    if (err != cudaSuccess)
+        gm_fail_cuda(m, NULL, "waiting for a tile from another rank", err);
+}
+
+/* A put to another rank's GPU ended (or, over the net wire, its source is ready: the send
+ * starts). */
+static void complete_put(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    rill_remote_xfer_t *x = op->rx;
+    if (op->netput) { /* its source is ready: now over the net wire */
+        gm_net_put_go(m, op, err);
+        return;
+    }
+    trace_xfer(m, op, track_put(m, op->rank), "to a rank's GPU", ((rill_data_t *)x->data)->size);
+    if (op->flow && m->trace && op->from_stream >= 0 && m->tr_exec[op->from_stream]) {
+        rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[op->from_stream]);
+        rill_trace_flow('s', op->flow, op->from_t);
+        rill_trace_switch(prev);
+    }
+    /* a step when the flow started in a kernel's slice, else the put starts it */
+    trace_flow_step(m, op, track_put(m, op->rank), op->flow_from_kernel ? 't' : 's');
+    if (op->src[0])
+        gm_copy_reader_put(op->src[0]);
+    if (err != cudaSuccess)
+        gm_fail_cuda(m, NULL, "sending a tile to another rank's GPU", err);
+    x->done(x, err == cudaSuccess ? RILL_SUCCESS : RILL_ERR_DEVICE);
+}
+
+/* A write-back before eviction ended: the block goes, unless it failed (then it keeps the
+ * only current bytes). */
+static void complete_wb(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    gm_entry_t *e = op->ent[0];
+    trace_xfer(m, op, 1, "write-back (eviction)", e->copy->data->size);
+    rill_data_copy_t *host = rill_data_host_copy(e->copy->data);
+    if (host)
+        gm_host_landed(host, op->version[0], err == cudaSuccess);
+    e->writeback = false;
+    if (err != cudaSuccess) { /* keep the block: it holds the only current bytes */
+        gm_fail_cuda(m, NULL, "a write-back before eviction", err);
+        atomic_store_explicit(&e->copy->readers, 0, memory_order_release);
+        return;
+    }
+    gm_entry_drop_block(m, e);
+    atomic_fetch_add_explicit(&m->n_evict, 1, memory_order_relaxed);
+}
+
+/* Tiles brought home for a CPU task: the task goes back to a worker, or fails. */
+static void complete_home(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < op->nent; i++)
+        bytes += op->ent[i]->copy->data->size;
+    if (op->nent)
+        trace_xfer(m, op, 1, "home (a CPU task needs it)", bytes);
+    for (int i = 0; i < op->nent; i++) {
+        rill_data_copy_t *c = op->ent[i]->copy;
+        rill_data_copy_t *host = rill_data_host_copy(c->data);
+        if (host)
+            gm_host_landed(host, op->version[i], err == cudaSuccess && !op->body_failed);
+        gm_copy_reader_put(c);
+    }
+    rill_task_t *task = op->task;
+    if (err != cudaSuccess || op->body_failed) { /* failed: end it rather than bounce */
+        gm_fail_cuda(m, task, "bringing tiles home", err);
+        rill_task_complete(NULL, task, RILL_HOOK_ERROR);
+    } else { /* back to a worker, which now finds the host copies current */
+        task->next = NULL;
+        rill_sched_push(m->ctx, NULL, task, 1);
+    }
+}
+
+/* A task's work on its exec stream ended: its status word read, its span and trace slice,
+ * its slot back, then the task completed and its copies' readers dropped. */
+static void complete_task(gm_t *m, gm_op_t *op, cudaError_t err)
+{
+    rill_task_t *task = op->task;
+    int slot = op->slot;
+    /* one of the landing waiters leaves its stream: the tasks set aside may go (one
+     * whose tiles all landed left the count when the last landing ended); with none
+     * set aside, launch_pending reads the count afresh and nothing needs the epoch */
+    for (int i = 0; m->naside > 0 && i < op->nent; i++)
+        if (op->ent[i]->landings > 0) {
+            m->epoch++;
+            break;
+        }
+    rill_hook_status_t st = op->body_failed ? RILL_HOOK_ERROR : RILL_HOOK_DONE;
+    if (err != cudaSuccess) {
+        gm_fail_cuda(m, task, "the task's work on its stream", err);
+        st = RILL_HOOK_ERROR;
+    } else if (m->res->status_host[slot] != 0) {
+        int v = m->res->status_host[slot];
+        rill_status_t hs = task->tc->status_word ? task->tc->status_word(task, v) : RILL_ERR_TASK;
+        if (hs != RILL_SUCCESS) {
+            rill_taskpool_fail(task->tp, RILL_ERR_TASK,
+                               "task '%s' on GPU %d failed: its body's status word is %d "
+                               "after the stream ran it (%s)",
+                               task->tc->name, m->res->info.ordinal, v, rill_status_string(hs));
+            st = RILL_HOOK_ERROR;
+        }
+    }
+    uint64_t t0, t1;
+    if (op_span(m, op, &t0, &t1)) {
+        gm_span_add(m, t0, t1);
+        if (m->trace) { /* on its exec stream's track; the hand-over flow ends here */
+            int sidx = m->views[slot].exec->index;
+            char args[176];
+            uint64_t id = 0;
+            int off = snprintf(args, sizeof(args), "stream %d ", sidx);
+            if (task->tc->trace_info && off > 0)
+                id = task->tc->trace_info(task, args + off, sizeof(args) - (size_t)off);
+            rill_task_trace_urgent(task, args, sizeof(args));
+            rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[sidx]);
+            rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
+            if (task->flow_in)
+                rill_trace_flow('f', task->flow_in, t0);
+            uint64_t mid = t0 + (t1 - t0) / 2;
+            for (int k = 0; k < op->nflow_out; k++) /* to the puts behind it */
+                rill_trace_flow('s', op->flow_out[k], mid);
+            rill_trace_switch(prev);
+            for (int i = 0; i < op->nent; i++)
+                if (op->wrote & (1u << i)) {
+                    op->ent[i]->w_stream = sidx;
+                    op->ent[i]->w_t = mid;
+                }
+        }
+    }
+    m->free_slots[m->nfree_slots++] = slot;
+    rill_device_t *dev = m->dev;
+    atomic_fetch_sub_explicit(&dev->queued_ns, task->est_ns, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&dev->queued_tasks, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->n_tasks, 1, memory_order_relaxed);
+    /* complete first (it sets the written copies' versions), then drop the readers: a
+     * copy with no reader and an old version could otherwise be evicted unsaved */
+    rill_task_complete(NULL, task, st);
+    for (int i = 0; i < op->nent; i++)
+        gm_copy_reader_put(op->ent[i]->copy);
+}
+
 static void complete_op(gm_t *m, gm_op_t *op, cudaError_t err)
 {
     switch (op->kind) {
-    case OP_XFER: {
-        gm_entry_t *e = op->ent[0];
-        rill_data_copy_t *c = e->copy;
-        e->xfers--;
-        if (op->src[0])
-            gm_copy_reader_put(op->src[0]);
-        trace_xfer(m, op, op->peer >= 0 ? 2 : 0, op->peer >= 0 ? "GPU to GPU" : "host to GPU",
-                   c->data->size);
-        if (err != cudaSuccess) {
-            gm_fail_cuda(m, NULL, "a transfer into GPU memory", err);
-        } else if (atomic_load_explicit(&c->coherency, memory_order_acquire) !=
-                       RILL_COHERENCY_EXCLUSIVE &&
-                   atomic_load_explicit(&c->version, memory_order_acquire) <= op->version[0]) {
-            /* the block now holds that version, unless a task wrote it since (then its
-             * version is newer, or it is being written: leave it) */
-            atomic_store_explicit(&c->version, op->version[0], memory_order_release);
-            atomic_store_explicit(&c->coherency, RILL_COHERENCY_SHARED, memory_order_release);
-        }
+    case OP_XFER:
+        complete_xfer(m, op, err);
         break;
-    }
-    case OP_LAND: { /* the sender's signal came: the bytes are in the block */
-        m->epoch++; /* its readers set aside may go (landing_bound) */
-        gm_entry_t *e = op->ent[0];
-        e->xfers--;
-        m->free_sems[m->nfree_sems++] = op->sem;
-        trace_xfer(m, op, track_land(m, op->rank), "landed from a rank", e->copy->data->size);
-        trace_flow_step(m, op, track_land(m, op->rank), 't');
-        uint64_t t0, t1; /* a landing stream's waits follow each other (summed over lanes) */
-        if (op_span(m, op, &t0, &t1))
-            atomic_fetch_add_explicit(&m->ns_land_wait, t1 - t0, memory_order_relaxed);
-        if (--e->landings == 0) /* release: other GPUs may read the copy from now on */
-            atomic_store_explicit(&e->copy->landing, 0, memory_order_release);
-        if (err != cudaSuccess)
-            gm_fail_cuda(m, NULL, "waiting for a tile from another rank", err);
+    case OP_LAND:
+        complete_land(m, op, err);
         break;
-    }
-    case OP_PUT: {
-        rill_remote_xfer_t *x = op->rx;
-        if (op->netput) { /* its source is ready: now over the net wire */
-            gm_net_put_go(m, op, err);
-            break;
-        }
-        trace_xfer(m, op, track_put(m, op->rank), "to a rank's GPU",
-                   ((rill_data_t *)x->data)->size);
-        if (op->flow && m->trace && op->from_stream >= 0 && m->tr_exec[op->from_stream]) {
-            rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[op->from_stream]);
-            rill_trace_flow('s', op->flow, op->from_t);
-            rill_trace_switch(prev);
-        }
-        /* a step when the flow started in a kernel's slice, else the put starts it */
-        trace_flow_step(m, op, track_put(m, op->rank), op->flow_from_kernel ? 't' : 's');
-        if (op->src[0])
-            gm_copy_reader_put(op->src[0]);
-        if (err != cudaSuccess)
-            gm_fail_cuda(m, NULL, "sending a tile to another rank's GPU", err);
-        x->done(x, err == cudaSuccess ? RILL_SUCCESS : RILL_ERR_DEVICE);
+    case OP_PUT:
+        complete_put(m, op, err);
         break;
-    }
-    case OP_WB: {
-        gm_entry_t *e = op->ent[0];
-        trace_xfer(m, op, 1, "write-back (eviction)", e->copy->data->size);
-        rill_data_copy_t *host = rill_data_host_copy(e->copy->data);
-        if (host)
-            gm_host_landed(host, op->version[0], err == cudaSuccess);
-        e->writeback = false;
-        if (err != cudaSuccess) { /* keep the block: it holds the only current bytes */
-            gm_fail_cuda(m, NULL, "a write-back before eviction", err);
-            atomic_store_explicit(&e->copy->readers, 0, memory_order_release);
-            break;
-        }
-        gm_entry_drop_block(m, e);
-        atomic_fetch_add_explicit(&m->n_evict, 1, memory_order_relaxed);
+    case OP_WB:
+        complete_wb(m, op, err);
         break;
-    }
-    case OP_HOME: {
-        size_t bytes = 0;
-        for (int i = 0; i < op->nent; i++)
-            bytes += op->ent[i]->copy->data->size;
-        if (op->nent)
-            trace_xfer(m, op, 1, "home (a CPU task needs it)", bytes);
-        for (int i = 0; i < op->nent; i++) {
-            rill_data_copy_t *c = op->ent[i]->copy;
-            rill_data_copy_t *host = rill_data_host_copy(c->data);
-            if (host)
-                gm_host_landed(host, op->version[i], err == cudaSuccess && !op->body_failed);
-            gm_copy_reader_put(c);
-        }
-        rill_task_t *task = op->task;
-        if (err != cudaSuccess || op->body_failed) { /* failed: end it rather than bounce */
-            gm_fail_cuda(m, task, "bringing tiles home", err);
-            rill_task_complete(NULL, task, RILL_HOOK_ERROR);
-        } else { /* back to a worker, which now finds the host copies current */
-            task->next = NULL;
-            rill_sched_push(m->ctx, NULL, task, 1);
-        }
+    case OP_HOME:
+        complete_home(m, op, err);
         break;
-    }
-    case OP_TASK: {
-        rill_task_t *task = op->task;
-        int slot = op->slot;
-        /* one of the landing waiters leaves its stream: the tasks set aside may go (one
-         * whose tiles all landed left the count when the last landing ended); with none
-         * set aside, launch_pending reads the count afresh and nothing needs the epoch */
-        for (int i = 0; m->naside > 0 && i < op->nent; i++)
-            if (op->ent[i]->landings > 0) {
-                m->epoch++;
-                break;
-            }
-        rill_hook_status_t st = op->body_failed ? RILL_HOOK_ERROR : RILL_HOOK_DONE;
-        if (err != cudaSuccess) {
-            gm_fail_cuda(m, task, "the task's work on its stream", err);
-            st = RILL_HOOK_ERROR;
-        } else if (m->res->status_host[slot] != 0) {
-            int v = m->res->status_host[slot];
-            rill_status_t hs =
-                task->tc->status_word ? task->tc->status_word(task, v) : RILL_ERR_TASK;
-            if (hs != RILL_SUCCESS) {
-                rill_taskpool_fail(task->tp, RILL_ERR_TASK,
-                                   "task '%s' on GPU %d failed: its body's status word is %d "
-                                   "after the stream ran it (%s)",
-                                   task->tc->name, m->res->info.ordinal, v, rill_status_string(hs));
-                st = RILL_HOOK_ERROR;
-            }
-        }
-        uint64_t t0, t1;
-        if (op_span(m, op, &t0, &t1)) {
-            gm_span_add(m, t0, t1);
-            if (m->trace) { /* on its exec stream's track; the hand-over flow ends here */
-                int sidx = m->views[slot].exec->index;
-                char args[176];
-                uint64_t id = 0;
-                int off = snprintf(args, sizeof(args), "stream %d ", sidx);
-                if (task->tc->trace_info && off > 0)
-                    id = task->tc->trace_info(task, args + off, sizeof(args) - (size_t)off);
-                rill_task_trace_urgent(task, args, sizeof(args));
-                rill_trace_track_t *prev = rill_trace_switch(m->tr_exec[sidx]);
-                rill_trace_slice("gpu", task->tc->name, t0, t1, task->prio.priority, id, args);
-                if (task->flow_in)
-                    rill_trace_flow('f', task->flow_in, t0);
-                uint64_t mid = t0 + (t1 - t0) / 2;
-                for (int k = 0; k < op->nflow_out; k++) /* to the puts behind it */
-                    rill_trace_flow('s', op->flow_out[k], mid);
-                rill_trace_switch(prev);
-                for (int i = 0; i < op->nent; i++)
-                    if (op->wrote & (1u << i)) {
-                        op->ent[i]->w_stream = sidx;
-                        op->ent[i]->w_t = mid;
-                    }
-            }
-        }
-        m->free_slots[m->nfree_slots++] = slot;
-        rill_device_t *dev = m->dev;
-        atomic_fetch_sub_explicit(&dev->queued_ns, task->est_ns, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&dev->queued_tasks, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&m->n_tasks, 1, memory_order_relaxed);
-        /* complete first (it sets the written copies' versions), then drop the readers: a
-         * copy with no reader and an old version could otherwise be evicted unsaved */
-        rill_task_complete(NULL, task, st);
-        for (int i = 0; i < op->nent; i++)
-            gm_copy_reader_put(op->ent[i]->copy);
+    case OP_TASK:
+        complete_task(m, op, err);
         break;
-    }
     }
     gm_op_free(m, op);
 }
@@ -762,14 +795,11 @@ static void trace_slow_step(const uint64_t ph[6])
     rill_trace_slice("gpu", "slow turn", ph[0], ph[5], 0, 0, args);
 }
 
-static void *manager_main(void *arg)
+/* The manager's GPU opened on its thread (streams, zone, status words), its slots, FIFOs,
+ * landing and put streams and its proxy; the error said in m->start_err. */
+static rill_status_t manager_setup(gm_t *m)
 {
-    gm_t *m = arg;
     rill_context_t *ctx = m->ctx;
-    char tname[16];
-    snprintf(tname, sizeof(tname), "rill-gpu %d", m->gpu);
-    rill_thread_name(tname);
-    rill_topo_bind_reserved(ctx->topo, m->gpu);
     int peers[RILL_CUDA_MAX_GPUS], npeers = 0;
     for (int i = 0; i < ctx->ngpus; i++)
         if (i != m->gpu)
@@ -819,39 +849,153 @@ static void *manager_main(void *arg)
     if (st == RILL_SUCCESS)
         st = gm_proxy_open(ctx, m->gpu, m->res, &m->wake, &m->proxy, m->start_err,
                            sizeof(m->start_err));
+    return st;
+}
+
+/* The trace's tracks of the manager's GPU: the manager, each exec stream, the copy streams
+ * and the landing and put streams of each lane. */
+static void name_tracks(gm_t *m)
+{
+    char name[160];
+    snprintf(name, sizeof(name), "GPU %d manager and exec streams (%s)", m->res->info.ordinal,
+             m->res->info.name);
+    rill_trace_thread(2000 + m->gpu, name);
+    /* tracks 3000 + 64 g + s: the exec streams, then the copy streams */
+    for (int s = 0; s < m->res->nexec; s++) {
+        snprintf(name, sizeof(name), "GPU %d exec stream %d%s", m->res->info.ordinal, s,
+                 s < m->res->nurgent ? " (high priority)" : "");
+        m->tr_exec[s] = rill_trace_track(3000 + 64 * m->gpu + s, name);
+    }
+    static const char *const copy_names[5] = { "host to GPU", "GPU to host", "GPU to GPU",
+                                               "landings from other ranks",
+                                               "puts to other ranks' GPUs" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(name, sizeof(name), "GPU %d copies: %s", m->res->info.ordinal, copy_names[k]);
+        m->tr_copy[k] = rill_trace_track(3000 + 64 * m->gpu + 40 + k, name);
+    }
+    /* one track per stream (tracks 3000 + 64 g + 43.., 48.., 56..): their slices
+     * overlap from one stream to another */
+    for (int l = 0; l < m->nlanes; l++)
+        for (int k = 0; k < 2; k++) {
+            char lane[32] = "";
+            if (m->nlanes > 1)
+                snprintf(lane, sizeof(lane), " (lane %d)", l);
+            snprintf(name, sizeof(name), "GPU %d copies: %s%s", m->res->info.ordinal,
+                     copy_names[3 + k], lane);
+            int id = l == 0 ? 43 + k : (k == 0 ? 48 : 56) + l;
+            m->tr_copy[track_lane(k, l)] = rill_trace_track(3000 + 64 * m->gpu + id, name);
+        }
+}
+
+/* One turn of the loop: new and dead tasks, remote transfers, completions, launches, the
+ * proxy; the turn and its step published for the watchdog. Returns the work done. */
+static int manager_turn(gm_t *m)
+{
+    uint64_t ph[6] = { 0 };
+    if (m->trace)
+        ph[0] = rill_time_ns();
+    /* for the watchdog: the turn and its step (a report that sees no new turn names the
+     * step the thread is stuck in, e.g. a CUDA call that blocks) */
+    atomic_store_explicit(&m->wd_turns,
+                          atomic_load_explicit(&m->wd_turns, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    gm_doing(m, "taking new tasks");
+    int progress = reap_dead(m);
+    progress += intake(m);
+    if (m->trace)
+        ph[1] = rill_time_ns();
+    gm_doing(m, "serving transfers from and to other ranks' GPUs");
+    progress += gm_remote_step(m);
+    progress += gm_staged_progress(m);
+    if (m->trace)
+        ph[2] = rill_time_ns();
+    gm_doing(m, "polling its streams' completions");
+    progress += gm_poll_fifos(m);
+    if (m->trace)
+        ph[3] = rill_time_ns();
+    gm_doing(m, "launching tasks");
+    progress += gm_launch_pending(m);
+    if (m->trace)
+        ph[4] = rill_time_ns();
+    /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
+     * channel, so a busy channel does not hold back launches) */
+    gm_doing(m, "serving port channels");
+    progress += gm_proxy_step(m->proxy);
+    if (m->trace && (ph[5] = rill_time_ns()) - ph[0] > GM_SLOW_STEP_NS) {
+        gm_doing(m, "tracing a slow turn of its loop");
+        trace_slow_step(ph);
+    }
+    if (m->timing && rill_time_ns() - m->ref_at > GM_REF_PERIOD_NS) {
+        gm_doing(m, "taking a GPU-to-host clock reference (traces, counters)");
+        ref_take(m, 4); /* (on failure the spans keep the older reference) */
+    }
+    gm_doing(m, "idle");
+    return progress;
+}
+
+/* After a turn with no work: poll again at once while something moves (a put over the net,
+ * the pipeline's chunks, work on the GPU, the spin time after the last work, tasks waiting
+ * for room, port channels recently busy), else sleep until woken or the proxy's next poll.
+ * busy_at: when the manager last saw work (0: not read yet). */
+static void manager_idle(gm_t *m, uint64_t spin_ns, uint64_t *busy_at)
+{
+    if (m->net_expect > 0 || gm_staged_inflight(m) > 0) {
+        /* a put over the net lands only while we progress; the pipeline's chunks move
+         * on when this thread sees them */
+        rill_cpu_relax();
+        return;
+    }
+    if (m->inflight > 0) { /* work on the GPU: watch it closely */
+        *busy_at = 0;
+        rill_cpu_relax();
+        return;
+    }
+    if (spin_ns > 0) {
+        uint64_t now = rill_time_ns();
+        if (*busy_at == 0)
+            *busy_at = now;
+        if (now - *busy_at < spin_ns) {
+            rill_cpu_relax();
+            return;
+        }
+    }
+    if (m->pending.count > 0 || m->pending_urgent.count > 0 || m->naside > 0 || m->remote_later) {
+        /* waiting for room a read holds */
+        sched_yield();
+        return;
+    }
+    /* port channels: GPU threads push without waking anyone, so keep polling for a
+     * while after the last request, then poll at intervals */
+    int64_t poll_us = gm_proxy_idle_us(m->proxy);
+    if (poll_us == 0) {
+        rill_cpu_relax();
+        return;
+    }
+    /* nothing in flight: sleep until a worker hands something over (or, with port
+     * channels, until the next poll) */
+    uint32_t key = rill_evcount_prepare(&m->wake);
+    if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) || m->dead_later ||
+        rill_mpsc_nonempty(&m->remote) || gm_proxy_has_work(m->proxy) ||
+        atomic_load_explicit(&m->stop, memory_order_acquire)) {
+        rill_evcount_cancel(&m->wake);
+        return;
+    }
+    rill_evcount_wait(&m->wake, key, poll_us > 0 ? (uint64_t)poll_us : 1000000);
+}
+
+static void *manager_main(void *arg)
+{
+    gm_t *m = arg;
+    rill_context_t *ctx = m->ctx;
+    char tname[16];
+    snprintf(tname, sizeof(tname), "rill-gpu %d", m->gpu);
+    rill_thread_name(tname);
+    rill_topo_bind_reserved(ctx->topo, m->gpu);
+    rill_status_t st = manager_setup(m);
     m->trace = rill_trace_on();
     m->timing = m->trace || rill_param_get_bool(param_timing);
-    if (st == RILL_SUCCESS && m->trace) {
-        char name[160];
-        snprintf(name, sizeof(name), "GPU %d manager and exec streams (%s)", m->res->info.ordinal,
-                 m->res->info.name);
-        rill_trace_thread(2000 + m->gpu, name);
-        /* tracks 3000 + 64 g + s: the exec streams, then the copy streams */
-        for (int s = 0; s < m->res->nexec; s++) {
-            snprintf(name, sizeof(name), "GPU %d exec stream %d%s", m->res->info.ordinal, s,
-                     s < m->res->nurgent ? " (high priority)" : "");
-            m->tr_exec[s] = rill_trace_track(3000 + 64 * m->gpu + s, name);
-        }
-        static const char *const copy_names[5] = { "host to GPU", "GPU to host", "GPU to GPU",
-                                                   "landings from other ranks",
-                                                   "puts to other ranks' GPUs" };
-        for (int k = 0; k < 3; k++) {
-            snprintf(name, sizeof(name), "GPU %d copies: %s", m->res->info.ordinal, copy_names[k]);
-            m->tr_copy[k] = rill_trace_track(3000 + 64 * m->gpu + 40 + k, name);
-        }
-        /* one track per stream (tracks 3000 + 64 g + 43.., 48.., 56..): their slices
-         * overlap from one stream to another */
-        for (int l = 0; l < m->nlanes; l++)
-            for (int k = 0; k < 2; k++) {
-                char lane[32] = "";
-                if (m->nlanes > 1)
-                    snprintf(lane, sizeof(lane), " (lane %d)", l);
-                snprintf(name, sizeof(name), "GPU %d copies: %s%s", m->res->info.ordinal,
-                         copy_names[3 + k], lane);
-                int id = l == 0 ? 43 + k : (k == 0 ? 48 : 56) + l;
-                m->tr_copy[track_lane(k, l)] = rill_trace_track(3000 + 64 * m->gpu + id, name);
-            }
-    }
+    if (st == RILL_SUCCESS && m->trace)
+        name_tracks(m);
     if (st == RILL_SUCCESS && m->timing) {
         /* the first time reference of the spans (then one every GM_REF_PERIOD_NS) */
         if (cudaStreamCreateWithFlags(&m->ref_stream, cudaStreamNonBlocking) != cudaSuccess ||
@@ -872,92 +1016,11 @@ static void *manager_main(void *arg)
     const uint64_t spin_ns = (uint64_t)ctx->idle_spin_us * 1000;
     uint64_t busy_at = rill_time_ns();
     while (!atomic_load_explicit(&m->stop, memory_order_acquire)) {
-        uint64_t ph[6] = { 0 };
-        if (m->trace)
-            ph[0] = rill_time_ns();
-        /* for the watchdog: the turn and its step (a report that sees no new turn names the
-         * step the thread is stuck in, e.g. a CUDA call that blocks) */
-        atomic_store_explicit(&m->wd_turns,
-                              atomic_load_explicit(&m->wd_turns, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        gm_doing(m, "taking new tasks");
-        int progress = reap_dead(m);
-        progress += intake(m);
-        if (m->trace)
-            ph[1] = rill_time_ns();
-        gm_doing(m, "serving transfers from and to other ranks' GPUs");
-        progress += gm_remote_step(m);
-        progress += gm_staged_progress(m);
-        if (m->trace)
-            ph[2] = rill_time_ns();
-        gm_doing(m, "polling its streams' completions");
-        progress += gm_poll_fifos(m);
-        if (m->trace)
-            ph[3] = rill_time_ns();
-        gm_doing(m, "launching tasks");
-        progress += gm_launch_pending(m);
-        if (m->trace)
-            ph[4] = rill_time_ns();
-        /* the proxy: calls from other threads, then the port channels' FIFOs (bounded per
-         * channel, so a busy channel does not hold back launches) */
-        gm_doing(m, "serving port channels");
-        progress += gm_proxy_step(m->proxy);
-        if (m->trace && (ph[5] = rill_time_ns()) - ph[0] > GM_SLOW_STEP_NS) {
-            gm_doing(m, "tracing a slow turn of its loop");
-            trace_slow_step(ph);
-        }
-        if (m->timing && rill_time_ns() - m->ref_at > GM_REF_PERIOD_NS) {
-            gm_doing(m, "taking a GPU-to-host clock reference (traces, counters)");
-            ref_take(m, 4); /* (on failure the spans keep the older reference) */
-        }
-        gm_doing(m, "idle");
-        if (progress) {
+        if (manager_turn(m)) {
             busy_at = 0; /* read the clock once idle */
             continue;
         }
-        if (m->net_expect > 0 || gm_staged_inflight(m) > 0) {
-            /* a put over the net lands only while we progress; the pipeline's chunks move
-             * on when this thread sees them */
-            rill_cpu_relax();
-            continue;
-        }
-        if (m->inflight > 0) { /* work on the GPU: watch it closely */
-            busy_at = 0;
-            rill_cpu_relax();
-            continue;
-        }
-        if (spin_ns > 0) {
-            uint64_t now = rill_time_ns();
-            if (busy_at == 0)
-                busy_at = now;
-            if (now - busy_at < spin_ns) {
-                rill_cpu_relax();
-                continue;
-            }
-        }
-        if (m->pending.count > 0 || m->pending_urgent.count > 0 || m->naside > 0 ||
-            m->remote_later) {
-            /* waiting for room a read holds */
-            sched_yield();
-            continue;
-        }
-        /* port channels: GPU threads push without waking anyone, so keep polling for a
-         * while after the last request, then poll at intervals */
-        int64_t poll_us = gm_proxy_idle_us(m->proxy);
-        if (poll_us == 0) {
-            rill_cpu_relax();
-            continue;
-        }
-        /* nothing in flight: sleep until a worker hands something over (or, with port
-         * channels, until the next poll) */
-        uint32_t key = rill_evcount_prepare(&m->wake);
-        if (rill_mpsc_nonempty(&m->intake) || rill_mpsc_nonempty(&m->dead) || m->dead_later ||
-            rill_mpsc_nonempty(&m->remote) || gm_proxy_has_work(m->proxy) ||
-            atomic_load_explicit(&m->stop, memory_order_acquire)) {
-            rill_evcount_cancel(&m->wake);
-            continue;
-        }
-        rill_evcount_wait(&m->wake, key, poll_us > 0 ? (uint64_t)poll_us : 1000000);
+        manager_idle(m, spin_ns, &busy_at);
     }
     rill_sched_set_sink(0, NULL, NULL);
     return NULL;
