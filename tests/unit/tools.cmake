@@ -119,6 +119,10 @@ if(Python3_FOUND)
     add_test(NAME exports COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_exports.py
         $<TARGET_FILE:rill> ${CMAKE_SOURCE_DIR}/include)
     set_tests_properties(exports PROPERTIES LABELS unit TIMEOUT 60)
+    # tools/rill_bench's readers of the GPU programs' outputs, on excerpts of real ones
+    add_test(NAME rill_bench_parse COMMAND ${Python3_EXECUTABLE}
+        ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_bench_parse.py ${CMAKE_SOURCE_DIR})
+    set_tests_properties(rill_bench_parse PROPERTIES LABELS unit TIMEOUT 60)
     # tools/rill_bench on the CPU suites (comm on 2 ranks, dtd, ptg): rows, references,
     # appends, bad arguments (the Release build: the driver, not the programs, is under test)
     if(MPIEXEC_EXECUTABLE AND NOT RILL_SANITIZE)

@@ -509,6 +509,14 @@ def add_tasks(p):
                    "workers that do not poll: --mca runtime_idle_spinners 0)")
 
 
+def gpu_tasks_rows(text):
+    """bench_gpu_tasks' lines, gpu_tasks,<cuda|cpu>,<case, may hold commas>,tasks_per_s=X,
+    us_per_task=Y: {(class and case, "us per task"): Y}."""
+    return {(f"{m.group(1)} {m.group(2)}", "us per task"): float(m.group(3))
+            for m in re.finditer(r"^gpu_tasks,(\w+),(.*),tasks_per_s=[0-9.]+,"
+                                 r"us_per_task=([0-9.]+)$", text, re.M)}
+
+
 def run_tasks(bench, a):
     """bench_gpu_tasks: the GPU manager's cost per tiny task (GPU and CPU classes), per
     setting."""
@@ -520,10 +528,7 @@ def run_tasks(bench, a):
         def run(b):
             r = b.sh(f"gpu_tasks_{setting}", [b.exe("bench/bench_gpu_tasks"), a.tasks]
                      + setting.split(), timeout=200)
-            # gpu_tasks,<cuda|cpu>,<case, may hold commas>,tasks_per_s=X,us_per_task=Y
-            return {(f"{m.group(1)} {m.group(2)}", "us per task"): float(m.group(3))
-                    for m in re.finditer(r"^gpu_tasks,(\w+),(.*),tasks_per_s=[0-9.]+,"
-                                         r"us_per_task=([0-9.]+)$", r.text, re.M)}
+            return gpu_tasks_rows(r.text)
         return Case(f"rill {setting or 'defaults'}", run, unit="us", better="lower",
                     seconds=60, reference="" if setting == settings[0] else
                     f"rill {settings[0] or 'defaults'}")
