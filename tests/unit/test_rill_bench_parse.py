@@ -3,7 +3,7 @@
 2026-11-28): the DLA testers, bench_gpu_vendor, bench_gpu_hop and bench_hop_ref (a row whose
 check failed is left out), bench_channels' markdown tables, bench_gpu_tasks' lines (a case
 name with a comma) and bench_ptg. The GPU suites run on GPU machines only; these readers are
-what decides their rows, so they are checked here, on every machine.
+what decides their rows, so they are checked here, on every machine; and the METG of a sweep.
 
     test_rill_bench_parse.py SOURCE_DIR
 """
@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(sys.argv[1], "tools"))
-from rillbench import parse, suites  # noqa: E402
+from rillbench import metg, parse, suites  # noqa: E402
 
 fails = []
 
@@ -114,6 +114,12 @@ check(shapes == {"chain on one tile": (0.633, 0.267)}, f"ptg: shapes {shapes}")
 
 check(parse.tile_name(4096) == "4 KiB" and parse.tile_name(134217728) == "128 MiB" and
       parse.tile_name(8) == "8 B", "tile names")
+
+# METG: the smallest time per task at 50% efficiency or more, interpolated towards the next,
+# smaller, run below it (efficiencies 1, 1, 0.9, 0.4, 0.2 here: between 25 and 12 us)
+m = metg.metg([(100, 10.0), (50, 10.0), (25, 9.0), (12, 4.0), (6, 2.0)], 0.5)
+check(m is not None and abs(m - 14.6) < 1e-9, f"metg: interpolated 14.6, got {m}")
+check(metg.metg([(100, 10.0), (50, 9.0)], 0.5) is None, "metg: none below the threshold: none")
 
 print("ok" if not fails else f"{len(fails)} failure(s)")
 sys.exit(1 if fails else 0)

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from .core import BadArgument, Bench, BenchError, Case, LacksHardware, REPO
-from . import parse
+from . import metg, parse
 
 T_DLA = "apps/dla"
 VENDOR = "bench/bench_gpu_vendor"
@@ -658,6 +658,7 @@ SUITES = {
     "dtd": (add_dtd, run_dtd, "DTD's cost per task (CPU)"),
     "comm": (add_comm, run_comm, "a remote dependency's hop next to MPI (CPU, 2 ranks)"),
     "ptg": (add_ptg, run_ptg, "PTG next to DTD: dpotrf and per-task cost (CPU)"),
+    "metg": (metg.add_metg, metg.run_metg, "Task Bench's METG(50%) per pattern and system"),
 }
 
 

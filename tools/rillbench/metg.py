@@ -1,0 +1,142 @@
+"""rill_bench metg: Task Bench's minimum effective task granularity, METG(50%), per pattern and
+system (Slaughter et al., SC20, and Task Bench's scripts/chart_metg.py).
+
+For one system, pattern and layout (ranks x cores) the sweep runs the same graph with the
+compute_bound kernel at a number of iterations per task that halves from --iter-max on. Each
+run gives its FLOP/s and its time per task (elapsed / tasks x ranks x cores: the time one
+core spends per task). Efficiency: a run's FLOP/s over the best FLOP/s of the sweep (the
+large tasks, where the runtime's overhead is hidden). METG(50%): the smallest time per task of
+a run at 50% efficiency or more, interpolated towards the next, smaller, run below 50% as
+chart_metg.py does. The sweep stops two runs after the efficiency fell below the threshold.
+"""
+import os
+import re
+
+from .core import BadArgument, BenchError, Case
+
+PATTERNS = ("stencil_1d", "nearest", "fft", "tree", "all_to_all")
+_OUT = {"elapsed": r"^Elapsed Time ([0-9.e+-]+) seconds$", "tasks": r"^Total Tasks ([0-9]+)$",
+        "flops": r"^Total FLOPs ([0-9]+)$"}
+
+
+def add_metg(p):
+    p.add_argument("--system", action="append", default=[], metavar="'NAME=COMMAND'",
+                   help="a Task Bench implementation to measure: its name and command (a "
+                   "binary of a Task Bench build, with options; {cores} is replaced by the "
+                   "cores per rank); repeatable; the first is the reference of the others. "
+                   "Default: Rill DTD (apps/taskbench, built with -DTASKBENCH_DIR)")
+    p.add_argument("--layout", default="1x2,2x1", help="ranks x cores per rank, comma-"
+                   "separated (1x2,2x1); more than one rank: mpirun -np ranks")
+    p.add_argument("--patterns", default=",".join(PATTERNS),
+                   help=f"Task Bench dependence patterns ({','.join(PATTERNS)}); nearest "
+                   "runs with -radix 5")
+    p.add_argument("--width", type=int, default=2, help="points per timestep (2)")
+    p.add_argument("--steps", type=int, default=1000, help="timesteps (1000)")
+    p.add_argument("--iter-max", type=int, default=1 << 16,
+                   help="iterations of the compute_bound kernel of the sweep's first run (65536)")
+    p.add_argument("--threshold", type=float, default=0.5, help="efficiency of METG (0.5)")
+
+
+def metg(points, threshold):
+    """METG from a sweep's runs [(time per task, FLOP/s)], in the sweep's order (largest tasks
+    first): None when no run reached the threshold or none fell below it after."""
+    best = max(r for _, r in points)
+    eff = [r / best for _, r in points]
+    above = [i for i, e in enumerate(eff) if e >= threshold]
+    if not above or all(e >= threshold for e in eff):
+        return None
+    i = min(above, key=lambda k: points[k][0])
+    t = points[i][0]
+    if i + 1 < len(points) and points[i + 1][0] < t:  # linear, between i and the next run
+        (t0, e0), (t1, e1) = (points[i][0], eff[i]), (points[i + 1][0], eff[i + 1])
+        t = t1 + (t0 - t1) * (threshold - e1) / (e0 - e1) if e0 != e1 else t0
+    return t
+
+
+def run_graph(b, system, cmd, ranks, cores, pattern, a, it):
+    """One Task Bench run: (time per task in us, FLOP/s), or None when it failed."""
+    argv = cmd.replace("{cores}", str(cores)).split()
+    argv += ["-steps", a.steps, "-width", a.width, "-type", pattern, "-kernel", "compute_bound",
+             "-iter", it]
+    if pattern == "nearest":
+        argv += ["-radix", 5]
+    if ranks > 1:
+        argv = b.mpirun(ranks) + argv
+    r = b.sh(f"metg_{system}_{ranks}x{cores}_{pattern}_{it}", argv, timeout=120, quiet=True)
+    got = {k: re.search(p, r.text, re.M) for k, p in _OUT.items()}
+    if not r.ok or not all(got.values()):
+        b.say(f"  {system}, {pattern}, -iter {it}: {r.why()}")
+        return None
+    elapsed, tasks, flops = (float(got[k].group(1)) for k in ("elapsed", "tasks", "flops"))
+    return elapsed / tasks * ranks * cores * 1e6, flops / elapsed
+
+
+def sweep(b, system, cmd, ranks, cores, pattern, a):
+    """The runs of one sweep, largest tasks first, until two fell below the threshold."""
+    points, below, it = [], 0, a.iter_max
+    while it >= 1 and below < 2:
+        p = run_graph(b, system, cmd, ranks, cores, pattern, a, it)
+        if p is None:
+            break
+        points.append(p)
+        best = max(r for _, r in points)
+        below = below + 1 if p[1] / best < a.threshold else 0
+        it //= 2
+    return points
+
+
+def system_case(name, cmd, layouts, patterns, a, reference):
+    def run(b):
+        got = {}
+        for ranks, cores in layouts:
+            for pattern in patterns:
+                points = sweep(b, name, cmd, ranks, cores, pattern, a)
+                m = metg(points, a.threshold) if points else None
+                if m is None:
+                    b.say(f"  {name}, {pattern}, {ranks}x{cores}: no METG from this sweep "
+                          f"({len(points)} runs)")
+                    continue
+                size = f"{pattern}{' r5' if pattern == 'nearest' else ''}, {ranks} rank" \
+                    f"{'s' if ranks > 1 else ''} x {cores} core{'s' if cores > 1 else ''}, " \
+                    f"width {a.width}"
+                got[(size, "METG(50%)")] = m
+        return got
+    return Case(name, run, unit="us", better="lower", reference=reference, seconds=60)
+
+
+def parse_layouts(text):
+    out = []
+    for item in text.split(","):
+        r, _, c = item.strip().partition("x")
+        if not (r.isdigit() and c.isdigit() and 1 <= int(r) <= 64 and 1 <= int(c) <= 256):
+            raise BadArgument(f"--layout: RANKSxCORES items, e.g. 1x2,2x1; got '{item}'")
+        out.append((int(r), int(c)))
+    return out
+
+
+def run_metg(bench, a):
+    """METG(50%) of each system, pattern and layout; the systems interleaved over the rounds."""
+    layouts = parse_layouts(a.layout)
+    patterns = [p.strip() for p in a.patterns.split(",") if p.strip()]
+    for p in patterns:
+        if p not in PATTERNS + ("stencil_1d_periodic", "dom", "spread", "random_nearest",
+                                "no_comm", "trivial"):
+            raise BadArgument(f"--patterns: unknown pattern '{p}'")
+    systems = []
+    for spec in a.system:
+        name, sep, cmd = spec.partition("=")
+        if not sep or not name.strip() or not cmd.strip():
+            raise BadArgument(f"--system: expected 'NAME=COMMAND', got '{spec}'")
+        systems.append((name.strip(), cmd.strip()))
+    if not systems:
+        bench.build(["taskbench_rill_dtd"])
+        exe = os.path.join(bench.build_dir, "apps", "taskbench", "taskbench_rill_dtd")
+        if not os.access(exe, os.X_OK):
+            raise BenchError("taskbench_rill_dtd is not built: configure the build with "
+                             "-DTASKBENCH_DIR=<a Task Bench checkout> (apps/taskbench/README.md)")
+        systems = [("Rill DTD", f"{exe} --mca runtime_num_cores {{cores}}")]
+    cases = [system_case(n, c, layouts, patterns, a, systems[0][0] if k else "")
+             for k, (n, c) in enumerate(systems)]
+    bench.rounds(cases)
+    bench.say("")
+    bench.say(bench.table())
