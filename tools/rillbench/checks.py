@@ -1,7 +1,6 @@
 """Correctness runs on a GPU machine, within a device call: `check` (the GPU tests and the DLA
 testers with checks on ragged sizes) and `suite` (the whole CTest suite in parts, or one test
 repeated several copies at once). They record no rows: they pass or fail."""
-import glob
 import os
 import shutil
 import subprocess
@@ -52,8 +51,11 @@ def testers(gpus, ptg_only):
 def run_check(bench, a):
     """The DLA testers with -x, then ctest -L gpu within --tests-s; exit 1 on any failure."""
     bench.build()
-    fails = 0
+    fails, skipped = 0, 0
     for op, np, opts in testers(bench.gpus, a.ptg):
+        if not bench.fits(120):
+            skipped += 1
+            continue
         cmd = [bench.exe(f"apps/dla/testing_{op}")] + opts.split() + ["-x"]
         if np > 1:
             cmd = bench.mpirun(np) + cmd
@@ -65,7 +67,8 @@ def run_check(bench, a):
     if a.tests_s > 0 and not a.ptg:
         fails += not ctest(bench, "gpu", ["-L", "gpu", "-E", "^test_alloc_sweep_gpu$"],
                            a.tests_s)
-    bench.say(f"== check: {fails} failure(s)")
+    bench.say(f"== check: {fails} failure(s)"
+              + (f"; {skipped} tester run(s) not run, the budget spent" if skipped else ""))
     return 1 if fails else 0
 
 
@@ -135,7 +138,7 @@ def repeat(bench, a):
         for j in range(a.copies):
             log = os.path.join(bench.out, f"repeat_{k}_{j}.log")
             f = open(log, "w", encoding="utf-8")
-            procs.append((subprocess.Popen(["timeout", "60"] + argv, stdout=f,
+            procs.append((subprocess.Popen(["timeout", "-k", "10", "60"] + argv, stdout=f,
                                            stderr=subprocess.STDOUT, env=env, cwd=bench.build_dir),
                           f, log))
         deadline = time.monotonic() + 40
@@ -143,7 +146,11 @@ def repeat(bench, a):
             time.sleep(0.5)
         stacks(bench, [p for p, _, _ in procs if p.poll() is None], k)
         for p, f, log in procs:
-            p.wait()
+            try:
+                p.wait(timeout=90)  # (timeout(1) kills it at 70 s)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
             f.close()
             if p.returncode == 0:
                 passed += 1
@@ -155,19 +162,46 @@ def repeat(bench, a):
     return 1 if failed else 0
 
 
+def descendants(pid):
+    """The processes under pid (mpirun's ranks, timeout's child), from /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # (gone meanwhile)
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
 def stacks(bench, procs, k):
-    """Every thread's stack of the copies still running (gdb, else cuda-gdb), to a file."""
+    """Every thread's stack (gdb, else cuda-gdb) of the copies still running: the test's own
+    processes (an MPI test's ranks), not timeout(1) or mpirun."""
     gdb = shutil.which("gdb") or shutil.which("cuda-gdb")
     if not procs or not gdb:
         return
+    launchers = ("timeout", "mpirun", "mpiexec", "orterun", "prterun", "orted", "prted")
     with open(os.path.join(bench.out, f"repeat_{k}_stacks.txt"), "w", encoding="utf-8") as f:
         for p in procs:
-            # the test itself is the child of timeout(1)
-            kids = glob.glob(f"/proc/{p.pid}/task/*/children")
-            pids = [c for path in kids for c in open(path, encoding="utf-8").read().split()]
-            for pid in pids or [str(p.pid)]:
-                r = subprocess.run([gdb, "-p", pid, "-batch", "-ex", "thread apply all bt"],
-                                   capture_output=True, text=True, timeout=30)
+            for pid in descendants(p.pid):
+                try:
+                    with open(f"/proc/{pid}/comm", encoding="utf-8") as c:
+                        if c.read().strip() in launchers:
+                            continue
+                    r = subprocess.run([gdb, "-p", str(pid), "-batch", "-ex",
+                                        "thread apply all bt"], capture_output=True, text=True,
+                                       timeout=30)
+                except (OSError, subprocess.TimeoutExpired) as err:
+                    f.write(f"==== pid {pid}: no stack ({err})\n")
+                    continue
                 f.write(f"==== pid {pid}\n")
                 f.writelines(l + "\n" for l in r.stdout.splitlines()
                              if l.startswith(("Thread", "#")))

@@ -11,12 +11,14 @@ import csv
 import datetime
 import os
 import shlex
+import math
 import shutil
+import signal
 import statistics
 import subprocess
-import sys
 import threading
 import time
+import traceback
 import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,6 +74,38 @@ def commit():
     return head + ("+dirty" if dirty else "")
 
 
+def stop_group(p, grace=10):
+    """End a command started in a session of its own and everything it started (mpirun's
+    ranks, ctest's tests): SIGTERM to the group, as timeout(1) sends (mpirun passes it on),
+    then SIGKILL after grace seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def run_bounded(argv, out, env, limit, cwd):
+    """(exit status, timed out) of a command whose output goes to the file out; past limit
+    seconds its whole process group is stopped (exit 124)."""
+    try:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                             start_new_session=True)
+    except OSError as err:
+        out.write(f"{PROG}: cannot run {argv[0]}: {err}\n")
+        return 127, False
+    try:
+        return p.wait(timeout=limit), False
+    except subprocess.TimeoutExpired:
+        stop_group(p)
+        return 124, True
+
+
 class Run:
     """One finished command: its exit status, its output (stdout and stderr) and its log."""
 
@@ -121,6 +155,7 @@ class Bench:
         default = "build-gpu" if self.gpus else os.path.join("build", "release")
         self.build_dir = os.path.abspath(args.build or os.path.join(REPO, default))
         self.rows = []  # the call's rows, dicts keyed by COLUMNS
+        self.round = 0
         self.skipped = []
         self._names = {}
 
@@ -217,28 +252,20 @@ class Bench:
         return os.path.join(self.out, f"{safe}{'' if k == 0 else f'.{k}'}.log")
 
     def sh(self, name, argv, env=None, timeout=300, quiet=False, cwd=None):
-        """Run a command, bounded by its timeout and by the budget left; its output goes to a
-        log under --out and comes back in the Run."""
+        """Run a command, bounded by its timeout and by the budget left (the build too, less a
+        margin, so that a device call ends with its logs); its output goes to a log under --out
+        and comes back in the Run. env: variables set on top of this process's environment
+        (the log names only those)."""
         log = self.log_name(name)
-        limit = max(1, min(timeout, self.left())) if name not in ("configure", "build") \
-            else timeout
+        limit = max(1, min(timeout, self.left() - (30 if name in ("configure", "build") else 0)))
         full_env = dict(os.environ)
-        full_env.update(env or {})
+        full_env.update({k: str(v) for k, v in (env or {}).items()})
         with open(log, "w", encoding="utf-8") as f:
             f.write(f"# {shlex.join(str(a) for a in argv)}\n")
             if env:
                 f.write("# env: " + " ".join(f"{k}={v}" for k, v in env.items()) + "\n")
             f.flush()
-            timed_out = False
-            try:
-                p = subprocess.run([str(a) for a in argv], stdout=f, stderr=subprocess.STDOUT,
-                                   env=full_env, timeout=limit, cwd=cwd or REPO)
-                rc = p.returncode
-            except subprocess.TimeoutExpired:
-                rc, timed_out = 124, True
-            except OSError as err:
-                f.write(f"{PROG}: cannot run {argv[0]}: {err}\n")
-                rc = 127
+            rc, timed_out = run_bounded([str(a) for a in argv], f, full_env, limit, cwd or REPO)
         with open(log, encoding="utf-8", errors="replace") as f:
             text = f.read()
         r = Run(rc, text, log, timed_out)
@@ -248,32 +275,44 @@ class Bench:
 
     # -- rounds ----------------------------------------------------------------------------
     def rounds(self, cases, rounds=None):
-        """Run every case once per round, interleaved; gather the rows of the call."""
+        """Run every case once per round, interleaved; gather the rows of the call (those of
+        the cases that ran, even when one failed). self.round: the round running, for the
+        cases that share one program's output within a round."""
         rounds = rounds or self.args.rounds
         values = {}  # (config, size, figure) -> [values]
         order = []
-        for r in range(rounds):
-            for case in cases:
-                if not self.fits(case.seconds):
-                    self.skipped.append(f"{case.config} (round {r + 1})")
-                    continue
-                try:
-                    got = case.run(self) or {}
-                except BenchError as err:
-                    self.say(f"  {case.config}: {err}")
-                    got = {}
-                for (size, figure), v in got.items():
-                    key = (case.config, size, figure)
-                    if key not in values:
-                        values[key] = []
-                        order.append((case, size, figure))
-                    values[key].extend(v if isinstance(v, list) else [v])
-        self._gather(order, values)
+        try:
+            for r in range(rounds):
+                self.round = r
+                for case in cases:
+                    if not self.fits(case.seconds):
+                        self.skipped.append(f"{case.config} (round {r + 1})")
+                        continue
+                    for (size, figure), v in self._run_case(case).items():
+                        key = (case.config, size, figure)
+                        if key not in values:
+                            values[key] = []
+                            order.append((case, size, figure))
+                        values[key].extend(v if isinstance(v, list) else [v])
+        finally:
+            self._gather(order, values)
+
+    def _run_case(self, case):
+        """A case's measurements; a failure is said (with its traceback when unforeseen) and
+        gives none, so that the other cases and their rows go on."""
+        try:
+            return case.run(self) or {}
+        except BenchError as err:
+            self.say(f"  {case.config}: {err}")
+        except Exception:  # noqa: BLE001: one broken case must not lose the call's rows
+            self.say(f"  {case.config}: failed:\n{traceback.format_exc()}")
+        return {}
 
     def _gather(self, order, values):
         best = {}
         for case, size, figure in order:
             vals = [float(v) for v in values[(case.config, size, figure)]]
+            vals = [v for v in vals if math.isfinite(v)]  # (a program's nan or inf: no figure)
             if not vals:
                 continue
             unit, better = case.unit_of(figure)
@@ -368,7 +407,7 @@ class Clocks:
         self.stop.set()
         self.thread.join()
         nums = [(float(s[0]), float(s[1]), s[2]) for s in self.samples
-                if len(s) == 3 and s[0].replace(".", "").isdigit()]
+                if len(s) == 3 and _number(s[0]) is not None and _number(s[1]) is not None]
         if not nums:
             self.bench.say("clocks: no samples (nvidia-smi missing or no GPU)")
             return
@@ -380,6 +419,10 @@ class Clocks:
         self.bench.say(f"clocks: throttle reasons seen: {', '.join(reasons)}")
 
 
-def die(msg, code=2):
-    print(f"{PROG}: error: {msg}", file=sys.stderr)
-    sys.exit(code)
+def _number(text):
+    """text as a finite float, None when it is not one ([N/A], [Not Supported])."""
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None

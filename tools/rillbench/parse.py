@@ -8,11 +8,12 @@ _GPU_LINE = re.compile(r"^# +(rank \d+, )?GPU \d+:")
 
 def tester_runs(text, scale=1.0):
     """The GFLOP/s of every result row of a DLA tester (the column third from the end:
-    testing_dgemm's rows have M N K where the others have N), times scale (1e-3: TFLOP/s)."""
+    testing_dgemm's rows have M N K where the others have N), times scale (1e-3: TFLOP/s);
+    not those whose check (-x) says FAIL."""
     vals = []
     for line in text.splitlines():
         f = line.split()
-        if len(f) >= 9 and f[0].isdigit() and f[-1] != "failed":
+        if len(f) >= 9 and f[0].isdigit() and f[-1] != "FAIL":  # (a failed check: no figure)
             try:
                 vals.append(float(f[-3]) * scale)
             except ValueError:
@@ -52,8 +53,9 @@ def tables(text, first="tile_bytes"):
         if f and f[0] == first:
             cols = f
             out.append([])
-        elif cols and f and f[0].isdigit() and len(f) == len(cols):
-            out[-1].append(dict(zip(cols, f)))
+        elif cols and f and f[0].isdigit():
+            if len(f) == len(cols):  # (a row that failed its check has more words: left out)
+                out[-1].append(dict(zip(cols, f)))
         elif cols and f and not line.startswith("#"):
             cols = None
     return out

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import time
 
-from .core import BadArgument, Bench, BenchError, Case, LacksHardware, REPO
+from .core import BadArgument, Bench, BenchError, Case, LacksHardware, REPO, stop_group
 from . import metg, parse
 
 T_DLA = "apps/dla"
@@ -122,8 +122,9 @@ def dla_gpu(bench, a):
                                   "ptg"], reference="rill dpotrf NB=2048, 1 process x 2 GPUs",
                                  env=TIMED, seconds=90))
     finish(bench, cases)
-    tasks = bench.sh("gpu_tasks", [bench.exe("bench/bench_gpu_tasks"), 200000])
-    bench.say(tasks.text.strip())
+    if bench.fits(60):  # the manager's own cost, printed (the tasks suite records it)
+        tasks = bench.sh("gpu_tasks", [bench.exe("bench/bench_gpu_tasks"), 200000], timeout=60)
+        bench.say(tasks.text.strip())
 
 
 # -- scale -------------------------------------------------------------------------------------
@@ -190,20 +191,32 @@ def run_four(bench, a):
                              env=env, seconds=120))
 
     def gemm4(b):  # one cublasDgemm per GPU, the four at once: the sum of their medians
-        procs = []
-        for g in range(4):
-            log = b.log_name(f"vendor_gemm_gpu{g}")
-            f = open(log, "w", encoding="utf-8")
-            procs.append((subprocess.Popen(
-                [b.exe(VENDOR), "gemm", "32768", "3"], stdout=f, stderr=f, cwd=REPO,
-                env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(g))), f, log))
+        exe, procs = b.exe(VENDOR), []
+        try:
+            for g in range(4):
+                log = b.log_name(f"vendor_gemm_gpu{g}")
+                f = open(log, "w", encoding="utf-8")
+                procs.append((subprocess.Popen(
+                    [exe, "gemm", "32768", "3"], stdout=f, stderr=subprocess.STDOUT, cwd=REPO,
+                    start_new_session=True, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(g))),
+                    f, log))
+            limit = time.monotonic() + min(200, max(1, b.left()))
+            for p, _, _ in procs:
+                p.wait(timeout=max(1, limit - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            b.say("  4 x cublasDgemm: timed out")
+            return {}
+        finally:  # none left running beside the next case
+            for p, f, _ in procs:
+                if p.poll() is None:
+                    stop_group(p)
+                f.close()
         total = 0.0
-        for p, f, log in procs:
-            p.wait(timeout=max(1, b.left()))
-            f.close()
+        for p, _, log in procs:
             with open(log, encoding="utf-8") as fh:
                 v = parse.vendor_runs(fh.read())
-            if not v:
+            if p.returncode != 0 or not v:
+                b.say(f"  4 x cublasDgemm: {log} has no result (exit {p.returncode})")
                 return {}
             total += sorted(v)[len(v) // 2]
         return {("4 GPUs", "TFLOP/s"): total}
@@ -219,6 +232,9 @@ def run_four(bench, a):
 
 def traced_potrf(bench, np, n, env):
     """One traced dpotrf on np processes x 1 GPU; the trace tools' views of its timed run."""
+    if not bench.fits(150):
+        bench.say("traced dpotrf: not run (the budget spent)")
+        return
     prefix = os.path.join(bench.out, "trace")
     r = bench.sh("traced_dpotrf", bench.mpirun(np) + [
         bench.exe(f"{T_DLA}/testing_dpotrf"), "-N", n, "-t", 2048, "-g", 1, "--mca",
@@ -306,8 +322,9 @@ def hop_case(config, argv, np_extra=(), reference="", seconds=120, env=None, pre
             got[(prefix + parse.tile_name(row["tile_bytes"]), "us per hop")] = \
                 float(row["us_per_hop"])
         for row in hops[1] if len(hops) > 1 else []:
-            got[(prefix + f"{parse.tile_name(row['tile_bytes'])} x {row['tiles']} in flight",
-                 "GB/s")] = float(row["GB/s"])
+            if float(row["GB/s"]) > 0:  # (0: the longer run took no longer, no figure)
+                got[(prefix + f"{parse.tile_name(row['tile_bytes'])} x {row['tiles']} "
+                     "in flight", "GB/s")] = float(row["GB/s"])
         return got
     return Case(config, run, unit="us", better="lower", reference=reference, seconds=seconds,
                 units={"GB/s": ("GB/s", "higher")})
@@ -322,16 +339,17 @@ def ref_case(configs, hops, np_extra=(), env=None, prefix="", seconds=90):
         r = b.sh("hop_ref", b.mpirun(2, *np_extra) + [b.exe("bench/bench_hop_ref"), hops],
                  env=env, timeout=300)
         t = parse.tables(r.text) if r.ok else []
-        cache["rows"] = t[0] if t else []
-        return column(list(configs)[0])
+        cache["rows"], cache["round"] = (t[0] if t else []), b.round
+        return column(b, list(configs)[0])
 
-    def column(col):
+    def column(b, col):  # this round's run only (none when it was skipped)
+        rows = cache.get("rows", []) if cache.get("round") == b.round else []
         return {(prefix + parse.tile_name(row["tile_bytes"]), "us per hop"): float(row[col])
-                for row in cache.get("rows", []) if parse.number(row.get(col)) is not None}
+                for row in rows if parse.number(row.get(col)) is not None}
 
     cases = []
     for k, (col, config) in enumerate(configs.items()):
-        run = first if k == 0 else (lambda b, c=col: column(c))
+        run = first if k == 0 else (lambda b, c=col: column(b, c))
         cases.append(Case(config, run, unit="us", better="lower",
                           seconds=seconds if k == 0 else 0))
     return cases
@@ -376,7 +394,8 @@ def run_nodes(bench, a):
     shm = ("--mca", "pml", "ob1", "--mca", "btl", "self,vader", "-x", "UCX_TLS")
     nodes = ["--mca", "comm_ranks_per_node", 1]
     mpi_alone, hop = "MPI alone (host buffers)", [a.hops, a.max]
-    cases = ref_case({"mpi_host": mpi_alone, "nccl": "NCCL sockets"}, a.hops, tcp,
+    cases = ref_case({"mpi_host": mpi_alone, "nccl": "NCCL sockets"}, a.hops,
+                     tcp + ("-x", "NCCL_P2P_DISABLE", "-x", "NCCL_SHM_DISABLE"),
                      env=dict(env, NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1"))
     for config, mca in (
             ("rill GPU direct over UCX", ["--mca", "comm_net", "ucx", "--mca", "comm_net_gpu",
@@ -444,25 +463,29 @@ def perftest(b, test, env, max_bytes):
         raise BenchError(f"no ucx_perftest next to {lib} nor on PATH: its floors skipped")
     got = {}
     for size in (s for s in HOP_SIZES if 1048576 <= s <= max_bytes):
-        base = dict(os.environ, UCX_TLS="tcp,cuda_copy,self", LD_LIBRARY_PATH=lib, **env)
+        mine = dict(env, UCX_TLS="tcp,cuda_copy,self", LD_LIBRARY_PATH=lib)
         log = b.log_name(f"perftest_{test[1]}_{size}")
         with open(log + ".server", "w", encoding="utf-8") as srv_out:
             srv = subprocess.Popen([exe, "-p", "13337"], stdout=srv_out, stderr=srv_out,
-                                   env=dict(base, CUDA_VISIBLE_DEVICES="0"))
-            time.sleep(1)
-            r = b.sh(f"perftest_{test[1]}_{size}", [exe, "127.0.0.1", "-p", 13337, "-s", size,
-                                                     "-n", 8 if size > 20000000 else 30, "-w",
-                                                     2] + test,
-                     env=dict(base, CUDA_VISIBLE_DEVICES="1"), timeout=60)
+                                   start_new_session=True,
+                                   env=dict(os.environ, CUDA_VISIBLE_DEVICES="0", **mine))
             try:
+                time.sleep(1)
+                r = b.sh(f"perftest_{test[1]}_{size}",
+                         [exe, "127.0.0.1", "-p", 13337, "-s", size, "-n",
+                          8 if size > 20000000 else 30, "-w", 2] + test,
+                         env=dict(mine, CUDA_VISIBLE_DEVICES="1"), timeout=60)
                 srv.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                srv.kill()
-                srv.wait()
+                pass
+            finally:  # the server never outlives its client
+                if srv.poll() is None:
+                    stop_group(srv, grace=2)
         for line in r.text.splitlines():
-            if "Final" in line and len(line.split()) > 6:
+            f = line.split()
+            if "Final" in line and len(f) > 6 and parse.number(f[6]) is not None:
                 # column 7: MB/s of 2^20 bytes; recorded as MB/s of 10^6 bytes
-                got[(parse.tile_name(size), "MB/s")] = float(line.split()[6]) * 1.048576
+                got[(parse.tile_name(size), "MB/s")] = float(f[6]) * 1.048576
     return got
 
 
@@ -483,13 +506,19 @@ def run_channels(bench, a):
 
     def run(b):
         r = b.sh("bench_channels", b.mpirun(2) + [b.exe("bench/bench_channels")], timeout=300)
+        if not r.ok:  # (it exits 1 when a path moved wrong bytes)
+            return {}
         got = {}
         for head, rows in parse.markdown_tables(r.text).items():
             if not head.startswith("GB/s"):
                 continue
+            checked = next((x for x in rows if x.get("size") == "check"), {})
             for row in rows:
                 for col, cell in row.items():
-                    if col not in ("size", "n") and parse.number(cell) is not None:
+                    if col in ("size", "n") or row["size"] == "check" or \
+                            checked.get(col) != "ok":  # a path whose bytes were wrong: none
+                        continue
+                    if parse.number(cell) is not None:
                         got[(f"{row['size']} {col}", "GB/s")] = float(cell)
         for line in r.text.splitlines():
             if ":" in line and ("ping-pong" in line or "round trip" in line):
@@ -584,13 +613,14 @@ def run_comm(bench, a):
         if r.ok:
             with open(csv_path, encoding="utf-8") as f:
                 rows = parse.csv_rows(f.read())
-        cache["rows"] = rows
+        cache["rows"], cache["round"] = rows, b.round
         return {(parse.tile_name(x["bytes"]), "us per hop"): float(x["rill_us_per_hop"])
                 for x in rows}
 
-    def mpi(b):
+    def mpi(b):  # this round's run only
+        rows = cache.get("rows", []) if cache.get("round") == b.round else []
         return {(parse.tile_name(x["bytes"]), "us per hop"): float(x["mpi_us_per_msg"])
-                for x in cache.get("rows", [])}
+                for x in rows}
     finish(bench, [Case("rill remote dependency", rill, unit="us", better="lower",
                         reference="MPI ping-pong", seconds=60),
                    Case("MPI ping-pong", mpi, unit="us", better="lower", seconds=0)])
@@ -624,25 +654,33 @@ def ptg_output(text):
 def run_ptg(bench, a):
     """bench_ptg: PTG's dpotrf and per-task cost next to DTD's, LAPACKE_dpotrf alongside."""
     bench.build(["bench_ptg"])
-    size, out = f"N={a.N} NB={a.nb}", {}
+    size, out, b_round = f"N={a.N} NB={a.nb}", {}, [0]
 
     def pick(who, b=None):
         if b is not None:  # the first case of a round runs the program
             r = b.sh("bench_ptg", [b.exe("bench/bench_ptg"), a.N, a.nb, 3, a.tasks],
                      timeout=300)
             out["potrf"], out["shapes"] = ptg_output(r.text) if r.ok else ({}, {})
+            out["round"] = b.round
+        elif out.get("round") != b_round[0]:
+            return {}  # this round's run was skipped
         got = {}
         if who in out.get("potrf", {}):
             got[(size, "GFLOP/s")] = out["potrf"][who]
         for shape, (dtd, ptg) in out.get("shapes", {}).items() if who != "LAPACKE_dpotrf" else ():
             got[(f"{a.tasks} tasks, {shape}", "us per task")] = dtd if who == "DTD" else ptg
         return got
+    def later(who):
+        def run(b):
+            b_round[0] = b.round
+            return pick(who)
+        return run
     units = {"us per task": ("us", "lower")}
     finish(bench, [Case("LAPACKE_dpotrf", lambda b: pick("LAPACKE_dpotrf", b), unit="GFLOP/s",
                         seconds=120),
-                   Case("DTD", lambda b: pick("DTD"), unit="GFLOP/s", seconds=0, units=units,
+                   Case("DTD", later("DTD"), unit="GFLOP/s", seconds=0, units=units,
                         reference="LAPACKE_dpotrf"),
-                   Case("PTG", lambda b: pick("PTG"), unit="GFLOP/s", seconds=0, units=units,
+                   Case("PTG", later("PTG"), unit="GFLOP/s", seconds=0, units=units,
                         reference="DTD")])
 
 
