@@ -1,5 +1,5 @@
-"""rill_bench report: bench/results/README.md (the newest call of each suite on each machine,
-as markdown tables) and docs/figures/bench_<suite>.png, from bench/results/<suite>.csv.
+"""rill_bench report: bench/results/README.md (the newest row of each configuration, size
+and figure of each suite on each machine, as markdown tables) and docs/figures/bench_<suite>.png, from bench/results/<suite>.csv.
 
     rill_bench report [--results DIR] [--readme FILE] [--figures DIR] [--check] [--no-figures]
 
@@ -40,7 +40,9 @@ hand: change the CSV files and run `tools/rill_bench report` again (`--check` sa
 this file is current; CTest's `bench_results_current` runs it). The figures are
 `docs/figures/bench_<suite>.png`.
 
-For each suite and machine, the newest call. best: the best of the runs (the highest, or the
+For each suite and machine, the newest row of each configuration, size and figure (the date
+column says which call it comes from; a call that measured only some of them leaves the
+others to the calls before it). best: the best of the runs (the highest, or the
 lowest when lower is better); ratio: the best over its reference's best (the reference's
 over the row's when lower is better), so above 1 the row is ahead of its reference;
 "(medians)": the ratio of the medians, where a best was not recorded.
@@ -241,24 +243,46 @@ def cell(text):
     return str(text).replace("|", "\\|")
 
 
-def call_table(call):
-    index = {(r["config"], r["size"], r["figure"]): r for r in call}
+def latest(calls):
+    """The newest row of each (config, size, figure) over a machine's calls (oldest first),
+    each with its own call: [(row, call)], the newest call's rows first."""
+    seen, out = set(), []
+    for call in reversed(calls):
+        for r in ordered(call):
+            key = (r["config"], r["size"], r["figure"])
+            if key not in seen:
+                seen.add(key)
+                out.append((r, call))
+    return out
+
+
+def call_table(pairs):
+    """The rows, each with its reference's row from its own call (for the ratio of medians)."""
+    index = {}
+    for _, call in pairs:
+        if id(call) not in index:
+            index[id(call)] = {(r["config"], r["size"], r["figure"]): r for r in call}
     lines = ["| config | size | figure | best | median | runs | reference | reference's best "
-             "| ratio |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in ordered(call):
-        ref_row = index.get((r["reference"], r["size"], r["figure"])) if r["reference"] else None
+             "| ratio | date |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = ordered([r for r, _ in pairs])
+    call_of = {id(r): c for r, c in pairs}
+    for r in rows:
+        mine = index[id(call_of[id(r)])]
+        ref_row = mine.get((r["reference"], r["size"], r["figure"])) if r["reference"] else None
         cells = [r["config"], r["size"], r["figure"], r["best"], r["median"], r["runs"],
-                 r["reference"], r["ref_best"], ratio(r, ref_row)]
+                 r["reference"], r["ref_best"], ratio(r, ref_row), r["date"]]
         lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
     return lines
 
 
-def earlier_line(calls):
-    if not calls:
-        return "Earlier calls on this machine: none."
-    listed = [f"{c[0]['date']} (commit {c[0]['commit']}, {len(c)} rows)"
-              for c in reversed(calls)]
-    return "Earlier calls on this machine: " + "; ".join(listed) + "."
+def calls_line(calls, pairs):
+    """The machine's calls, newest first: date, commit, rows, and how many of them shown."""
+    shown_in = {}
+    for _, call in pairs:
+        shown_in[id(call)] = shown_in.get(id(call), 0) + 1
+    listed = [f"{c[0]['date']} (commit {c[0]['commit']}, {len(c)} rows, "
+              f"{shown_in.get(id(c), 0)} shown)" for c in reversed(calls)]
+    return "Calls on this machine, newest first: " + "; ".join(listed) + "."
 
 
 def readme_text(results):
@@ -268,10 +292,9 @@ def readme_text(results):
         if not rows:
             out += ["No rows yet.", ""]
         for machine, calls in calls_by_machine(rows).items():
-            newest = calls[-1][0]
-            out += [f"### {machine_name(machine)}: {newest['date']}, commit {newest['commit']}",
-                    ""]
-            out += call_table(calls[-1]) + ["", earlier_line(calls[:-1]), ""]
+            pairs = latest(calls)
+            out += [f"### {machine_name(machine)}", ""]
+            out += call_table(pairs) + ["", calls_line(calls, pairs), ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -412,8 +435,10 @@ def config_style(calls, plt):
 
 
 def draw_suite(plt, suite, rows, path):
-    """One row of panels per machine (its newest call), one panel per figure (quantity)."""
-    newest = [(m, calls[-1]) for m, calls in calls_by_machine(rows).items()]
+    """One row of panels per machine (the newest row of each config, size and figure), one
+    panel per figure (quantity)."""
+    newest = [(m, ordered([r for r, _ in latest(calls)]))
+              for m, calls in calls_by_machine(rows).items()]
     panels = [[(f, [r for r in ordered(call) if r["figure"] == f])
                for f in first_seen(r["figure"] for r in call)] for _, call in newest]
     ncols = max(len(p) for p in panels)
@@ -438,8 +463,9 @@ def draw_suite(plt, suite, rows, path):
         for ax in row_axes[len(row_panels):]:
             ax.axis("off")
     fig.suptitle(f"rill_bench {suite}", fontsize=11)
-    fig.supxlabel("; ".join(f"{machine_name(m)}: {c[0]['date']}, commit {c[0]['commit']}"
-                            for m, c in newest), fontsize=7, color="0.35")
+    fig.supxlabel("; ".join(f"{machine_name(m)}: " + ", ".join(sorted(
+        {f"{r['date']} (commit {r['commit']})" for r in c})) for m, c in newest), fontsize=7,
+        color="0.35")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
