@@ -121,6 +121,9 @@ check(parse.tile_name(4096) == "4 KiB" and parse.tile_name(134217728) == "128 Mi
 m = metg.metg([(100, 10.0), (50, 10.0), (25, 9.0), (12, 4.0), (6, 2.0)], 0.5)
 check(m is not None and abs(m - 14.6) < 1e-9, f"metg: interpolated 14.6, got {m}")
 check(metg.metg([(100, 10.0), (50, 9.0)], 0.5) is None, "metg: none below the threshold: none")
+# against a peak of 20 (another system's best) only the first two runs reach 50%: 50 us
+m = metg.metg([(100, 10.0), (50, 10.0), (25, 9.0), (12, 4.0)], 0.5, peak=20.0)
+check(m is not None and abs(m - 50) < 1e-9, f"metg against the call's peak: 50, got {m}")
 
 print("ok" if not fails else f"{len(fails)} failure(s)")
 sys.exit(1 if fails else 0)

@@ -295,7 +295,7 @@ class Bench:
                             order.append((case, size, figure))
                         values[key].extend(v if isinstance(v, list) else [v])
         finally:
-            self._gather(order, values)
+            self.gather(order, values)
 
     def _run_case(self, case):
         """A case's measurements; a failure is said (with its traceback when unforeseen) and
@@ -308,7 +308,9 @@ class Bench:
             self.say(f"  {case.config}: failed:\n{traceback.format_exc()}")
         return {}
 
-    def _gather(self, order, values):
+    def gather(self, order, values):
+        """Rows from values {(config, size, figure): [values]}, in order [(case, size,
+        figure)]: best, median, runs; then every row's reference's best."""
         best = {}
         for case, size, figure in order:
             vals = [float(v) for v in values[(case.config, size, figure)]]
