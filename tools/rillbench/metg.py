@@ -11,8 +11,11 @@ sweep, which flatters a system whose large tasks are slow). METG(50%): the small
 a run at 50% efficiency or more, interpolated towards the next, smaller, run below 50% as
 chart_metg.py does. The sweep stops two runs after the efficiency fell below the threshold.
 """
+import csv
 import os
 import re
+import subprocess
+import sys
 
 from .core import BadArgument, BenchError, Case
 
@@ -134,6 +137,76 @@ def metg_rows(bench, cases, sweeps, a):
             order.append((case, size, figure))
             values[(name, size, figure)] = got
     bench.gather(order, values)
+    write_sweeps(bench, sweeps, peak if a.efficiency == "call" else None)
+
+
+def write_sweeps(bench, sweeps, peak):
+    """Every run of every sweep to OUT/metg_sweeps.csv (system, size, round, time per task,
+    FLOP/s, efficiency), and its plot, OUT/metg_efficiency.png, when matplotlib is there."""
+    path = os.path.join(bench.out, "metg_sweeps.csv")
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["system", "size", "round", "us_per_task", "flops_per_s", "efficiency"])
+        for (name, size), runs in sweeps.items():
+            for k, points in enumerate(runs):
+                best = peak[size] if peak else max(r for _, r in points)
+                for t, r in points:
+                    w.writerow([name, size, k + 1, f"{t:.4g}", f"{r:.4g}", f"{r / best:.4g}"])
+    png = os.path.join(bench.out, "metg_efficiency.png")
+    bench.say(f"sweeps: {path}" + (f", plotted in {png}" if plot(path, png) else
+                                   " (no plot: matplotlib is missing)"))
+
+
+def plot(csv_path, png_path):
+    """Efficiency against time per task, a panel per pattern and layout, a line per system
+    and round; under /usr/bin/python3 when this interpreter lacks matplotlib. True: drawn."""
+    try:
+        import matplotlib
+    except ImportError:
+        system = "/usr/bin/python3"
+        if sys.executable == system or not os.path.exists(system):
+            return False
+        tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        r = subprocess.run([system, "-m", "rillbench.metg", csv_path, png_path],
+                           env=dict(os.environ, PYTHONPATH=tools), capture_output=True)
+        return r.returncode == 0
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    sizes = list(dict.fromkeys(r["size"] for r in rows))
+    systems = list(dict.fromkeys(r["system"] for r in rows))
+    if not sizes:
+        return False
+    cols = min(3, len(sizes))
+    nrows = (len(sizes) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, squeeze=False, figsize=(5 * cols, 3.6 * nrows),
+                             layout="constrained")
+    colours = plt.get_cmap("tab10")
+    for ax, size in zip(axes.flat, sizes):
+        for i, system in enumerate(systems):
+            mine = [r for r in rows if r["size"] == size and r["system"] == system]
+            for k, rnd in enumerate(dict.fromkeys(r["round"] for r in mine)):
+                pts = [r for r in mine if r["round"] == rnd]
+                ax.plot([float(r["us_per_task"]) for r in pts],
+                        [float(r["efficiency"]) for r in pts], marker=".", lw=1,
+                        color=colours(i % 10), alpha=1.0 if k == 0 else 0.4,
+                        label=system if k == 0 else None)
+        ax.axhline(0.5, color="0.5", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_title(size, fontsize=9)
+        ax.set_xlabel("time per task per core (us)")
+        ax.set_ylabel("efficiency")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(sizes):]:
+        ax.axis("off")
+    fig.savefig(png_path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+if __name__ == "__main__":  # python3 -m rillbench.metg CSV PNG (plot's other interpreter)
+    sys.exit(0 if plot(sys.argv[1], sys.argv[2]) else 1)
 
 
 def parse_layouts(text):
