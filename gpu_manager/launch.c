@@ -97,9 +97,11 @@ static int wait_inputs(gm_t *m, rill_task_t *task, cudaStream_t s, const rill_ta
     for (int i = 0; i < n; i++) {
         gm_entry_t *e = ents[i];
         rill_data_t *d = flows[i].data;
+        /* bytes on their way into the block (written only: not over them) */
+        bool wait = e->xfers > 0;
         if (flows[i].mode & RILL_FLOW_READ) {
             uint64_t v = atomic_load_explicit(&d->version, memory_order_acquire);
-            bool wait = false, current = rill_data_copy_current(d, e->copy);
+            bool current = rill_data_copy_current(d, e->copy);
             if (current && e->xfers == 0) {
                 atomic_fetch_add_explicit(&m->n_hits, 1, memory_order_relaxed);
             } else if (e->xfers > 0 && (current || e->xfer_version == v)) {
@@ -116,15 +118,8 @@ static int wait_inputs(gm_t *m, rill_task_t *task, cudaStream_t s, const rill_ta
                 }
                 wait = e->xfers > 0;
             }
-            if (wait) {
-                cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
-                if (err != cudaSuccess) {
-                    gm_fail_cuda(m, task, "cudaStreamWaitEvent", err);
-                    return LAUNCH_FAILED;
-                }
-            }
-        } else if (e->xfers > 0) {
-            /* written only: not over bytes still landing in the block */
+        }
+        if (wait) {
             cudaError_t err = cudaStreamWaitEvent(s, e->ready, 0);
             if (err != cudaSuccess) {
                 gm_fail_cuda(m, task, "cudaStreamWaitEvent", err);

@@ -21,6 +21,8 @@ import time
 import traceback
 import zipfile
 
+from .parse import number
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROG = "rill_bench"
 
@@ -409,7 +411,7 @@ class Clocks:
         self.stop.set()
         self.thread.join()
         nums = [(float(s[0]), float(s[1]), s[2]) for s in self.samples
-                if len(s) == 3 and _number(s[0]) is not None and _number(s[1]) is not None]
+                if len(s) == 3 and number(s[0]) is not None and number(s[1]) is not None]
         if not nums:
             self.bench.say("clocks: no samples (nvidia-smi missing or no GPU)")
             return
@@ -419,12 +421,3 @@ class Clocks:
                            f"max {v[-1]:.0f} ({len(v)} samples)")
         reasons = sorted({n[2] for n in nums})
         self.bench.say(f"clocks: throttle reasons seen: {', '.join(reasons)}")
-
-
-def _number(text):
-    """text as a finite float, None when it is not one ([N/A], [Not Supported])."""
-    try:
-        v = float(text)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None

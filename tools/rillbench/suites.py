@@ -23,13 +23,13 @@ def need_gpus(bench, n, what):
 
 # -- helpers that make cases ------------------------------------------------------------------
 def tester_case(config, op, size, argv, np=1, scale=1e-3, reference="", seconds=60, env=None,
-                figure="TFLOP/s", timeout=300):
+                figure="TFLOP/s", timeout=300, mpi_extra=()):
     """A DLA tester run: its result rows' GFLOP/s (times scale) under (size, figure); with
-    np > 1 under mpirun. The GPU lines of its best run go to the console."""
+    np > 1 under mpirun (with mpi_extra). The GPU lines of its best run go to the console."""
     def run(b):
         cmd = [b.exe(f"{T_DLA}/testing_{op}")] + argv
         if np > 1:
-            cmd = b.mpirun(np) + cmd
+            cmd = b.mpirun(np, *mpi_extra) + cmd
         r = b.sh(f"{op}_{config}_{size}", cmd, env=env, timeout=timeout)
         vals = parse.tester_runs(r.text, scale) if r.ok else []
         for line in parse.tester_gpu_lines(r.text):
@@ -420,25 +420,15 @@ def run_nodes(bench, a):
     if a.dpotrf:
         n, ref = a.dpotrf, "rill dpotrf pipeline over MPI"
         base = ["-N", n, "-t", 2048, "-P", 1, "-Q", 2, "-g", 1, "--nruns", 2] + nodes
-        mpi = bench.mpirun(2, *tcp)[len(bench.mpirun(2)):]
         for config, mca in ((ref, ["--mca", "comm_net", "mpi"]),
                             ("rill dpotrf over UCX (auto)", ["--mca", "comm_net", "ucx"]),
                             ("rill dpotrf GPU direct over UCX", ["--mca", "comm_net", "ucx",
                                                                  "--mca", "comm_net_gpu",
                                                                  "direct"])):
-            cases.append(mpi_tester_case(config, f"N={n}", base + mca, mpi, env,
-                                         reference="" if config == ref else ref))
+            cases.append(tester_case(config, "dpotrf", f"N={n}", base + mca, np=2, env=env,
+                                     mpi_extra=tcp, timeout=200, seconds=120,
+                                     reference="" if config == ref else ref))
     finish(bench, cases)
-
-
-def mpi_tester_case(config, size, argv, mpi_extra, env, reference):
-    """testing_dpotrf on 2 processes with mpirun options (the nodes suite's transports)."""
-    def run(b):
-        r = b.sh(f"dpotrf_{config}", b.mpirun(2, *mpi_extra)
-                 + [b.exe(f"{T_DLA}/testing_dpotrf")] + argv, env=env, timeout=200)
-        vals = parse.tester_runs(r.text, 1e-3) if r.ok else []
-        return {(size, "TFLOP/s"): vals} if vals else {}
-    return Case(config, run, unit="TFLOP/s", reference=reference, seconds=120)
 
 
 def perftest_cases(max_bytes):
