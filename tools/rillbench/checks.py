@@ -65,8 +65,7 @@ def run_check(bench, a):
         bench.say(f"{'ok  ' if r.ok else 'FAIL'} np {np}: testing_{op} {opts} -x"
                   + (f"  ({rows[-1].split()[-1]})" if rows else ""))
     if a.tests_s > 0 and not a.ptg:
-        fails += not ctest(bench, "gpu", ["-L", "gpu", "-E", "^test_alloc_sweep_gpu$"],
-                           a.tests_s)
+        fails += not ctest(bench, "gpu", GPU_TESTS, a.tests_s)
     bench.say(f"== check: {fails} failure(s)"
               + (f"; {skipped} tester run(s) not run, the budget spent" if skipped else ""))
     return 1 if fails else 0
@@ -87,31 +86,46 @@ def ctest(bench, name, selection, seconds, jobs=1):
 
 
 def add_suite(p):
-    p.add_argument("part", choices=("gpu", "rest1", "rest2", "rest3", "rest4", "all", "repeat"),
-                   help="gpu: the tests labelled gpu (one at a time); rest1..rest4: the others "
-                   "in quarters by number; repeat: one test, several copies at once")
+    p.add_argument("part", choices=("gpu", "gpu1", "gpu2", "rest1", "rest2", "rest3", "rest4",
+                                    "all", "repeat"),
+                   help="gpu: the tests labelled gpu but the GPU allocation sweep (its own: "
+                   "suite repeat test_alloc_sweep_gpu), gpu1 and gpu2 their halves (a device "
+                   "call each on 4 GPUs); rest1..rest4: the others in quarters by number; "
+                   "repeat: one test, several copies at once")
     p.add_argument("test", nargs="?", help="repeat: the test's exact name")
     p.add_argument("--copies", type=int, default=3, help="repeat: copies at once (3)")
     p.add_argument("--times", type=int, default=6, help="repeat: rounds of copies (6)")
-    p.add_argument("-j", type=int, default=3, help="rest parts: tests at once (3)")
+    p.add_argument("-j", type=int, default=3, help="tests at once (3; the GPU parts: 2)")
+
+
+GPU_TESTS = ["-L", "gpu", "-E", "^test_alloc_sweep_gpu$"]
+
+
+def count_tests(bench, selection):
+    listing = subprocess.run(["ctest", "-N"] + selection, cwd=bench.build_dir,
+                             capture_output=True, text=True).stdout
+    return sum(1 for l in listing.splitlines() if "Test" in l and "#" in l)
+
+
+def parts(n, k, wanted, name, everything):
+    """(part name, -I lo,hi) of the parts of n tests cut in k that were asked for."""
+    for q in range(1, k + 1):
+        lo, hi = (q - 1) * n // k + 1, q * n // k
+        if hi >= lo and wanted in (f"{name}{q}", name, everything):
+            yield f"{name}{q}", ["-I", f"{lo},{hi}"]
 
 
 def run_suite_part(bench, a):
-    """The CTest suite in parts that each fit a device call, or one test repeated."""
+    """The CTest suite in parts that each fit a device call, or one test repeated. -I numbers
+    count within the selection (ctest -N with it), so the parts cover it once."""
     bench.build()
     if a.part == "repeat":
         return repeat(bench, a)
-    listing = subprocess.run(["ctest", "-N", "-LE", "gpu"], cwd=bench.build_dir,
-                             capture_output=True, text=True).stdout
-    n = sum(1 for l in listing.splitlines() if "Test" in l and "#" in l)
     ok = True
-    if a.part in ("gpu", "all"):
-        ok &= ctest(bench, "gpu", ["-L", "gpu"], bench.left())
-    for q in range(1, 5):
-        lo, hi = (q - 1) * n // 4 + 1, q * n // 4
-        if hi >= lo and a.part in (f"rest{q}", "all"):
-            ok &= ctest(bench, f"rest{q}", ["-LE", "gpu", "-I", f"{lo},{hi}"], bench.left(),
-                        jobs=a.j)
+    for part, cut in parts(count_tests(bench, GPU_TESTS), 2, a.part, "gpu", "all"):
+        ok &= ctest(bench, part, GPU_TESTS + cut, bench.left(), jobs=min(a.j, 2))
+    for part, cut in parts(count_tests(bench, ["-LE", "gpu"]), 4, a.part, "rest", "all"):
+        ok &= ctest(bench, part, ["-LE", "gpu"] + cut, bench.left(), jobs=a.j)
     return 0 if ok else 1
 
 

@@ -168,8 +168,8 @@ def add_four(p):
 
 
 def run_four(bench, a):
-    """4 processes x 1 GPU: dpotrf (GPU direct, the testers' 4 x 1 skewed grid) next to
-    cusolverMgPotrf on the 4 GPUs and one process driving them; the 2 x 2 grid block-cyclic and
+    """4 processes x 1 GPU: dpotrf (GPU direct, the testers' 4 x 1 skewed grid; DTD, and PTG
+    next to it) next to cusolverMgPotrf on the 4 GPUs and one process driving them; the 2 x 2 grid block-cyclic and
     skewed; dgemm next to one cublasDgemm per GPU, all four at once."""
     need_gpus(bench, 4, "four")
     bench.build(["testing_dpotrf", "testing_dgemm", "bench_gpu_vendor"])
@@ -182,6 +182,10 @@ def run_four(bench, a):
                                  ["-N", n, "-t", 2048, "-g", 1, "--nruns", 3], np=4,
                                  reference=mg, env=env, seconds=120))
     size = "N=98304"
+    cases.append(tester_case("rill dpotrf PTG, 4 x 1 grid skewed", "dpotrf", size,
+                             ["-N", 98304, "-t", 2048, "-g", 1, "--nruns", 3, "--dsl", "ptg"],
+                             np=4, reference="rill dpotrf, 4 x 1 grid skewed", env=env,
+                             seconds=120))
     for dist in ("cyclic", "skewed"):
         cases.append(tester_case(f"rill dpotrf, 2 x 2 grid {dist}", "dpotrf", size,
                                  ["-N", 98304, "-t", 2048, "-P", 2, "-Q", 2, "-g", 1, "--nruns",
@@ -686,7 +690,7 @@ SUITES = {
     "dtd": (add_dtd, run_dtd, "DTD's cost per task (CPU)"),
     "comm": (add_comm, run_comm, "a remote dependency's hop next to MPI (CPU, 2 ranks)"),
     "ptg": (add_ptg, run_ptg, "PTG next to DTD: dpotrf and per-task cost (CPU)"),
-    "metg": (metg.add_metg, metg.run_metg, "Task Bench's METG(50%) per pattern and system"),
+    "metg": (metg.add_metg, metg.run_metg, "Task Bench's METG(50%%) per pattern and system"),
 }
 
 
