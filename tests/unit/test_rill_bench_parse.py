@@ -3,7 +3,8 @@
 2026-11-28): the DLA testers, bench_gpu_vendor, bench_gpu_hop and bench_hop_ref (a row whose
 check failed is left out), bench_channels' markdown tables, bench_gpu_tasks' lines (a case
 name with a comma) and bench_ptg. The GPU suites run on GPU machines only; these readers are
-what decides their rows, so they are checked here, on every machine; and the METG of a sweep.
+what decides their rows, so they are checked here, on every machine; and the METG of a sweep,
+the help of every subcommand (argparse formats it only when asked), and the suite's parts.
 
     test_rill_bench_parse.py SOURCE_DIR
 """
@@ -11,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(sys.argv[1], "tools"))
-from rillbench import metg, parse, suites  # noqa: E402
+from rillbench import checks, cli, metg, parse, suites  # noqa: E402
 
 fails = []
 
@@ -124,6 +125,27 @@ check(metg.metg([(100, 10.0), (50, 9.0)], 0.5) is None, "metg: none below the th
 # against a peak of 20 (another system's best) only the first two runs reach 50%: 50 us
 m = metg.metg([(100, 10.0), (50, 10.0), (25, 9.0), (12, 4.0)], 0.5, peak=20.0)
 check(m is not None and abs(m - 50) < 1e-9, f"metg against the call's peak: 50, got {m}")
+
+# every subcommand's --help formats (a bare % in a help string fails only then)
+top = cli.parser()
+for action in top._subparsers._group_actions:
+    for name, sub in action.choices.items():
+        try:
+            sub.format_help()
+        except (ValueError, TypeError) as e:
+            check(False, f"rill_bench {name} --help: {e}")
+try:
+    top.format_help()
+except (ValueError, TypeError) as e:
+    check(False, f"rill_bench --help: {e}")
+
+# the suite's parts cover the selection once: 65 GPU tests in 2, 7 others in 4
+halves = list(checks.parts(65, 2, "gpu", "gpu", "all"))
+check(halves == [("gpu1", ["-I", "1,32"]), ("gpu2", ["-I", "33,65"])], f"gpu halves {halves}")
+check(list(checks.parts(65, 2, "gpu2", "gpu", "all")) == [("gpu2", ["-I", "33,65"])], "gpu2")
+check(list(checks.parts(7, 4, "gpu", "rest", "all")) == [], "gpu asks for no rest part")
+quarters = [cut[1] for _, cut in checks.parts(7, 4, "all", "rest", "all")]
+check(quarters == ["1,1", "2,3", "4,5", "6,7"], f"rest quarters {quarters}")
 
 print("ok" if not fails else f"{len(fails)} failure(s)")
 sys.exit(1 if fails else 0)
