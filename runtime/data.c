@@ -339,6 +339,7 @@ static rill_status_t collection_init(rill_collection_t *dc, rill_context_t *ctx,
     dc->user_tp = 0;
     dc->scratch = false;
     rill_hmap_init(&dc->data);
+    pthread_mutex_init(&dc->lock, NULL);
     return RILL_SUCCESS;
 }
 
@@ -350,6 +351,7 @@ static void collection_fini(rill_collection_t *dc)
         free(e->val);
     }
     rill_hmap_fini(&dc->data);
+    pthread_mutex_destroy(&dc->lock);
 }
 
 rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
@@ -483,7 +485,10 @@ rill_data_t *rill_collection_data_of(rill_collection_t *dc, uint64_t key)
 {
     if (!dc)
         return NULL;
-    return collection_datum(dc, key, dc->datum_size);
+    pthread_mutex_lock(&dc->lock);
+    rill_data_t *d = collection_datum(dc, key, dc->datum_size);
+    pthread_mutex_unlock(&dc->lock);
+    return d;
 }
 
 /* ------------------------------------------------------------ tiled matrices */
@@ -776,7 +781,10 @@ rill_data_t *rill_matrix_tile(rill_matrix_t *A, int i, int j)
     }
     size_t bytes =
         (size_t)rill_matrix_tile_rows(A, i) * (size_t)rill_matrix_tile_cols(A, j) * sizeof(double);
-    return collection_datum(&A->dc, (uint64_t)i * (uint64_t)A->nt + (uint64_t)j, bytes);
+    pthread_mutex_lock(&A->dc.lock);
+    rill_data_t *d = collection_datum(&A->dc, (uint64_t)i * (uint64_t)A->nt + (uint64_t)j, bytes);
+    pthread_mutex_unlock(&A->dc.lock);
+    return d;
 }
 
 double *rill_matrix_tile_ptr(rill_matrix_t *A, int i, int j)

@@ -2,6 +2,7 @@
 #ifndef RILL_DATA_INTERNAL_H
 #define RILL_DATA_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -79,6 +80,9 @@ struct rill_collection {
     rill_collection_rank_fn rank_of;
     void *arg;
     rill_hmap_t data; /* key -> rill_data_t*, created on first use */
+    /* guards data: DTD looks data up on the main thread, PTG on the thread that makes a
+     * task instance (a worker, the comm thread) */
+    pthread_mutex_t lock;
     int users;        /* taskpools that use some datum of it and have not ended */
     uint32_t user_tp; /* the last of them */
     bool scratch;     /* rill_collection_set_scratch: home storage neither zeroed nor pinned */

@@ -3,10 +3,13 @@
 # dependence pattern with every kernel, on 1, 2 and 4 ranks and with two graphs at once
 # (-and), 23 timesteps (prime to 2, 3, 5). The core checks every task's inputs (an assert:
 # a wrong or missing input aborts the run).
-#   apps/taskbench/check.sh BUILD_DIR [quick]     (quick: the empty kernel only)
+#   apps/taskbench/check.sh BUILD_DIR [quick|all] [dtd|ptg]
+#       (quick: the empty kernel only; dtd: taskbench_rill_dtd (the default), ptg: taskbench_rill_ptg)
 set -uo pipefail
-B=${1:?usage: check.sh BUILD_DIR [quick]}
-exe=$B/apps/taskbench/taskbench_rill_dtd
+B=${1:?usage: check.sh BUILD_DIR [quick|all] [dtd|ptg]}
+dsl=${3:-dtd}
+case $dsl in dtd | ptg) ;; *) echo "check.sh: the third argument is dtd or ptg, not '$dsl'"; exit 2 ;; esac
+exe=$B/apps/taskbench/taskbench_rill_$dsl
 [ -x "$exe" ] || { echo "no $exe: configure with -DTASKBENCH_DIR=<a task-bench checkout>"; exit 77; }
 mpi=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
@@ -39,5 +42,5 @@ for t in "${types[@]}"; do
         fi
     done
 done
-echo "Task Bench on Rill DTD: $((runs - fails)) of $runs runs passed the core's checks"
+echo "Task Bench on Rill ${dsl^^}: $((runs - fails)) of $runs runs passed the core's checks"
 [ $fails -eq 0 ]

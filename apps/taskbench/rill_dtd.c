@@ -22,11 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "core_c.h"
+#include "common.h"
 #include "rill/dtd.h"
-#include "rill/rill.h"
 
 /* what a task carries by value */
 typedef struct point {
@@ -43,22 +41,10 @@ typedef struct graph_state {
 
 static graph_state_t *graphs;
 
-/* scratch memory of the task graphs' kernels, one buffer per worker thread */
-static _Thread_local char *scratch;
-static _Thread_local size_t scratch_size;
-
-static int owner(long x, long width, int n)
-{
-    for (int r = 0; r < n; r++)
-        if (x < (long)(((long long)(r + 1) * width) / n))
-            return r;
-    return n - 1;
-}
-
 static int rank_of(uint64_t key, void *arg)
 {
     const graph_state_t *s = arg;
-    return owner((long)(key % (uint64_t)s->g.max_width), s->g.max_width, s->nranks);
+    return tb_owner((long)(key % (uint64_t)s->g.max_width), s->g.max_width, s->nranks);
 }
 
 static rill_status_t body(rill_task_t *task)
@@ -72,18 +58,7 @@ static rill_status_t body(rill_task_t *task)
         in[i] = rill_dtd_arg(task, 2 + i);
         in_bytes[i] = s->g.output_bytes_per_task;
     }
-    size_t need = s->g.scratch_bytes_per_task;
-    if (need > scratch_size) {
-        char *b = realloc(scratch, need);
-        if (!b)
-            return RILL_ERR_NO_MEMORY;
-        scratch = b;
-        scratch_size = need;
-        task_graph_prepare_scratch(scratch, need);
-    }
-    task_graph_execute_point_scratch(s->g, p->t, p->x, out, s->g.output_bytes_per_task, in,
-                                     in_bytes, (size_t)p->ninputs, need ? scratch : NULL, need);
-    return RILL_SUCCESS;
+    return tb_kernel(s->g, p->t, p->x, out, s->g.output_bytes_per_task, in, in_bytes, p->ninputs);
 }
 
 static rill_data_t *datum(graph_state_t *s, long t, long x)
@@ -144,22 +119,6 @@ static int insert_timestep(rill_taskpool_t *tp, rill_dtd_class_t *cls, long gi, 
     return 0;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int barrier(rill_context_t *ctx)
-{
-    int one = 1, *all = calloc((size_t)rill_context_nranks(ctx), sizeof(int));
-    rill_status_t s =
-        all ? rill_context_allgather(ctx, &one, sizeof(one), all) : RILL_ERR_NO_MEMORY;
-    free(all);
-    return s == RILL_SUCCESS ? 0 : 1;
-}
-
 int main(int argc, char **argv)
 {
     rill_context_t *ctx;
@@ -193,12 +152,7 @@ int main(int argc, char **argv)
         s->g = task_graph_list_task_graph(list, i);
         s->fields = fields_arg > 0 ? fields_arg : s->g.timesteps;
         s->nranks = nranks;
-        if (s->g.output_bytes_per_task < 16) {
-            fprintf(stderr,
-                    "taskbench_rill_dtd: graph %ld has %zu output bytes per task: the "
-                    "core's check needs at least 16\n",
-                    i, s->g.output_bytes_per_task);
-            rc = 2;
+        if ((rc = tb_check_output("taskbench_rill_dtd", i, s->g))) {
         } else if (rill_collection_create(ctx, s->g.output_bytes_per_task, rank_of, s, &s->dc) !=
                    RILL_SUCCESS) {
             rc = 1;
@@ -208,8 +162,8 @@ int main(int argc, char **argv)
         app_display(app);
     rill_taskpool_t *tp = NULL;
     double t0 = 0;
-    if (!rc && !(rc = barrier(ctx))) {
-        t0 = now();
+    if (!rc && !(rc = tb_barrier(ctx))) {
+        t0 = tb_now();
         rc = rill_dtd_taskpool_create(ctx, &tp) != RILL_SUCCESS;
     }
     for (long i = 0; i < ngraphs && !rc; i++)
@@ -224,15 +178,14 @@ int main(int argc, char **argv)
         }
         rill_taskpool_destroy(&tp);
     }
-    if (!rc && !(rc = barrier(ctx)) && rank == 0)
-        app_report_timing(app, now() - t0);
+    if (!rc && !(rc = tb_barrier(ctx)) && rank == 0)
+        app_report_timing(app, tb_now() - t0);
     for (long i = 0; i < ngraphs && graphs; i++)
         if (graphs[i].dc)
             rill_collection_destroy(&graphs[i].dc);
     if (cls)
         rill_dtd_class_destroy(&cls);
     free(graphs);
-    free(scratch);
     task_graph_list_destroy(list);
     app_destroy(app);
     rill_status_t s = rill_fini(&ctx);

@@ -493,59 +493,107 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
     ptg_deliver_local(out, cls, v, params, flow, d, size, owned_ref(from, d), false);
 }
 
-/* Tile (i, j) lies outside A: the taskpool fails saying so (what: "reads", ...). */
-static bool tile_outside(rill_taskpool_t *tp, const rill_matrix_t *A, int64_t i, int64_t j,
-                         const char *what)
+/* Where a flow's input or output is: a tile of a matrix or a datum of a keyed collection,
+ * resolved. data: this rank's datum (NULL when another rank holds it); bytes its size; rank
+ * the rank that holds it; name what the messages call it ("tile (2, 3)", "datum 17"). */
+typedef struct place {
+    rill_data_t *data;
+    size_t bytes;
+    int rank;
+    char name[64];
+} place_t;
+
+/* Tile (i, j) of A (local: look the datum up). Outside A the taskpool fails saying so
+ * (what: "reads", ...) and false is returned. */
+static bool tile_place(rill_taskpool_t *tp, rill_matrix_t *A, int64_t i, int64_t j,
+                       const char *what, bool local, place_t *p)
 {
     int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A);
-    if (i >= 0 && j >= 0 && i < mt && j < nt)
+    if (i < 0 || j < 0 || i >= mt || j >= nt) {
+        rill_taskpool_fail(tp, RILL_ERR_INVALID_ARG,
+                           "PTG: a task %s tile (%lld, %lld), outside its %d x %d-tile matrix "
+                           "(tile indices 0..%d, 0..%d): check the indices of the flow's tile",
+                           what, (long long)i, (long long)j, mt, nt, mt - 1, nt - 1);
         return false;
-    rill_taskpool_fail(tp, RILL_ERR_INVALID_ARG,
-                       "PTG: a task %s tile (%lld, %lld), outside its %d x %d-tile matrix (tile "
-                       "indices 0..%d, 0..%d): check the indices of the flow's tile",
-                       what, (long long)i, (long long)j, mt, nt, mt - 1, nt - 1);
+    }
+    p->data = local ? rill_matrix_tile_local(A, (int)i, (int)j) : NULL;
+    p->bytes = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
+               sizeof(double);
+    p->rank = rill_matrix_tile_rank(A, (int)i, (int)j);
+    snprintf(p->name, sizeof(p->name), "tile (%lld, %lld)", (long long)i, (long long)j);
     return true;
 }
 
-void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
+/* Datum key of the keyed collection D (local: this rank's datum, made on first use, when
+ * this rank holds it). A key the collection maps outside the ranks, or out of memory, fails
+ * the taskpool; false is returned. */
+static bool datum_place(rill_taskpool_t *tp, rill_collection_t *D, uint64_t key, bool local,
+                        place_t *p)
 {
-    if (!t || !A)
-        return;
-    ptg_inst_t *in = t->rt;
-    if (tile_outside(in->super.tp, A, i, j, "reads")) {
-        in->broken = true;
-        in->dat[flow] = NULL;
-        t->data[flow] = NULL;
-        t->size[flow] = 0;
-        return;
+    p->rank = rill_collection_rank_of(D, key);
+    p->bytes = D->datum_size;
+    snprintf(p->name, sizeof(p->name), "datum %llu", (unsigned long long)key);
+    p->data = NULL;
+    if (p->rank < 0 || p->rank >= tp->ctx->nranks) {
+        rill_taskpool_fail(tp, RILL_ERR_INVALID_ARG,
+                           "PTG: the collection's rank_of maps key %llu to rank %d, outside "
+                           "0..%d",
+                           (unsigned long long)key, p->rank, tp->ctx->nranks - 1);
+        return false;
     }
-    rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j);
-    in->dat[flow] = tile;
-    t->data[flow] = host_ptr(tile);
-    t->size[flow] = tile ? (size_t)rill_matrix_tile_rows(A, (int)i) *
-                               (size_t)rill_matrix_tile_cols(A, (int)j) * sizeof(double)
-                         : 0;
-    if (!tile) {
+    if (local && p->rank == tp->ctx->rank && !(p->data = rill_collection_data_of(D, key))) {
+        rill_taskpool_fail(tp, RILL_ERR_NO_MEMORY, "out of memory (datum %llu of %zu bytes)",
+                           (unsigned long long)key, p->bytes);
+        return false;
+    }
+    return true;
+}
+
+/* flow's input is the place p (resolved: NULL when it could not be) */
+static void in_place(rill_ptg_task_t *t, int flow, const place_t *p)
+{
+    ptg_inst_t *in = t->rt;
+    in->dat[flow] = p ? p->data : NULL;
+    t->data[flow] = p && p->data ? host_ptr(p->data) : NULL;
+    t->size[flow] = p && p->data ? p->bytes : 0;
+    if (!p) {
+        in->broken = true;
+    } else if (!p->data) {
         in->broken = true;
         rill_taskpool_fail(in->super.tp, RILL_ERR_NOT_SUPPORTED,
-                           "PTG: a task of this rank reads tile (%lld, %lld), which rank %d holds: "
-                           "reading another rank's tile from its collection is not built yet "
-                           "(give the task that tile's affinity, or send it from a task there)",
-                           (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
+                           "PTG: a task of this rank reads %s, which rank %d holds: reading "
+                           "another rank's data from its collection is not built yet (give the "
+                           "task that affinity, or send it from a task there)",
+                           p->name, p->rank);
     }
 }
 
-void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
+void rill_ptg_in_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
 {
     if (!t || !A)
         return;
+    place_t p;
+    in_place(t, flow,
+             tile_place(((ptg_inst_t *)t->rt)->super.tp, A, i, j, "reads", true, &p) ? &p : NULL);
+}
+
+void rill_ptg_in_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key)
+{
+    if (!t || !D)
+        return;
+    place_t p;
+    in_place(t, flow, datum_place(((ptg_inst_t *)t->rt)->super.tp, D, key, true, &p) ? &p : NULL);
+}
+
+/* flow's input is NEW: a fresh buffer of p's size (NULL: it could not be resolved) */
+static void new_place(rill_ptg_task_t *t, int flow, const place_t *p)
+{
     ptg_inst_t *in = t->rt;
-    if (tile_outside(in->super.tp, A, i, j, "takes a NEW tile the size of")) {
+    if (!p) {
         in->broken = true;
         return;
     }
-    size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
-               sizeof(double);
+    size_t n = p->bytes;
     /* zero-filled for a task that reads it; a WRITE flow's only gets written (a GPU's copy
      * is not staged in either: no 32 MiB memset on the thread that makes the task) */
     const ptg_tp_t *tp = (const ptg_tp_t *)in->super.tp;
@@ -563,23 +611,39 @@ void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i
     t->size[flow] = n;
 }
 
+void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i, int64_t j)
+{
+    if (!t || !A)
+        return;
+    place_t p;
+    new_place(t, flow,
+              tile_place(((ptg_inst_t *)t->rt)->super.tp, A, i, j, "takes a NEW tile the size of",
+                         false, &p)
+                  ? &p
+                  : NULL);
+}
+
+void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key)
+{
+    if (!t || !D)
+        return;
+    place_t p;
+    new_place(t, flow, datum_place(((ptg_inst_t *)t->rt)->super.tp, D, key, false, &p) ? &p : NULL);
+}
+
 static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
                       rill_ptg_out_t *out);
 
-void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, int from_flow)
+/* An output of the completing task's flow from_flow into the place p: copied there unless
+ * the flow's data is p's datum already. */
+static void write_place(rill_ptg_out_t *out, const place_t *p, int from_flow)
 {
-    if (!out || !out->from || !A)
-        return;
-    if (ptg_expr_errors != out->errors) /* the release's expressions failed the run */
-        return;
-    if (tile_outside(&out->tp->super, A, i, j, "writes"))
-        return;
-    rill_data_t *tile = rill_matrix_tile_local(A, (int)i, (int)j), *d = out->from->dat[from_flow];
+    rill_data_t *tile = p->data, *d = out->from->dat[from_flow];
     if (!tile) {
         rill_taskpool_fail(&out->tp->super, RILL_ERR_NOT_SUPPORTED,
-                           "PTG: an output to tile (%lld, %lld), which rank %d holds: writing "
-                           "another rank's tile is not built yet",
-                           (long long)i, (long long)j, rill_matrix_tile_rank(A, (int)i, (int)j));
+                           "PTG: an output to %s, which rank %d holds: writing another rank's "
+                           "data is not built yet",
+                           p->name, p->rank);
         return;
     }
     if (out->early) { /* the launch's pass: nothing but the outputs to other ranks */
@@ -595,7 +659,6 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
     }
     if (!d || tile == d) /* the flow's data is that tile already */
         return;
-    size_t n = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j);
     /* a GPU's copy of an older version of the tile may be landing in its host copy (a
      * chore, an eviction): one copy into a host buffer at a time, as the managers do
      * (landing 0 -> 1, held while the bytes go in; a transfer is bounded, so is the wait).
@@ -606,9 +669,32 @@ void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64
              &host->landing, &z, 1, memory_order_acq_rel, memory_order_relaxed);
          z = 0)
         sched_yield();
-    memcpy(host->ptr, host_ptr(d), n * sizeof(double));
+    size_t n = p->bytes < d->size ? p->bytes : d->size;
+    memcpy(host->ptr, host_ptr(d), n);
     rill_data_wrote(tile, 0); /* a GPU's copy of the tile is stale now */
     atomic_store_explicit(&host->landing, 0, memory_order_release);
+}
+
+void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j, int from_flow)
+{
+    if (!out || !out->from || !A)
+        return;
+    if (ptg_expr_errors != out->errors) /* the release's expressions failed the run */
+        return;
+    place_t p;
+    if (tile_place(&out->tp->super, A, i, j, "writes", true, &p))
+        write_place(out, &p, from_flow);
+}
+
+void rill_ptg_write_datum(rill_ptg_out_t *out, rill_collection_t *D, uint64_t key, int from_flow)
+{
+    if (!out || !out->from || !D)
+        return;
+    if (ptg_expr_errors != out->errors)
+        return;
+    place_t p;
+    if (datum_place(&out->tp->super, D, key, true, &p))
+        write_place(out, &p, from_flow);
 }
 
 /* Hand task (and the nmore tasks linked after it) back to the scheduler, to run on a worker
@@ -1177,19 +1263,23 @@ static void ptg_describe(rill_taskpool_t *super, FILE *out)
     ptg_remote_describe(tp, out);
 }
 
-/* The collection global k of the program (NULL when not set). */
-static rill_matrix_t *global_matrix(const rill_ptg_program_t *prog, const void *globals, int k)
+/* The collection global k of the program (NULL when not set): a keyed collection, or the
+ * collection behind a matrix. */
+static rill_collection_t *global_collection(const rill_ptg_program_t *prog, const void *globals,
+                                            int k)
 {
-    rill_matrix_t *A;
-    memcpy(&A, (const char *)globals + prog->collections[k].offset, sizeof(A));
-    return A;
+    void *ptr;
+    memcpy(&ptr, (const char *)globals + prog->collections[k].offset, sizeof(ptr));
+    if (!ptr || prog->collections[k].keyed)
+        return ptr;
+    return rill_matrix_collection(ptr);
 }
 
 static void ptg_ended(rill_taskpool_t *super)
 {
     ptg_tp_t *tp = (ptg_tp_t *)super;
     for (int k = 0; k < tp->prog->ncollections; k++) /* claimed at the creation */
-        rill_collection_unuse(rill_matrix_collection(global_matrix(tp->prog, tp->globals, k)));
+        rill_collection_unuse(global_collection(tp->prog, tp->globals, k));
 }
 
 static void ptg_destroy(rill_taskpool_t *super)
@@ -1250,11 +1340,13 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
             return RILL_ERR_INVALID_ARG;
         }
     for (int k = 0; k < prog->ncollections; k++)
-        if (!global_matrix(prog, globals, k)) {
+        if (!global_collection(prog, globals, k)) {
             RILL_ERROR(RILL_LOG_RUNTIME,
-                       "PTG program %s: the collection global %s is NULL: set it to a matrix "
-                       "(rill_matrix_create) before creating the taskpool",
-                       prog->name, prog->collections[k].name);
+                       "PTG program %s: the collection global %s is NULL: set it to a %s "
+                       "before creating the taskpool",
+                       prog->name, prog->collections[k].name,
+                       prog->collections[k].keyed ? "keyed collection (rill_collection_create)"
+                                                  : "matrix (rill_matrix_create)");
             return RILL_ERR_INVALID_ARG;
         }
     if (!inst_pool_ready) {
@@ -1335,8 +1427,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
             atomic_store_explicit(&tp->super.marks_urgent, true, memory_order_relaxed);
     /* its collections cannot be destroyed until the wait (ptg_ended) */
     for (int k = 0; k < prog->ncollections; k++)
-        rill_collection_use(rill_matrix_collection(global_matrix(prog, tp->globals, k)),
-                            tp->super.id);
+        rill_collection_use(global_collection(prog, tp->globals, k), tp->super.id);
     /* live from now on: activations for it are taken; those that came early, now */
     ptg_remote_live(tp);
     /* the tasks that wait for no other task start now; every range is checked as it is

@@ -82,10 +82,12 @@ typedef struct rill_ptg_class {
 #define RILL_PTG_READ  1 /* = the core's RILL_FLOW_READ */
 #define RILL_PTG_WRITE 2
 
-/** A global that is a collection (a rill_matrix_t *): its name and offset in the globals. */
+/** A global that is a collection: its name, offset in the globals, and kind (0: a
+ * rill_matrix_t *, tiles A(m, n); 1: a keyed rill_collection_t *, data D(key)). */
 typedef struct rill_ptg_global {
     const char *name;
     size_t offset;
+    int keyed;
 } rill_ptg_global_t;
 
 typedef struct rill_ptg_program {
@@ -106,17 +108,24 @@ RILL_API void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *para
 /** Flow flow's input is tile (i, j) of A (t->data[flow] its address, t->size[flow] its
  * bytes). A tile this rank does not hold fails the run (reading another rank's tile is not
  * built yet). */
-RILL_API void rill_ptg_tile_in(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i,
+RILL_API void rill_ptg_in_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i,
                                int64_t j);
+/** The same for datum key of the keyed collection D (its datum size). */
+RILL_API void rill_ptg_in_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key);
 /** Flow flow's input is NEW: a fresh tile, zero-filled, of the size of tile (i, j) of A (the
  * task's affinity tile), held by the task; it goes on to the flow's successors like any
  * tile and is freed by the last task that holds it. Out of memory fails the run. */
 RILL_API void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, int64_t i,
                                 int64_t j);
+/** The same of the size of a datum of D (the task's affinity is datum key). */
+RILL_API void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key);
 /** An output of the completing task's flow from_flow into tile (i, j) of A: copied there
  * unless the flow's data is that tile already. */
 RILL_API void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
                                   int from_flow);
+/** The same into datum key of D. */
+RILL_API void rill_ptg_write_datum(rill_ptg_out_t *out, rill_collection_t *D, uint64_t key,
+                                   int from_flow);
 
 /** An expression of the generated code that cannot be computed, or a range that cannot be
  * enumerated: what (the class, the .rill file's line and the expression's text) and the

@@ -1,6 +1,7 @@
 /* PTG programs compiled by rillcc (rill_add_ptg) and run, each checked against a
  * sequential computation, one scenario per run (argv[1]):
  *   chain  N tasks in a chain on one tile, each adding its index: the sum, exactly
+ *   keyed  the same over a keyed collection of int64_t data (typed flows, calls), any ranks
  *   fan    a tile broadcast to a row of tasks (a range), each writing its own tile, and a
  *          control gather that runs after all of them
  *   potrf  tiled Cholesky on OpenBLAS/LAPACKE, ragged tiles, against LAPACKE_dpotrf
@@ -50,6 +51,7 @@
 #include "fan_run.h"
 #include "gpu_run.h"
 #include "hop_run.h"
+#include "keyed_run.h"
 #include "new_run.h"
 #include "noguard_run.h"
 #include "noprod_run.h"
@@ -408,6 +410,41 @@ static int test_new(void)
     return 0;
 }
 
+static int key_rank(uint64_t key, void *arg)
+{
+    return (int)(key % (uint64_t)rill_context_nranks(arg));
+}
+
+/* keyed_run.rill: PTG over a keyed collection (one index, data of its datum size, typed
+ * flows, calls in the expressions), across the ranks */
+static int test_keyed(void)
+{
+    int nranks = rill_context_nranks(ctx), rank = rill_context_rank(ctx), len = 5;
+    for (int n = 1; n <= 17; n += 4) {
+        rill_collection_t *D;
+        CHECK_OK(rill_collection_create(ctx, (size_t)len * sizeof(int64_t), key_rank, ctx, &D));
+        keyed_run_globals_t g = { .N = n, .D = D };
+        rill_taskpool_t *tp;
+        CHECK_OK(keyed_run_taskpool_create(ctx, &g, &tp));
+        run(tp);
+        if ((n - 1) % nranks == rank) { /* the last datum: sum over i < n of (i + e) */
+            const int64_t *x = rill_data_ptr(rill_collection_data_of(D, (uint64_t)n - 1));
+            CHECK_MSG(x != NULL, "keyed: N=%d: no datum %d here", n, n - 1);
+            for (int e = 0; x && e < len; e++) {
+                int64_t want = (int64_t)n * (n - 1) / 2 + (int64_t)n * e;
+                CHECK_MSG(x[e] == want,
+                          "keyed: N=%d on %d rank(s): element %d is %lld, expected %lld", n, nranks,
+                          e, (long long)x[e], (long long)want);
+            }
+        }
+        CHECK_OK(rill_collection_destroy(&D));
+    }
+    if (rank == 0)
+        printf("keyed: chains over a keyed collection of int64_t data on %d rank(s): right\n",
+               nranks);
+    return 0;
+}
+
 atomic_int gpu_run_cuda_bodies;
 
 static int test_gpu(void)
@@ -721,6 +758,8 @@ int main(int argc, char **argv)
         rc = test_remote();
     else if (!strcmp(what, "new"))
         rc = test_new();
+    else if (!strcmp(what, "keyed"))
+        rc = test_keyed();
     else if (!strcmp(what, "gpu"))
         rc = test_gpu();
     else if (!strcmp(what, "war"))
@@ -736,7 +775,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
-                "stencil, expr, remote, new, gpu, war, noprod, cycle, range, div\n",
+                "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div\n",
                 what);
         rc = 2;
     }

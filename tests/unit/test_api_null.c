@@ -137,7 +137,10 @@ static void objects_null(rill_context_t *ctx)
     STATUS(rill_ptg_taskpool_create(ctx, NULL, NULL, NULL));
     STATUS(rill_ptg_init(NULL));
     rill_ptg_deliver(NULL, 0, NULL, 0, 0); /* generated code's calls: no effect */
-    rill_ptg_tile_in(NULL, 0, NULL, 0, 0);
+    rill_ptg_in_tile(NULL, 0, NULL, 0, 0);
+    rill_ptg_in_datum(NULL, 0, NULL, 0);
+    rill_ptg_new_datum(NULL, 0, NULL, 0);
+    rill_ptg_write_datum(NULL, NULL, 0, 0);
     rill_ptg_new_tile(NULL, 0, NULL, 0, 0);
     rill_ptg_write_tile(NULL, NULL, 0, 0, 0);
     /* params.h */

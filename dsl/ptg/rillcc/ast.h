@@ -22,7 +22,10 @@ typedef enum {
     E_UN,    /* op, a */
     E_BIN,   /* op, a, b */
     E_TERN,  /* a ? b : c */
+    E_CALL,  /* text (a C function of the prologue) (args): its value as an int64_t */
 } expr_kind_t;
+
+struct arg;
 
 typedef struct expr {
     expr_kind_t kind;
@@ -32,6 +35,7 @@ typedef struct expr {
     int op;    /* the operator's token (a character, or a parser token for two-character ones) */
     int depth; /* the subtree's height (1: a leaf), at most RILLCC_MAX_DEPTH */
     struct expr *a, *b, *c;
+    struct arg *args; /* E_CALL: its arguments (lo of each) */
 } expr_t;
 
 /** The deepest expression tree (and parentheses) the parser takes: every walk of a tree
@@ -78,6 +82,7 @@ typedef enum { F_READ, F_WRITE, F_RW, F_CTL } flow_kind_t;
 typedef struct flow {
     flow_kind_t kind;
     char *name;
+    char *type; /* [type = "C type"]: what the body sees the data as (NULL: double *) */
     loc_t loc;
     dep_t *deps;
     struct flow *next;
@@ -129,10 +134,24 @@ typedef struct global {
     struct global *next;
 } global_t;
 
-/** A global names tiles when its type is the tiled matrix (a pointer to rill_matrix_t). */
-static inline bool global_is_collection(const global_t *g)
+/** A global names tiles when its type is a pointer to the tiled matrix (tiles A(m, n)) or
+ * to a keyed collection (data D(key), each of the collection's datum size). */
+static inline bool global_is_matrix(const global_t *g)
 {
     return g && strstr(g->type, "rill_matrix_t") && strchr(g->type, '*');
+}
+static inline bool global_is_keyed(const global_t *g)
+{
+    return g && strstr(g->type, "rill_collection_t") && strchr(g->type, '*');
+}
+static inline bool global_is_collection(const global_t *g)
+{
+    return global_is_matrix(g) || global_is_keyed(g);
+}
+/** The indices of one tile or datum of collection g: 2 (row, column) or 1 (the key). */
+static inline int global_indices(const global_t *g)
+{
+    return global_is_keyed(g) ? 1 : 2;
 }
 
 /** A global of an integer type (not double, not a pointer): a symbol of check.c's affine
@@ -142,6 +161,15 @@ static inline bool global_is_integer(const global_t *g)
     return !strchr(g->type, '*') && !strstr(g->type, "double") && !strstr(g->type, "float") &&
            (strstr(g->type, "int") || strstr(g->type, "long") || strstr(g->type, "short") ||
             strstr(g->type, "size_t") || strstr(g->type, "unsigned"));
+}
+
+/** A global that is a number (an integer, or a double or float that is no pointer). The
+ * others (a struct, a pointer that is not a collection) are opaque: expressions can only
+ * hand them to a function of the prologue, f(graph, t). */
+static inline bool global_is_number(const global_t *g)
+{
+    return global_is_integer(g) ||
+           (!strchr(g->type, '*') && (strstr(g->type, "double") || strstr(g->type, "float")));
 }
 
 typedef struct program {

@@ -101,6 +101,36 @@ static cval_t fold_bin(const expr_t *e, long long x, long long y)
     return unknown;
 }
 
+static cval_t check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, bool integer,
+                         const char *where);
+
+/* A call f(args): f is a C function of the prologue (its value an int64_t), not a name of
+ * the program; each argument one value, a global of any type (a collection, a struct: what
+ * the function needs to compute the value) or an expression. */
+static void check_call(const expr_t *e, const tclass_t *c, const def_t *upto)
+{
+    if (global_find(e->text) || (c && def_find(c, e->text)))
+        rillcc_error(e->loc,
+                     "'%s' is a value, not a function: a call f(...) names a C function of the "
+                     "prologue",
+                     e->text);
+    else if (class_find(e->text))
+        rillcc_error(e->loc,
+                     "'%s' is a task class: a call f(...) names a C function of the prologue "
+                     "(a task's flow in a dependency is written 'FLOW %s(args)')",
+                     e->text, e->text);
+    for (const arg_t *a = e->args; a; a = a->next) {
+        if (a->hi)
+            rillcc_error(a->lo->loc,
+                         "a range in the arguments of %s(...): a function gets one "
+                         "value per argument",
+                         e->text);
+        const global_t *g = a->lo->kind == E_ID ? global_find(a->lo->text) : NULL;
+        if (!g || global_is_number(g)) /* a global of another type is handed over as it is */
+            check_expr(a->lo, c, upto, false, "an argument");
+    }
+}
+
 /** Check the names of e: a global value, or a definition of c; with upto (a definition's
  * own range) only those defined before it. integer: the value must be an integer (ranges,
  * indices), so a number with a fraction is a type clash there. A division or modulo by a
@@ -128,7 +158,12 @@ static cval_t check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, 
             if (global_is_collection(g))
                 rillcc_error(e->loc,
                              "'%s' is a collection (%s), not a value: it cannot be used in an "
-                             "expression (a tile of it is written %s(m, n) in a dependency)",
+                             "expression (a tile of it is written %s(%s) in a dependency)",
+                             e->text, g->type, e->text, global_is_keyed(g) ? "key" : "m, n");
+            else if (!global_is_number(g))
+                rillcc_error(e->loc,
+                             "'%s' has type %s, not a number: it can only be handed to a "
+                             "function of the prologue (f(%s, ...))",
                              e->text, g->type, e->text);
             return unknown;
         }
@@ -201,6 +236,9 @@ static cval_t check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, 
             return (cval_t){ true, e->op == OR };
         return unknown;
     }
+    case E_CALL:
+        check_call(e, c, upto);
+        return unknown;
     case E_TERN: {
         cval_t x = check_expr(e->a, c, upto, false, where);
         cval_t y = check_expr(e->b, c, upto, integer, where);
@@ -257,6 +295,21 @@ static bool has_dep_on(const tclass_t *c, const flow_t *f, int dir, const char *
     return false;
 }
 
+/* "a tile of A has 2 indices (row, column), not 3" (or a datum of a keyed collection, 1) */
+static const char *indices_text(const global_t *g, int nargs)
+{
+    static char msg[300];
+    if (global_is_keyed(g))
+        snprintf(msg, sizeof(msg),
+                 "a datum of %s (a keyed collection) has 1 index (its key), "
+                 "not %d",
+                 g->name, nargs);
+    else
+        snprintf(msg, sizeof(msg), "a tile of %s has 2 indices (row, column), not %d", g->name,
+                 nargs);
+    return msg;
+}
+
 static void check_target(const tclass_t *c, const flow_t *f, const dep_t *d, const target_t *t)
 {
     const char *arrow = d->dir == '<' ? "<-" : "->";
@@ -294,7 +347,8 @@ static void check_target(const tclass_t *c, const flow_t *f, const dep_t *d, con
         if (!global_is_collection(g)) {
             rillcc_error(t->loc,
                          "'%s' has type %s, not a collection: only a global of type "
-                         "'rill_matrix_t *' names tiles",
+                         "'rill_matrix_t *' (tiles A(m, n)) or 'rill_collection_t *' (data "
+                         "D(key)) names data",
                          t->name, g->type);
             return;
         }
@@ -303,9 +357,8 @@ static void check_target(const tclass_t *c, const flow_t *f, const dep_t *d, con
                          "a control flow (CTL) carries no data: it cannot %s a tile "
                          "of %s",
                          d->dir == '<' ? "read" : "write", t->name);
-        if (t->nargs != 2)
-            rillcc_error(t->loc, "a tile of %s has 2 indices (row, column), not %d", t->name,
-                         t->nargs);
+        if (t->nargs != global_indices(g))
+            rillcc_error(t->loc, "%s", indices_text(g, t->nargs));
         return;
     }
     case T_TASK: {
@@ -408,11 +461,11 @@ static void check_class(tclass_t *c)
     else if (!global_is_collection(g))
         rillcc_error(c->aff_loc,
                      "'%s' has type %s, not a collection: the affinity names a "
-                     "tile of a global of type 'rill_matrix_t *'",
+                     "tile of a global of type 'rill_matrix_t *' or a datum of a "
+                     "'rill_collection_t *'",
                      c->aff_name, g->type);
-    else if (c->aff_nargs != 2)
-        rillcc_error(c->aff_loc, "a tile of %s has 2 indices (row, column), not %d", c->aff_name,
-                     c->aff_nargs);
+    else if (c->aff_nargs != global_indices(g))
+        rillcc_error(c->aff_loc, "%s", indices_text(g, c->aff_nargs));
     for (const arg_t *a = c->aff_args; a; a = a->next) {
         check_expr(a->lo, c, NULL, true, "an index");
         if (a->hi)
@@ -454,6 +507,16 @@ static void check_class(tclass_t *c)
                          "flow '%s' of %s is %s but has no input: add '<- A(m, n)' (a tile), "
                          "'<- FLOW CLASS(args)' (a task's output) or '<- NEW'",
                          f->name, c->name, flow_kind_name(f->kind));
+        if (f->kind == F_CTL && f->type)
+            rillcc_error(f->loc,
+                         "control flow '%s' of %s has a type: it carries no data (a type "
+                         "is what a body sees a data flow as)",
+                         f->name, c->name);
+        else if (f->type && !strchr(f->type, '*'))
+            rillcc_error(f->loc,
+                         "flow '%s' of %s has type \"%s\": a body sees its data through a "
+                         "pointer; write the pointer type, e.g. \"%s *\"",
+                         f->name, c->name, f->type, f->type);
         if (f->kind == F_CTL && !f->deps)
             rillcc_warning(f->loc, "control flow '%s' of %s connects to nothing", f->name, c->name);
     }
@@ -566,6 +629,7 @@ static void lin_of(const expr_t *e, const scope_t *s, lin_t *out)
         return;
     case E_FLOAT:
     case E_TERN:
+    case E_CALL: /* what a function gives is the run's to know */
         return;
     case E_ID: {
         int i = 0;
@@ -704,6 +768,14 @@ static void put_expr(text_t *t, const expr_t *e, int outer)
         put_expr(t, e->a, p);
         put(t, " %s ", rillcc_op_text(e->op, one));
         put_expr(t, e->b, p + 1);
+        break;
+    case E_CALL:
+        put(t, "%s(", e->text);
+        for (const arg_t *a = e->args; a; a = a->next) {
+            put_expr(t, a->lo, 0);
+            put(t, "%s", a->next ? ", " : "");
+        }
+        put(t, ")");
         break;
     case E_TERN:
         put_expr(t, e->a, 2);

@@ -29,6 +29,14 @@ static void expr_print(const expr_t *e, FILE *out)
         fprintf(out, ")");
         break;
     }
+    case E_CALL:
+        fprintf(out, "%s(", e->text);
+        for (const arg_t *a = e->args; a; a = a->next) {
+            expr_print(a->lo, out);
+            fprintf(out, "%s", a->next ? ", " : "");
+        }
+        fprintf(out, ")");
+        break;
     case E_TERN:
         fprintf(out, "(");
         expr_print(e->a, out);

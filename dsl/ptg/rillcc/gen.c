@@ -49,6 +49,14 @@ static int flow_index(const tclass_t *c, const char *name)
     return -1;
 }
 
+static const global_t *global_named(const char *name)
+{
+    for (const global_t *g = prog->globals; g; g = g->next)
+        if (!strcmp(g->name, name))
+            return g;
+    return NULL;
+}
+
 /* Whether e is computed on integers in the generated C (its / and % then go through
  * rill_ptg_div): integers, parameters and locals (int64_t), globals of an integer type. */
 static bool is_integer(const expr_t *e, const tclass_t *c)
@@ -74,6 +82,8 @@ static bool is_integer(const expr_t *e, const tclass_t *c)
         return is_integer(e->a, c) && is_integer(e->b, c);
     case E_TERN:
         return is_integer(e->b, c) && is_integer(e->c, c);
+    case E_CALL: /* (int64_t)f(...) */
+        return true;
     }
     return false;
 }
@@ -104,6 +114,16 @@ static void expr_text(const expr_t *e, char *buf, size_t cap, size_t *o, bool to
             *o += (size_t)snprintf(buf + *o, cap - *o, " %s ", rillcc_op_text(e->op, one));
         expr_text(e->b, buf, cap, o, false);
         if (!top && *o + 1 < cap)
+            *o += (size_t)snprintf(buf + *o, cap - *o, ")");
+        break;
+    case E_CALL:
+        *o += (size_t)snprintf(buf + *o, cap - *o, "%s(", e->text);
+        for (const arg_t *a = e->args; a; a = a->next) {
+            expr_text(a->lo, buf, cap, o, true);
+            if (*o + 1 < cap)
+                *o += (size_t)snprintf(buf + *o, cap - *o, "%s", a->next ? ", " : ")");
+        }
+        if (!e->args && *o + 1 < cap)
             *o += (size_t)snprintf(buf + *o, cap - *o, ")");
         break;
     case E_TERN:
@@ -199,6 +219,14 @@ static void expr(const expr_t *e, const tclass_t *c)
         fprintf(out, ")");
         return;
     }
+    case E_CALL: /* a C function of the prologue; a global goes as it is (G->name) */
+        fprintf(out, "((int64_t)%s(", e->text);
+        for (const arg_t *a = e->args; a; a = a->next) {
+            expr(a->lo, c);
+            fprintf(out, "%s", a->next ? ", " : "");
+        }
+        fprintf(out, "))");
+        return;
     case E_TERN:
         fprintf(out, "(");
         expr(e->a, c);
@@ -314,9 +342,16 @@ static void gen_body(const tclass_t *c, const body_t *b, const char *kind)
                 d->name);
     int fi = 0;
     for (const flow_t *f = c->flows; f; f = f->next, fi++)
-        if (f->kind != F_CTL)
-            fprintf(out, "    double *%s = (double *)rill_t_->data[%d];\n    (void)%s;\n", f->name,
+        if (f->kind != F_CTL) { /* its data as its type says (double * by default), and its
+                                 * bytes: RILL_BYTES(flow) */
+            const char *type = f->type ? f->type : "double *";
+            fprintf(out, "    %s %s = (%s)rill_t_->data[%d];\n    (void)%s;\n", type, f->name, type,
                     fi, f->name);
+            fprintf(out,
+                    "    const size_t rill_bytes_%s = rill_t_->size[%d];\n"
+                    "    (void)rill_bytes_%s;\n",
+                    f->name, fi, f->name);
+        }
     fprintf(out, "#line %d \"%s\"\n%s\n%s\n", b->code_line, prog->file, b->code, LINE_MARK);
     fprintf(out, "    return RILL_SUCCESS;\n}\n");
 }
@@ -404,11 +439,18 @@ static void gen_graph(const tclass_t *c)
 {
     /* rank */
     fn_head("int", c, "rank", "const void *g, const int64_t *v");
-    fprintf(out, "    (void)v;\n    return rill_matrix_tile_rank(G->%s, (int)(", c->aff_name);
-    expr(c->aff_args->lo, c);
-    fprintf(out, "), (int)(");
-    expr(c->aff_args->next->lo, c);
-    fprintf(out, "));\n}\n\n");
+    if (global_is_keyed(global_named(c->aff_name))) {
+        fprintf(out, "    (void)v;\n    return rill_collection_rank_of(G->%s, (uint64_t)(",
+                c->aff_name);
+        expr(c->aff_args->lo, c);
+        fprintf(out, "));\n}\n\n");
+    } else {
+        fprintf(out, "    (void)v;\n    return rill_matrix_tile_rank(G->%s, (int)(", c->aff_name);
+        expr(c->aff_args->lo, c);
+        fprintf(out, "), (int)(");
+        expr(c->aff_args->next->lo, c);
+        fprintf(out, "));\n}\n\n");
+    }
     /* ninputs: inputs from tasks (ranges of a control gather count each task) */
     fn_head("int", c, "ninputs", "const void *g, const int64_t *v");
     fprintf(out, "    (void)v;\n    int n = 0;\n");
@@ -450,6 +492,31 @@ static void gen_graph(const tclass_t *c)
     fprintf(out, "}\n\n");
 }
 
+/* "        rill_ptg_in_tile(t, 2, G->A, m, n);" or, for a keyed collection, "..._datum(t, 2,
+ * G->D, key);": fn's tile or datum form (rill_ptg_in, _new, _write), first its first
+ * argument, then the flow (flow >= 0) or after the place the source flow (from >= 0) */
+static void place_call(const char *fn, const char *first, int flow, const char *coll,
+                       const arg_t *args, const tclass_t *c, int from)
+{
+    bool keyed = global_is_keyed(global_named(coll));
+    fprintf(out, "        %s_%s(%s, ", fn, keyed ? "datum" : "tile", first);
+    if (flow >= 0)
+        fprintf(out, "%d, ", flow);
+    fprintf(out, "G->%s, ", coll);
+    if (keyed) {
+        fprintf(out, "(uint64_t)(");
+        expr(args->lo, c);
+        fprintf(out, ")");
+    } else {
+        expr(args->lo, c);
+        fprintf(out, ", ");
+        expr(args->next->lo, c);
+    }
+    if (from >= 0)
+        fprintf(out, ", %d", from);
+    fprintf(out, ");\n");
+}
+
 /* NAME_data_inputs (flows whose input is a tile) and NAME_release (outputs to tasks and
  * tiles). */
 static void gen_data(const tclass_t *c)
@@ -467,21 +534,15 @@ static void gen_data(const tclass_t *c)
                 if (ts[k] && ts[k]->kind == T_NONE && !strcmp(ts[k]->name, "NEW")) {
                     /* a fresh tile of the affinity tile's size */
                     guard_open(d, c, ts[k]);
-                    fprintf(out, "        rill_ptg_new_tile(t, %d, G->%s, ", fi, c->aff_name);
-                    expr(c->aff_args->lo, c);
-                    fprintf(out, ", ");
-                    expr(c->aff_args->next->lo, c);
-                    fprintf(out, ");\n    }\n");
+                    place_call("rill_ptg_new", "t", fi, c->aff_name, c->aff_args, c, -1);
+                    fprintf(out, "    }\n");
                     continue;
                 }
                 if (!ts[k] || ts[k]->kind != T_DATA)
                     continue;
                 guard_open(d, c, ts[k]);
-                fprintf(out, "        rill_ptg_tile_in(t, %d, G->%s, ", fi, ts[k]->name);
-                expr(ts[k]->args->lo, c);
-                fprintf(out, ", ");
-                expr(ts[k]->args->next->lo, c);
-                fprintf(out, ");\n    }\n");
+                place_call("rill_ptg_in", "t", fi, ts[k]->name, ts[k]->args, c, -1);
+                fprintf(out, "    }\n");
             }
         }
     fprintf(out, "}\n\n");
@@ -499,11 +560,8 @@ static void gen_data(const tclass_t *c)
                     continue;
                 guard_open(d, c, ts[k]);
                 if (ts[k]->kind == T_DATA) {
-                    fprintf(out, "        rill_ptg_write_tile(out, G->%s, ", ts[k]->name);
-                    expr(ts[k]->args->lo, c);
-                    fprintf(out, ", ");
-                    expr(ts[k]->args->next->lo, c);
-                    fprintf(out, ", %d);\n    }\n", fi);
+                    place_call("rill_ptg_write", "out", -1, ts[k]->name, ts[k]->args, c, fi);
+                    fprintf(out, "    }\n");
                     continue;
                 }
                 int oc = class_index(ts[k]->name);
@@ -656,6 +714,8 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     if (p->prologue)
         fprintf(out, "#line %d \"%s\"\n%s\n", p->prologue_loc.line, p->file, p->prologue);
     fprintf(out, "#include \"%s\"\n", h_name);
+    fprintf(out,
+            "/* a data flow's bytes, in a body */\n#define RILL_BYTES(flow) (rill_bytes_##flow)\n");
     int ci = 0; /* (the classes' count, in the program) */
     for (const tclass_t *c = p->classes; c; c = c->next, ci++)
         gen_class(c);
@@ -667,10 +727,11 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     fprintf(out, "};\n\nstatic const rill_ptg_global_t %s_collections[] = {", name);
     for (const global_t *g = p->globals; g; g = g->next)
         if (global_is_collection(g)) {
-            fprintf(out, "\n    { \"%s\", offsetof(%s_globals_t, %s) },", g->name, name, g->name);
+            fprintf(out, "\n    { \"%s\", offsetof(%s_globals_t, %s), %d },", g->name, name,
+                    g->name, global_is_keyed(g));
             ncoll++;
         }
-    fprintf(out, "%s};\n", ncoll ? "\n" : " { NULL, 0 } ");
+    fprintf(out, "%s};\n", ncoll ? "\n" : " { NULL, 0, 0 } ");
     fprintf(out,
             "\nconst rill_ptg_program_t %s_program = { \"%s\", %d, %s_classes, "
             "sizeof(%s_globals_t), %d, %s_collections };\n",

@@ -96,6 +96,24 @@ static int count_args(const arg_t *a)
         (head) = prev_;                                                                            \
     } while (0)
 
+/* f(args): as deep as its deepest argument, plus one (bounded as an operator is: the
+ * deepest argument stands in as the operand) */
+static expr_t *call(char *name, arg_t *args, loc_t loc)
+{
+    expr_t *e = expr_new(E_CALL, loc);
+    e->text = name;
+    e->args = args; /* in order (opt_args) */
+    for (const arg_t *a = args; a; a = a->next) {
+        if (a->lo && (!e->a || a->lo->depth > e->a->depth))
+            e->a = a->lo;
+        if (a->hi && (!e->a || a->hi->depth > e->a->depth))
+            e->a = a->hi;
+    }
+    expr_t *b = bounded(e);
+    e->a = NULL; /* the arguments are its children */
+    return b;
+}
+
 typedef struct idlist {
     char *name;
     loc_t loc;
@@ -257,6 +275,19 @@ flow
           REVERSE(dep_t, $3);
           $$->deps = $3;
       }
+    | flow_kind ID '[' ID '=' STRING ']' deps {
+          $$ = rillcc_alloc(sizeof(flow_t));
+          $$->kind = (flow_kind_t)$1;
+          $$->name = $2;
+          $$->loc = AT(@2);
+          if (strcmp($4, "type") != 0)
+              rillcc_error(AT(@4), "unknown property '%s' of flow '%s': a flow has "
+                           "[type = \"C type\"] (what its body sees the data as) or nothing",
+                           $4, $2);
+          $$->type = $6;
+          REVERSE(dep_t, $8);
+          $$->deps = $8;
+      }
     ;
 
 flow_kind
@@ -371,6 +402,7 @@ expr
     : INTNUM { $$ = expr_new(E_INT, AT(@1)); $$->ival = $1; }
     | FLOATNUM { $$ = expr_new(E_FLOAT, AT(@1)); $$->text = $1; }
     | ID { $$ = expr_new(E_ID, AT(@1)); $$->text = $1; }
+    | ID '(' opt_args ')' { $$ = call($1, $3, AT(@1)); }
     | '(' expr ')' { $$ = $2; }
     | '-' expr %prec UNARY { $$ = un('-', $2, AT(@1)); }
     | '!' expr %prec UNARY { $$ = un('!', $2, AT(@1)); }
