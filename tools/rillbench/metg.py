@@ -29,7 +29,7 @@ def add_metg(p):
                    help="a Task Bench implementation to measure: its name and command (a "
                    "binary of a Task Bench build, with options; {cores} is replaced by the "
                    "cores per rank); repeatable; the first is the reference of the others. "
-                   "Default: Rill DTD (apps/taskbench, built with -DTASKBENCH_DIR)")
+                   "Default: Rill DTD and Rill PTG (apps/taskbench, built with -DTASKBENCH_DIR)")
     p.add_argument("--layout", default="1x2,2x1", help="ranks x cores per rank, comma-"
                    "separated (1x2,2x1); more than one rank: mpirun -np ranks")
     p.add_argument("--patterns", default=",".join(PATTERNS),
@@ -233,13 +233,19 @@ def run_metg(bench, a):
         if not sep or not name.strip() or not cmd.strip():
             raise BadArgument(f"--system: expected 'NAME=COMMAND', got '{spec}'")
         systems.append((name.strip(), cmd.strip()))
-    if not systems:
+    if not systems:  # Rill's own: DTD, and PTG where rillcc built it
         bench.build(["taskbench_rill_dtd"])
-        exe = os.path.join(bench.build_dir, "apps", "taskbench", "taskbench_rill_dtd")
-        if not os.access(exe, os.X_OK):
+        try:  # (a target only where rillcc is built)
+            bench.build(["taskbench_rill_ptg"])
+        except BenchError as e:
+            bench.say(f"  Rill PTG left out: {e}")
+        for dsl in ("dtd", "ptg"):
+            exe = os.path.join(bench.build_dir, "apps", "taskbench", f"taskbench_rill_{dsl}")
+            if os.access(exe, os.X_OK):
+                systems.append((f"Rill {dsl.upper()}", f"{exe} --mca runtime_num_cores {{cores}}"))
+        if not systems or systems[0][0] != "Rill DTD":
             raise BenchError("taskbench_rill_dtd is not built: configure the build with "
                              "-DTASKBENCH_DIR=<a Task Bench checkout> (apps/taskbench/README.md)")
-        systems = [("Rill DTD", f"{exe} --mca runtime_num_cores {{cores}}")]
     sweeps = {}
     cases = [system_case(n, c, layouts, patterns, a, sweeps) for n, c in systems]
     for case in cases[1:]:
