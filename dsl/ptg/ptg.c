@@ -495,13 +495,24 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
 
 /* Where a flow's input or output is: a tile of a matrix or a datum of a keyed collection,
  * resolved. data: this rank's datum (NULL when another rank holds it); bytes its size; rank
- * the rank that holds it; name what the messages call it ("tile (2, 3)", "datum 17"). */
+ * the rank that holds it; i, j the tile's indices (keyed: i the key, j -1), for messages. */
 typedef struct place {
     rill_data_t *data;
     size_t bytes;
     int rank;
-    char name[64];
+    int64_t i, j;
 } place_t;
+
+/* what the messages call p: "tile (2, 3)", "datum 17" (formatted only for a message: the
+ * places are resolved for every task) */
+static const char *place_name(const place_t *p, char *buf, size_t cap)
+{
+    if (p->j < 0)
+        snprintf(buf, cap, "datum %llu", (unsigned long long)p->i);
+    else
+        snprintf(buf, cap, "tile (%lld, %lld)", (long long)p->i, (long long)p->j);
+    return buf;
+}
 
 /* Tile (i, j) of A (local: look the datum up). Outside A the taskpool fails saying so
  * (what: "reads", ...) and false is returned. */
@@ -520,7 +531,8 @@ static bool tile_place(rill_taskpool_t *tp, rill_matrix_t *A, int64_t i, int64_t
     p->bytes = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
                sizeof(double);
     p->rank = rill_matrix_tile_rank(A, (int)i, (int)j);
-    snprintf(p->name, sizeof(p->name), "tile (%lld, %lld)", (long long)i, (long long)j);
+    p->i = i;
+    p->j = j;
     return true;
 }
 
@@ -532,7 +544,8 @@ static bool datum_place(rill_taskpool_t *tp, rill_collection_t *D, uint64_t key,
 {
     p->rank = rill_collection_rank_of(D, key);
     p->bytes = D->datum_size;
-    snprintf(p->name, sizeof(p->name), "datum %llu", (unsigned long long)key);
+    p->i = (int64_t)key;
+    p->j = -1;
     p->data = NULL;
     if (p->rank < 0 || p->rank >= tp->ctx->nranks) {
         rill_taskpool_fail(tp, RILL_ERR_INVALID_ARG,
@@ -560,11 +573,12 @@ static void in_place(rill_ptg_task_t *t, int flow, const place_t *p)
         in->broken = true;
     } else if (!p->data) {
         in->broken = true;
+        char name[64];
         rill_taskpool_fail(in->super.tp, RILL_ERR_NOT_SUPPORTED,
                            "PTG: a task of this rank reads %s, which rank %d holds: reading "
                            "another rank's data from its collection is not built yet (give the "
                            "task that affinity, or send it from a task there)",
-                           p->name, p->rank);
+                           place_name(p, name, sizeof(name)), p->rank);
     }
 }
 
@@ -640,10 +654,11 @@ static void write_place(rill_ptg_out_t *out, const place_t *p, int from_flow)
 {
     rill_data_t *tile = p->data, *d = out->from->dat[from_flow];
     if (!tile) {
+        char name[64];
         rill_taskpool_fail(&out->tp->super, RILL_ERR_NOT_SUPPORTED,
                            "PTG: an output to %s, which rank %d holds: writing another rank's "
                            "data is not built yet",
-                           p->name, p->rank);
+                           place_name(p, name, sizeof(name)), p->rank);
         return;
     }
     if (out->early) { /* the launch's pass: nothing but the outputs to other ranks */
