@@ -29,7 +29,8 @@ def add_metg(p):
                    help="a Task Bench implementation to measure: its name and command (a "
                    "binary of a Task Bench build, with options; {cores} is replaced by the "
                    "cores per rank); repeatable; the first is the reference of the others. "
-                   "Default: Rill DTD and Rill PTG (apps/taskbench, built with -DTASKBENCH_DIR)")
+                   "Default: Rill DTD and Rill PTG (apps/taskbench, built with -DTASKBENCH_DIR); "
+                   "apps/taskbench/peers/build.sh builds the others and prints their --system")
     p.add_argument("--layout", default="1x2,2x1", help="ranks x cores per rank, comma-"
                    "separated (1x2,2x1); more than one rank: mpirun -np ranks")
     p.add_argument("--patterns", default=",".join(PATTERNS),
