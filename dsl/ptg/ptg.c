@@ -530,7 +530,8 @@ static bool tile_place(rill_taskpool_t *tp, rill_matrix_t *A, int64_t i, int64_t
     p->data = local ? rill_matrix_tile_local(A, (int)i, (int)j) : NULL;
     p->bytes = (size_t)rill_matrix_tile_rows(A, (int)i) * (size_t)rill_matrix_tile_cols(A, (int)j) *
                sizeof(double);
-    p->rank = rill_matrix_tile_rank(A, (int)i, (int)j);
+    /* a local tile is this rank's; the distribution is asked only for a message's rank */
+    p->rank = p->data ? tp->ctx->rank : rill_matrix_tile_rank(A, (int)i, (int)j);
     p->i = i;
     p->j = j;
     return true;
