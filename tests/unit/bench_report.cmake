@@ -10,5 +10,5 @@ if(Python3_FOUND)
         -DSOURCE=${CMAKE_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/bench_report_bad_csv
         -P ${CMAKE_CURRENT_LIST_DIR}/bench_report/bad_csv.cmake)
     set_tests_properties(bench_results_current bench_report_bad_csv PROPERTIES
-        LABELS "unit;bench" TIMEOUT 60)
+        LABELS "unit;bench;script" TIMEOUT 60)
 endif()

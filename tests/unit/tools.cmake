@@ -114,15 +114,15 @@ find_package(Python3 COMPONENTS Interpreter)
 if(Python3_FOUND)
     add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_layers.py
         ${CMAKE_SOURCE_DIR})
-    set_tests_properties(layers PROPERTIES LABELS unit TIMEOUT 60)
+    set_tests_properties(layers PROPERTIES LABELS "unit;script" TIMEOUT 60)
     # librill exports the functions include/rill declares with RILL_API, nothing else
     add_test(NAME exports COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_exports.py
         $<TARGET_FILE:rill> ${CMAKE_SOURCE_DIR}/include)
-    set_tests_properties(exports PROPERTIES LABELS unit TIMEOUT 60)
+    set_tests_properties(exports PROPERTIES LABELS "unit;script" TIMEOUT 60)
     # tools/rill_bench's readers of the GPU programs' outputs, on excerpts of real ones
     add_test(NAME rill_bench_parse COMMAND ${Python3_EXECUTABLE}
         ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_bench_parse.py ${CMAKE_SOURCE_DIR})
-    set_tests_properties(rill_bench_parse PROPERTIES LABELS unit TIMEOUT 60)
+    set_tests_properties(rill_bench_parse PROPERTIES LABELS "unit;script" TIMEOUT 60)
     # tools/rill_bench on the CPU suites (comm on 2 ranks, dtd, ptg): rows, references,
     # appends, bad arguments (the Release build: the driver, not the programs, is under test)
     if(MPIEXEC_EXECUTABLE AND NOT RILL_SANITIZE)

@@ -45,7 +45,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         sh ${CMAKE_SOURCE_DIR}/tests/apps/expect_exit.sh 30 0
         "^no event starts between 100.000 and 101.000 us \\(events start from 0.000 to 1915.000 us\\)$"
         ${rill_timeline} --start 100 --end 101)
-    set_tests_properties(trace_tools_timeline_empty_window PROPERTIES LABELS "unit;trace")
+    set_tests_properties(trace_tools_timeline_empty_window PROPERTIES LABELS "unit;trace;script")
     add_test(NAME trace_tools_timeline_no_name COMMAND ${rill_expect_fail}
         "error: no slice named 'nosuch' in the input" ${rill_timeline} --name nosuch)
     add_test(NAME trace_tools_timeline_nth COMMAND ${rill_expect_fail}
@@ -89,7 +89,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
         trace_tools_timeline_landings_none trace_tools_timeline_landings_gap
         trace_tools_timeline_launches_none trace_tools_timeline_launches_landings
         trace_tools_timeline_waits_none trace_tools_timeline_waits_launches
-        PROPERTIES LABELS unit TIMEOUT 60)
+        PROPERTIES LABELS "unit;script" TIMEOUT 60)
 
     # The first python3 that imports matplotlib: CMake's (a pyenv or venv one, maybe), or
     # the system's (python3-matplotlib).
@@ -106,7 +106,7 @@ if(Python3_FOUND AND rill_py_json EQUAL 0)
     if(rill_py_mpl)
         add_test(NAME trace_tools_plot COMMAND ${rill_py_mpl} ${rill_trace_check} plot
             ${rill_trace_tools} ${rill_trace_out})
-        set_tests_properties(trace_tools_plot PROPERTIES LABELS unit TIMEOUT 120)
+        set_tests_properties(trace_tools_plot PROPERTIES LABELS "unit;script" TIMEOUT 120)
     else()
         message(STATUS "trace_tools_plot test skipped: no python3 here imports matplotlib")
     endif()
@@ -117,5 +117,5 @@ endif()
 # that one lacks matplotlib too)
 add_test(NAME python_matplotlib_fallback
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python_fallback.sh ${CMAKE_SOURCE_DIR})
-set_tests_properties(python_matplotlib_fallback PROPERTIES LABELS "unit;trace" TIMEOUT 120
+set_tests_properties(python_matplotlib_fallback PROPERTIES LABELS "unit;trace;script" TIMEOUT 120
     SKIP_RETURN_CODE 77)
