@@ -3,6 +3,7 @@
 #define RILL_BASE_PARAMS_INTERNAL_H
 
 #include "rill/params.h"
+#include "strbuf.h"
 
 /**
  * Free every registered parameter, every loaded source (files, environment,
@@ -37,5 +38,17 @@ rill_status_t rill_params_read_env(char *const *envp);
 /** Re-resolve every registered parameter from what is loaded (the end of
  * rill_params_load). RILL_ERR_INVALID_ARG if a value is not allowed (reported). */
 rill_status_t rill_params_resolve(void);
+
+/* params_report.c */
+
+/** At params_verbose >= 1, log (component params) the parameters whose value is not their
+ * default, each with its source; at >= 2 every parameter. rill_init calls it once every
+ * framework registered. Main thread. */
+void rill_params_log(void);
+
+/** Append every registered parameter to sb as a JSON array of objects: name, type, value
+ * (as text), source, where (file:line, the variable, "--mca", or null), default, allowed,
+ * level. For the runtime report and the traces' metadata. Main thread. */
+void rill_params_json(rill_strbuf_t *sb);
 
 #endif

@@ -29,6 +29,24 @@ void rill_strbuf_printf(rill_strbuf_t *sb, const char *fmt, ...)
     }
 }
 
+void rill_strbuf_json_string(rill_strbuf_t *sb, const char *s)
+{
+    rill_strbuf_printf(sb, "\"");
+    const char *run = s; /* the bytes since the last one escaped */
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c != '"' && c != '\\' && c >= 0x20)
+            continue;
+        rill_strbuf_printf(sb, "%.*s", (int)(s - run), run);
+        if (c == '"' || c == '\\')
+            rill_strbuf_printf(sb, "\\%c", c);
+        else
+            rill_strbuf_printf(sb, "\\u%04x", c);
+        run = s + 1;
+    }
+    rill_strbuf_printf(sb, "%s\"", run);
+}
+
 void rill_strbuf_fini(rill_strbuf_t *sb)
 {
     free(sb->buf);

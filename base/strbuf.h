@@ -20,6 +20,9 @@ typedef struct rill_strbuf {
  * what it had and failed is set. Owner's thread. */
 void rill_strbuf_printf(rill_strbuf_t *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/** Append s as a JSON string: quoted, with '"' and '\' escaped and control characters as
+ * \u00XX (other bytes as they are: Rill's text is UTF-8 or ASCII). Owner's thread. */
+void rill_strbuf_json_string(rill_strbuf_t *sb, const char *s);
 /** Free the text and reset. */
 void rill_strbuf_fini(rill_strbuf_t *sb);
 

@@ -634,7 +634,7 @@ void rill_topo_steal_order(const rill_topo_t *topo, int w, int *order)
     memcpy(order, topo->steal + (size_t)w * (size_t)(n - 1), sizeof(int) * (size_t)(n - 1));
 }
 
-void rill_topo_print(const rill_topo_t *topo, FILE *out)
+void rill_topo_summary(const rill_topo_t *topo, char *buf, size_t len)
 {
     hwloc_topology_t hw = topo->hw;
     int npkg = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PACKAGE);
@@ -648,9 +648,16 @@ void rill_topo_print(const rill_topo_t *topo, FILE *out)
         snprintf(api, sizeof(api), "API %u.%u.%u", v >> 16, (v >> 8) & 0xff, v & 0xff);
         version = api;
     }
-    fprintf(out, "machine: %d package%s, %d NUMA node%s, %d core%s, %d PU%s (hwloc %s)\n", npkg,
-            npkg == 1 ? "" : "s", nnuma, nnuma == 1 ? "" : "s", ncore, ncore == 1 ? "" : "s", npu,
-            npu == 1 ? "" : "s", version);
+    snprintf(buf, len, "%d package%s, %d NUMA node%s, %d core%s, %d PU%s (hwloc %s)", npkg,
+             npkg == 1 ? "" : "s", nnuma, nnuma == 1 ? "" : "s", ncore, ncore == 1 ? "" : "s", npu,
+             npu == 1 ? "" : "s", version);
+}
+
+void rill_topo_print(const rill_topo_t *topo, FILE *out)
+{
+    char summary[192];
+    rill_topo_summary(topo, summary, sizeof(summary));
+    fprintf(out, "machine: %s\n", summary);
     char *pus = NULL;
     hwloc_bitmap_list_asprintf(&pus, topo->all);
     fprintf(out, "process: local rank %d of %d, %d worker%s on %d core%s (PUs %s), binding %s\n",

@@ -69,6 +69,8 @@ rill_status_t rill_topo_bind_thread_to_workers(rill_topo_t *topo, pthread_t thre
  * cache, NUMA node, package: the deeper their cores' common ancestor) first, ties by
  * distance of worker indexes. Precomputed at init; copies nothing when nworkers < 2. */
 void rill_topo_steal_order(const rill_topo_t *topo, int w, int *order);
+/** The machine in one line: "1 package, 1 NUMA node, 2 cores, 2 PUs (hwloc 2.9.0)". */
+void rill_topo_summary(const rill_topo_t *topo, char *buf, size_t len);
 /** Print the machine summary and this process's bindings, one line per worker. */
 void rill_topo_print(const rill_topo_t *topo, FILE *out);
 

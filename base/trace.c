@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "rill/params.h"
+#include "params_internal.h"
 #include "sync.h"
 
 #define TRACE_CHUNK_EVENTS 16384
@@ -435,6 +435,11 @@ rill_status_t rill_trace_finish(void)
                 trace.rank, trace.nranks, trace.offset_ns, nev);
         if (trace.stats_json)
             fprintf(f, ",\"rill_stats\":%s", trace.stats_json);
+        rill_strbuf_t params = RILL_STRBUF_INIT; /* the run's parameters, as it can be repeated */
+        rill_params_json(&params);
+        if (params.buf && !params.failed)
+            fprintf(f, ",\"rill_params\":%s", params.buf);
+        rill_strbuf_fini(&params);
         fputs("}}\n", f);
         if (fclose(f) != 0) {
             RILL_ERROR(RILL_LOG_PROFILE, "profile_trace: writing %s failed: %s", path,

@@ -11,6 +11,7 @@
 
 #include "core.h"
 #include "data_internal.h"
+#include "params_internal.h"
 #include "cuda_device.h"
 #include "dtd_internal.h"
 #include "ptg/ptg_internal.h"
@@ -178,6 +179,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         return status;
     if (ctx->rank == 0)
         rill_params_warn_unknown();
+    rill_params_log(); /* params_verbose: what this rank runs with */
     /* the GPU managers: every GPU of this process up (or a clear error) before tasks (the
      * first collective: a rank whose runtime failed to start meets it in rill_context_create) */
     status = rill_init_agree(ctx->comm, rill_gpu_managers_start(ctx), RILL_INIT_STEP_GPUS);
@@ -188,6 +190,8 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         status = rill_gpu_channels_connect(ctx);
         if (status == RILL_SUCCESS) /* a trace path that cannot be written fails here */
             status = rill_trace_open();
+        if (status == RILL_SUCCESS) /* so does a report's */
+            status = rill_report_open(ctx, argc ? *argc : 0, argv ? *argv : NULL);
         if (status == RILL_SUCCESS) /* the remote dependencies' message tags */
             status = rill_rdep_init(ctx);
         if (status == RILL_SUCCESS) /* the host channels' message tag */

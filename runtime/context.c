@@ -83,8 +83,9 @@ rill_status_t rill_core_register_params(void)
         rill_params_register_table(core_params, sizeof(core_params) / sizeof(core_params[0]));
     /* the layers below, then this one's log components */
     rill_status_t (*const below[])(void) = {
-        rill_log_register_params,    rill_trace_register_params, rill_stats_register_params,
-        rill_device_register_params, rill_topo_register_params,  rill_comm_register_params
+        rill_log_register_params,    rill_trace_register_params,  rill_stats_register_params,
+        rill_report_register_params, rill_device_register_params, rill_topo_register_params,
+        rill_comm_register_params
     };
     for (size_t i = 0; i < sizeof(below) / sizeof(below[0]); i++) {
         rill_status_t st = below[i]();
@@ -833,7 +834,11 @@ rill_status_t rill_context_destroy(rill_context_t **ctx_p)
     }
     stop_workers(ctx, ctx->nworkers);
     tl_worker = NULL;
-    rill_stats_report(ctx); /* the workers stopped: their counts are final */
+    char *stats_json = rill_stats_report(ctx); /* the workers stopped: their counts are final */
+    rill_status_t rs = rill_report_write(ctx, stats_json);
+    free(stats_json);
+    if (rs != RILL_SUCCESS && status == RILL_SUCCESS)
+        status = rs;
     ctx->sched->remove(ctx);
     rill_watchdog_forget_workers(ctx);
     free(ctx->workers[0].steal_order);

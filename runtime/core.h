@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "rill/data.h"
 #include "rill/params.h"
@@ -234,6 +236,9 @@ struct rill_context {
     rill_taskpool_t *taskpools; /* live taskpools, newest first (main thread) */
     bool stats_on;              /* collect end-of-run statistics (stats.c) */
     uint64_t stats_start_ns;
+    FILE *report_file;    /* runtime_report's file, open from rill_init (report.c) */
+    char *report_command; /* the command line, as a JSON array */
+    time_t report_start;
     atomic_llong trace_ready;   /* traces: tasks made ready and not yet picked */
     atomic_llong trace_running; /* traces: tasks started and not completed */
     int device_choice;          /* runtime_device: 0 auto, 1 cpu, 2 gpu */
@@ -317,7 +322,16 @@ void rill_watchdog_stop(rill_context_t *ctx);
 rill_status_t rill_stats_register_params(void);
 bool rill_stats_wanted(void);
 void rill_stats_task(rill_worker_t *w, const rill_task_class_t *tc, uint64_t ns);
-void rill_stats_report(rill_context_t *ctx);
+/* Returns the statistics as JSON (malloc'd, for the runtime report), or NULL. */
+char *rill_stats_report(rill_context_t *ctx);
+
+/** The runtime report (report.c): its parameter; whether one is wanted; its file opened
+ * and the command line kept (rill_init: an unwritable path fails the start); the report
+ * written at rill_fini with the statistics' JSON (NULL: none). Main thread. */
+rill_status_t rill_report_register_params(void);
+bool rill_report_wanted(void);
+rill_status_t rill_report_open(rill_context_t *ctx, int argc, char **argv);
+rill_status_t rill_report_write(rill_context_t *ctx, const char *stats_json);
 
 /** A task slice's arguments (its class's trace_info in args, len bytes): " urgent" added
  * for a task inserted urgent, when it fits. */

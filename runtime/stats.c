@@ -1,7 +1,8 @@
 /* End-of-run statistics: per worker busy/idle time and tasks, per task class count and
  * mean time, comm traffic per peer and protocol, the comm thread's polling vs sleeping.
- * Collected only when asked (profile_stats, runtime_verbose >= 1, or a trace), printed
- * as one table per rank at rill_fini and put in the trace's metadata. */
+ * Collected only when asked (profile_stats, runtime_verbose >= 1, a trace or a runtime
+ * report), printed as one table per rank at rill_fini, put in the trace's metadata and in
+ * the runtime report. */
 #include "core.h"
 #include "strbuf.h"
 
@@ -27,7 +28,7 @@ rill_status_t rill_stats_register_params(void)
 bool rill_stats_wanted(void)
 {
     return (param_stats && rill_param_get_bool(param_stats)) || rill_log_runtime.level >= 1 ||
-           rill_trace_on();
+           rill_trace_on() || rill_report_wanted();
 }
 
 /* A worker's row for class tc (created on first use; the last row takes what does not fit). */
@@ -74,10 +75,10 @@ static int by_time(const void *a, const void *b)
     return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : strcmp(x->name, y->name);
 }
 
-void rill_stats_report(rill_context_t *ctx)
+char *rill_stats_report(rill_context_t *ctx)
 {
     if (!ctx->stats_on)
-        return;
+        return NULL;
     uint64_t wall = rill_time_ns() - ctx->stats_start_ns;
     merged_class_t classes[RILL_STATS_CLASSES * 4];
     int nclasses = 0;
@@ -183,8 +184,14 @@ void rill_stats_report(rill_context_t *ctx)
     if (txt.buf &&
         ((param_stats && rill_param_get_bool(param_stats)) || rill_log_runtime.level >= 1))
         fputs(txt.buf, stderr);
-    if (js.buf && !js.failed)
-        rill_trace_set_stats(js.buf);
+    char *json = NULL;
+    if (js.buf && !js.failed) {
+        if (rill_trace_on())
+            rill_trace_set_stats(js.buf);
+        json = js.buf; /* the caller's now */
+    } else {
+        rill_strbuf_fini(&js);
+    }
     rill_strbuf_fini(&txt);
-    rill_strbuf_fini(&js);
+    return json;
 }

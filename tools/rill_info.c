@@ -13,13 +13,6 @@
 #define HELP_INDENT 6
 #define HELP_WIDTH  92
 
-static const char *const level_names[] = { "?", "user", "tuner", "developer" };
-
-static const char *level_name(int level)
-{
-    return level >= 1 && level <= 3 ? level_names[level] : level_names[0];
-}
-
 static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
@@ -134,7 +127,7 @@ static void print_param(const rill_param_info_t *info, bool show_level)
         printf(": %s", info->source_detail);
     printf(")");
     if (show_level)
-        printf(" [%s]", level_name(info->level));
+        printf(" [%s]", rill_param_level_string(info->level));
     printf("\n");
     if (info->help && *info->help)
         print_wrapped(info->help, HELP_INDENT);
@@ -161,7 +154,7 @@ static void print_param_parsable(const rill_param_info_t *info)
     print_field(rill_param_source_string(info->source), false);
     print_field(info->def, false);
     print_field(info->allowed, false);
-    print_field(level_name(info->level), true);
+    print_field(rill_param_level_string(info->level), true);
 }
 
 /* The parameters to show: USER only unless all_levels, patterns or parsable. Returns how

@@ -182,6 +182,8 @@ RILL_API rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p);
 
 /** Name of a source ("default", "file", "env", "cmdline", "set"). */
 RILL_API const char *rill_param_source_string(rill_param_source_t source);
+/** Name of a level ("user", "tuner", "developer"; "?" for another value). */
+RILL_API const char *rill_param_level_string(int level);
 /** Name of a type ("int", "size", "bool", "string", "enum"; "?" for another value). */
 RILL_API const char *rill_param_type_string(rill_param_type_t type);
 

@@ -64,6 +64,12 @@ def check_tasks(traces):
         stats = t["otherData"].get("rill_stats")
         if not stats:
             fail(f"rank {r}: no statistics in the trace metadata")
+        # the run's parameters, each with its value and source (the tester sets its cores)
+        params = {p["name"]: p for p in t["otherData"].get("rill_params", [])}
+        cores = params.get("runtime_num_cores", {})
+        if (cores.get("value"), cores.get("source")) != ("1", "set"):
+            fail(f"rank {r}: the trace metadata's runtime_num_cores is {cores or 'missing'}, "
+                 "not 1 from the program (-c 1)")
         tasks = [e for e in t["traceEvents"] if e["ph"] == "X" and e.get("cat") == "task"]
         seen = {}
         for e in tasks:

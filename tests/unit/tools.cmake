@@ -29,8 +29,13 @@ add_test(NAME rill_info_bad_value
 add_test(NAME rill_init_bad_value
     COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30 "bad value '0' for parameter 'dtd_window_size'"
         $<TARGET_FILE:dtd_axpy> --mca dtd_window_size 0)
+# a runtime report that cannot be written fails the start, naming the path
+add_test(NAME runtime_report_bad_path
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30
+        "runtime_report: cannot write /nonexistent/dir/r.json: No such file"
+        $<TARGET_FILE:dtd_axpy> --mca runtime_report /nonexistent/dir/r.json)
 set_tests_properties(rill_info_bad_option rill_info_bad_value rill_init_bad_value
-    PROPERTIES LABELS unit TIMEOUT 60)
+    runtime_report_bad_path PROPERTIES LABELS unit TIMEOUT 60)
 if(NOT RILL_SANITIZE)
     add_test(NAME test_install COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh
         ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
@@ -123,6 +128,18 @@ if(Python3_FOUND)
     add_test(NAME rill_bench_parse COMMAND ${Python3_EXECUTABLE}
         ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_bench_parse.py ${CMAKE_SOURCE_DIR})
     set_tests_properties(rill_bench_parse PROPERTIES LABELS "unit;script" TIMEOUT 60)
+    # --mca runtime_report: every rank's JSON report valid against its schema, and saying
+    # each parameter's value and source (a file, the environment, --mca); params_verbose
+    set(rill_report_check ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_runtime_report.py
+        ${CMAKE_SOURCE_DIR}/docs/runtime_report.schema.json)
+    add_test(NAME runtime_report COMMAND ${rill_report_check} 1 -- $<TARGET_FILE:dtd_axpy>)
+    set_tests_properties(runtime_report PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
+    if(RILL_HAVE_MPI)
+        add_test(NAME runtime_report_np2 COMMAND ${rill_report_check} 2 ${MPIEXEC_EXECUTABLE}
+            ${RILL_MPIEXEC_FLAGS} -np 2 -- $<TARGET_FILE:dtd_distributed>)
+        set_tests_properties(runtime_report_np2 PROPERTIES LABELS "unit;mpi" TIMEOUT 120
+            SKIP_RETURN_CODE 77)
+    endif()
     # tools/rill_bench on the CPU suites (comm on 2 ranks, dtd, ptg): rows, references,
     # appends, bad arguments (the Release build: the driver, not the programs, is under test)
     if(MPIEXEC_EXECUTABLE AND NOT RILL_SANITIZE)
