@@ -35,7 +35,7 @@ jobs=${RILL_JOBS:-$(nproc)}
 # ---------------------------------------------------------------- packages
 pkgs=(build-essential cmake pkg-config git libhwloc-dev hwloc libopenmpi-dev openmpi-bin
     libopenblas-dev liblapacke-dev flex bison libibverbs-dev python3-matplotlib
-    python3-jsonschema)
+    python3-jsonschema python3-optuna python3-sklearn)
 have_cuda=0
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
     have_cuda=1

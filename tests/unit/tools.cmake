@@ -128,6 +128,24 @@ if(Python3_FOUND)
     add_test(NAME rill_bench_parse COMMAND ${Python3_EXECUTABLE}
         ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_bench_parse.py ${CMAKE_SOURCE_DIR})
     set_tests_properties(rill_bench_parse PROPERTIES LABELS "unit;script" TIMEOUT 60)
+    # tools/rill_tune: a 60-second study of a small dpotrf (every output; best.conf loads as
+    # rill_info shows; resumed), a configuration that hangs cut off and recorded, a bad space
+    if(TARGET testing_dpotrf)
+        add_test(NAME rill_tune_dpotrf COMMAND ${Python3_EXECUTABLE}
+            ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_tune.py run ${CMAKE_SOURCE_DIR}/tools/rill_tune
+            $<TARGET_FILE:rill_info> ${CMAKE_SOURCE_DIR}/tools/tune/dla_cpu.toml --
+            $<TARGET_FILE:testing_dpotrf> -N 600 -c 1)
+        set_tests_properties(rill_tune_dpotrf PROPERTIES LABELS "unit;script" TIMEOUT 300)
+    endif()
+    add_test(NAME rill_tune_hang COMMAND ${Python3_EXECUTABLE}
+        ${CMAKE_SOURCE_DIR}/tests/unit/test_rill_tune.py hang ${CMAKE_SOURCE_DIR}/tools/rill_tune
+        ${CMAKE_SOURCE_DIR}/tests/unit/tune_data)
+    add_test(NAME rill_tune_bad_space COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 30
+        "empty_list.toml \\[mca\\]: sched: the list of values is empty" ${Python3_EXECUTABLE}
+        ${CMAKE_SOURCE_DIR}/tools/rill_tune --space ${CMAKE_SOURCE_DIR}/tests/unit/tune_data/empty_list.toml
+        --budget 5 --out ${CMAKE_CURRENT_BINARY_DIR}/rill_tune_bad_space -- true)
+    set_tests_properties(rill_tune_hang rill_tune_bad_space PROPERTIES LABELS "unit;script"
+        TIMEOUT 120)
     # --mca runtime_report: every rank's JSON report valid against its schema, and saying
     # each parameter's value and source (a file, the environment, --mca); params_verbose
     set(rill_report_check ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_runtime_report.py
