@@ -55,7 +55,13 @@ void rill_params_json(rill_strbuf_t *sb)
         rill_strbuf_printf(sb, "%s{\"name\":", i ? "," : "");
         rill_strbuf_json_string(sb, info.name);
         rill_strbuf_printf(sb, ",\"type\":\"%s\",\"value\":", rill_param_type_string(info.type));
-        rill_strbuf_json_string(sb, info.value);
+        /* a string's whole value (the listing's text stops at 255 bytes): a long path too */
+        rill_param_t *p = NULL;
+        const char *whole =
+            info.type == RILL_PARAM_STRING && rill_param_lookup(info.name, &p) == RILL_SUCCESS && p
+                ? rill_param_get_string(p)
+                : NULL;
+        rill_strbuf_json_string(sb, whole ? whole : info.value);
         rill_strbuf_printf(sb,
                            ",\"source\":\"%s\",\"where\":", rill_param_source_string(info.source));
         if (info.source_detail)

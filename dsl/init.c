@@ -206,6 +206,7 @@ static rill_status_t init_context(int *argc, char ***argv, rill_context_t **ctx_
         status = rill_init_agree(ctx->comm, status, RILL_INIT_STEP_LAYERS);
     }
     if (status != RILL_SUCCESS) {
+        rill_report_discard(ctx);
         rill_context_destroy(&ctx);
         rill_dtd_fini();
         rill_rdep_fini();

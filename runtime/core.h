@@ -332,6 +332,8 @@ rill_status_t rill_report_register_params(void);
 bool rill_report_wanted(void);
 rill_status_t rill_report_open(rill_context_t *ctx, int argc, char **argv);
 rill_status_t rill_report_write(rill_context_t *ctx, const char *stats_json);
+/* rill_init failed after the report's file was opened: close and remove it. */
+void rill_report_discard(rill_context_t *ctx);
 
 /** A task slice's arguments (its class's trace_info in args, len bytes): " urgent" added
  * for a task inserted urgent, when it fits. */

@@ -36,14 +36,14 @@ bool rill_report_wanted(void)
     return path && path[0];
 }
 
-/* The report's path on this rank: the value on rank 0, value.r on rank r > 0. */
-static void report_path(const rill_context_t *ctx, char *path, size_t len)
+/* The report's path on this rank: the value on rank 0, value.r on rank r > 0; false when
+ * it does not fit in len bytes. */
+static bool report_path(const rill_context_t *ctx, char *path, size_t len)
 {
     const char *value = rill_param_get_string(param_report);
-    if (ctx->rank == 0)
-        snprintf(path, len, "%s", value);
-    else
-        snprintf(path, len, "%s.%d", value, ctx->rank);
+    int n = ctx->rank == 0 ? snprintf(path, len, "%s", value)
+                           : snprintf(path, len, "%s.%d", value, ctx->rank);
+    return n >= 0 && (size_t)n < len;
 }
 
 /* The process's whole command line, as it was started (Linux: /proc/self/cmdline, the
@@ -71,9 +71,14 @@ rill_status_t rill_report_open(rill_context_t *ctx, int argc, char **argv)
     if (!rill_report_wanted())
         return RILL_SUCCESS;
     char path[4200];
-    report_path(ctx, path, sizeof(path));
-    /* opened now, so that a path that cannot be written fails the start, not the end */
-    ctx->report_file = fopen(path, "w");
+    if (!report_path(ctx, path, sizeof(path))) {
+        RILL_ERROR(RILL_LOG_RUNTIME, "runtime_report: the path is longer than %zu bytes",
+                   sizeof(path) - 1);
+        return RILL_ERR_INVALID_ARG;
+    }
+    /* opened now, so that a path that cannot be written fails the start, not the end (not
+     * inherited by the programs the run starts) */
+    ctx->report_file = fopen(path, "we");
     if (!ctx->report_file) {
         RILL_ERROR(RILL_LOG_RUNTIME, "runtime_report: cannot write %s: %s", path, strerror(errno));
         return RILL_ERR_IO;
@@ -157,6 +162,19 @@ static void report_machine(rill_strbuf_t *sb, const rill_context_t *ctx)
     rill_strbuf_printf(sb, "}");
 }
 
+void rill_report_discard(rill_context_t *ctx)
+{
+    if (!ctx->report_file)
+        return;
+    fclose(ctx->report_file);
+    ctx->report_file = NULL;
+    char path[4200];
+    if (report_path(ctx, path, sizeof(path)))
+        unlink(path); /* the start failed: no report of a run that did not happen */
+    free(ctx->report_command);
+    ctx->report_command = NULL;
+}
+
 rill_status_t rill_report_write(rill_context_t *ctx, const char *stats_json)
 {
     FILE *f = ctx->report_file;
@@ -164,7 +182,7 @@ rill_status_t rill_report_write(rill_context_t *ctx, const char *stats_json)
         return RILL_SUCCESS;
     ctx->report_file = NULL;
     char path[4200];
-    report_path(ctx, path, sizeof(path));
+    report_path(ctx, path, sizeof(path)); /* it fitted when it was opened */
     char started[32] = "";
     struct tm tm;
     if (gmtime_r(&ctx->report_start, &tm))
