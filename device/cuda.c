@@ -100,6 +100,18 @@ static void discover_once(void)
     found.status = discover(found.gpus, RILL_CUDA_MAX_GPUS, &found.n, found.why, sizeof(found.why));
 }
 
+void rill_cuda_env_early(void)
+{
+    /* Before the process's first CUDA context: the streams of a GPU share its hardware work
+     * queues (8 by default), and a stream that waits on a semaphore (cuStreamWaitValue64)
+     * blocks every stream that shares its queue, such as the copy stream that would signal
+     * it: a deadlock. With 32 queues the runtime's and the application's streams of a GPU
+     * rarely share one. The driver reads the variable when it makes the context, which MPI
+     * or UCX (both started before the GPUs) may do first: hence rill_init's first step. The
+     * user's own setting wins. */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+}
+
 rill_status_t rill_cuda_discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, char *why,
                                  size_t len)
 {
@@ -122,12 +134,7 @@ static rill_status_t discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, cha
         return RILL_SUCCESS;
     }
     *n_p = 0;
-    /* Before the first CUDA call: the streams of a GPU share its hardware work queues (8
-     * by default), and a stream that waits on a semaphore (cuStreamWaitValue64) blocks
-     * every stream that shares its queue, such as the copy stream that would signal it: a
-     * deadlock. With 32 queues the runtime's and the application's streams of a GPU
-     * rarely share one. The user's own setting wins. */
-    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+    rill_cuda_env_early(); /* (rill_init did; rill_info --devices comes here first) */
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -163,6 +170,8 @@ static rill_status_t discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, cha
 }
 
 #else
+
+void rill_cuda_env_early(void) {}
 
 rill_status_t rill_cuda_discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, char *why,
                                  size_t len)

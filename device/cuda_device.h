@@ -42,6 +42,12 @@ rill_status_t rill_cuda_register_params(void);
 rill_status_t rill_cuda_discover(rill_cuda_gpu_info_t *gpus, int max, int *n_p, char *why,
                                  size_t len);
 
+/** Set the environment the CUDA driver reads when it makes a context (the hardware work
+ * queues per GPU: CUDA_DEVICE_MAX_CONNECTIONS, unless the user set it), before anything of
+ * the process may make one: MPI_Init and UCX's CUDA transports do. rill_init's first step.
+ * Main thread. */
+void rill_cuda_env_early(void);
+
 /** The GPUs this process uses: those discovered, allowed by device_cuda_enabled and
  * device_cuda_mask, split between the local_size processes of the node (contiguous blocks;
  * with fewer GPUs than processes, process r takes GPU r % n). 0 GPUs is not an error: why

@@ -25,6 +25,9 @@ typedef struct conn_rec {
  * staged_net, else over MPI), 0 not */
 static int8_t *direct;
 static uint8_t *staged_net;
+/* per rank: every GPU's net worker of each side connected to every GPU of the other (port
+ * channels between nodes: proxy_net.c) */
+static uint8_t *net_workers;
 static char (*why)[96]; /* per rank: why not */
 static int ndirect;
 /* per rank: its GPUs' zones as registered memory (the mailbox descriptors name the whole
@@ -196,7 +199,8 @@ static rill_status_t do_net_connect(gm_proxy_t *p, void *arg)
             }
         }
     }
-    return RILL_SUCCESS;
+    /* requests of port channels from other nodes may come from now on */
+    return gm_pcnet_start(p);
 }
 
 /* Whether UCX may use an RDMA transport here (comm_net_gpu auto): UCX_TLS, when set, names
@@ -295,6 +299,7 @@ static rill_status_t net_connect(rill_context_t *ctx, const conn_rec_t *recs, in
                 if (r == ctx->rank || recs[r].node == recs[ctx->rank].node)
                     continue;
                 if (ok[r] && all_ok[(size_t)r * (size_t)n + (size_t)ctx->rank]) {
+                    net_workers[r] = 1;
                     direct[r] = !staged ? 2 : rill_comm_gpu_staged_pipeline() ? 3 : 0;
                     staged_net[r] = staged;
                     if (staged)
@@ -324,6 +329,7 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     rill_gpu_channels_forget();
     direct = calloc((size_t)n, sizeof(*direct));
     staged_net = calloc((size_t)n, sizeof(*staged_net));
+    net_workers = calloc((size_t)n, sizeof(*net_workers));
     why = calloc((size_t)n, sizeof(*why));
     conn_rec_t *recs = calloc((size_t)n, sizeof(*recs));
     uint8_t *ok = malloc((size_t)n);
@@ -331,7 +337,7 @@ rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
     rill_status_t s = RILL_SUCCESS;
     /* a rank out of memory here would leave the others waiting in the allgathers below:
      * every rank learns it first, and all stop */
-    bool mine_short = !direct || !staged_net || !why || !recs || !ok || !all_ok;
+    bool mine_short = !direct || !staged_net || !net_workers || !why || !recs || !ok || !all_ok;
     uint64_t short_of_memory = mine_short;
     if (n > 1 && (s = rill_comm_allreduce_u64(ctx->comm, &short_of_memory, &short_of_memory, 1,
                                               RILL_COMM_MAX)) != RILL_SUCCESS)
@@ -426,10 +432,12 @@ void rill_gpu_channels_forget(void)
 {
     free(direct);
     free(staged_net);
+    free(net_workers);
     free(why);
     free(zones);
     direct = NULL;
     staged_net = NULL;
+    net_workers = NULL;
     why = NULL;
     zones = NULL;
     ndirect = 0;
@@ -444,6 +452,22 @@ uint64_t gm_zone_offset(const rill_context_t *ctx, int gpu, uintptr_t addr)
 bool gm_peer_net(int rank)
 {
     return direct && rank >= 0 && rank < ndirect && direct[rank] >= 2;
+}
+
+bool gm_peer_net_workers(int rank)
+{
+    return net_workers && rank >= 0 && rank < ndirect && net_workers[rank];
+}
+
+int gm_peer_gpu_index(int rank, int ordinal)
+{
+    if (!zones || rank < 0 || rank >= ndirect)
+        return -1;
+    for (int h = 0; h < zones[rank].ngpus && h < RILL_CUDA_MAX_GPUS; h++)
+        if (zones[rank].mailbox[h].magic == RILL_REGMEM_MAGIC &&
+            zones[rank].mailbox[h].ordinal == ordinal)
+            return h;
+    return -1;
 }
 
 bool gm_peer_staged(int rank)

@@ -360,6 +360,18 @@ rill_status_t gm_staged_send(gm_t *m, const rill_remote_xfer_t *x, const void *s
                              size_t size, rill_net_done_fn done, void *arg);
 rill_status_t gm_staged_recv(gm_t *m, const rill_remote_xfer_t *x, void *dst, size_t size,
                              rill_net_done_fn done, void *arg, gm_pipe_t **pp);
+/* The same over the net wire for other users (port channels between nodes: proxy_net.c):
+ * chunk k's tag is ntag | k (ntag's low 20 bits clear, unique among the receiver's pipes);
+ * a receive into NULL takes the chunks and drops them. */
+rill_status_t gm_staged_send_net(gm_t *m, int peer, int peer_idx, uint64_t ntag, const void *src,
+                                 bool gpu, size_t size, rill_net_done_fn done, void *arg);
+rill_status_t gm_staged_recv_net(gm_t *m, int peer, uint64_t ntag, void *dst, size_t size,
+                                 rill_net_done_fn done, void *arg, gm_pipe_t **pp);
+/* Set the pipeline up now, with at least nbufs pinned chunk buffers in its pool: a buffer
+ * allocated later is allocated while the GPU runs work, and cudaHostAlloc may wait for it. */
+rill_status_t gm_staged_reserve(gm_t *m, int nbufs);
+/* The stream of its copies into the GPU (NULL before it was set up). */
+cudaStream_t gm_staged_h2d(const gm_t *m);
 void gm_staged_cancel(gm_t *m, gm_pipe_t *p);
 int gm_staged_progress(gm_t *m);
 int gm_staged_inflight(const gm_t *m);

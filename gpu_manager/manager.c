@@ -539,10 +539,9 @@ static void publish_fifos(gm_t *m)
     for (int s = 0; s < m->res->nexec; s++)
         exec += m->fifo[s].count;
     atomic_store_explicit(&m->wd_exec, exec, memory_order_relaxed);
-    rill_net_worker_t *net = m->proxy ? gm_proxy_net(m->proxy) : NULL;
     atomic_store_explicit(&m->wd_net_expect, m->net_expect, memory_order_relaxed);
     atomic_store_explicit(&m->wd_net_sends,
-                          (net ? rill_net_inflight(net) : 0) + gm_staged_inflight(m),
+                          (m->proxy ? gm_proxy_net_inflight(m->proxy) : 0) + gm_staged_inflight(m),
                           memory_order_relaxed);
     if (m->nlanes == 0)
         return; /* no GPU-direct streams */
@@ -847,7 +846,7 @@ static rill_status_t manager_setup(gm_t *m)
         }
     }
     if (st == RILL_SUCCESS)
-        st = gm_proxy_open(ctx, m->gpu, m->res, &m->wake, &m->proxy, m->start_err,
+        st = gm_proxy_open(ctx, m->gpu, m->res, &m->wake, m, &m->proxy, m->start_err,
                            sizeof(m->start_err));
     return st;
 }

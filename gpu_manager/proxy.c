@@ -59,37 +59,6 @@ typedef struct gm_call {
     atomic_int done; /* release store by the manager, acquire load by the caller */
 } gm_call_t;
 
-/** A request pushed from the host. */
-typedef struct host_req {
-    rill_mpsc_node_t link;
-    unsigned type;
-    uint64_t dst_off, src_off, size, seq;
-} host_req_t;
-
-struct rill_port_channel {
-    uint32_t id;
-    int gpu;            /* RILL_HOST_MEMORY: a host channel, host the rest */
-    rill_hchan_t *host; /* (runtime/host_channel.c) */
-    gm_proxy_t *p;
-    char *src, *dst; /* this GPU's region; the peer's, mapped here */
-    uint64_t src_size, dst_size;
-    uint64_t *remote_sem;        /* mapped here */
-    uint64_t *local_sem;         /* may be NULL */
-    uint64_t signals;            /* the last value written into remote_sem (manager thread) */
-    unsigned long long enqueued; /* copies and signals on the stream since it was seen idle */
-    rill_fifo_t fifo;
-    uintptr_t words;        /* zone block: FIFO head and tail cache */
-    uint64_t *flushed_host; /* [0] device positions, [1] host requests: pinned, mapped */
-    uint64_t *flushed_dev;
-    cudaStream_t stream;
-    rill_mpsc_t hostq;
-    host_req_t *host_pending;  /* taken from hostq, not yet carried out (manager thread) */
-    rill_spinlock_t push_lock; /* host pushers: the sequence number and the push together */
-    uint64_t host_seq;
-    struct rill_port_channel *next;
-    unsigned long long bad; /* malformed requests seen */
-};
-
 struct rill_memory_channel {
     int gpu;
     uintptr_t outbound_block;
@@ -183,18 +152,26 @@ static void pc_carry(gm_proxy_t *p, rill_port_channel_t *c, unsigned type, uint6
                    c->id, p->ordinal, (unsigned long long)pos, type);
         return;
     }
+    if ((type & RILL_PC_PUT) && (src_off > c->src_size || size > c->src_size - src_off ||
+                                 dst_off > c->dst_size || size > c->dst_size - dst_off)) {
+        c->bad++;
+        RILL_ERROR(RILL_LOG_GPU,
+                   "port channel %u (GPU %d): put of %llu bytes from offset %llu to offset "
+                   "%llu runs past a region (source %llu bytes, destination %llu): not "
+                   "carried out",
+                   c->id, p->ordinal, (unsigned long long)size, (unsigned long long)src_off,
+                   (unsigned long long)dst_off, (unsigned long long)c->src_size,
+                   (unsigned long long)c->dst_size);
+        type &= ~(unsigned)RILL_PC_PUT; /* (its signal and flush still go) */
+        if (!type)
+            return;
+    }
+    if (c->net_rank >= 0) { /* a GPU of another node */
+        gm_pcnet_carry(p, c, type, dst_off, src_off, size, from_host, pos);
+        return;
+    }
     if (type & RILL_PC_PUT) {
-        if (src_off > c->src_size || size > c->src_size - src_off || dst_off > c->dst_size ||
-            size > c->dst_size - dst_off) {
-            c->bad++;
-            RILL_ERROR(RILL_LOG_GPU,
-                       "port channel %u (GPU %d): put of %llu bytes from offset %llu to offset "
-                       "%llu runs past a region (source %llu bytes, destination %llu): not "
-                       "carried out",
-                       c->id, p->ordinal, (unsigned long long)size, (unsigned long long)src_off,
-                       (unsigned long long)dst_off, (unsigned long long)c->src_size,
-                       (unsigned long long)c->dst_size);
-        } else if (size > 0) {
+        if (size > 0) {
             cudaError_t e = cudaMemcpyAsync(c->dst + dst_off, c->src + src_off, size,
                                             cudaMemcpyDeviceToDevice, c->stream);
             if (e != cudaSuccess)
@@ -272,7 +249,7 @@ int gm_proxy_step(gm_proxy_t *p)
 {
     int n = run_calls(p);
     if (p->net) /* over TCP a peer's put lands only while we progress */
-        n += rill_net_progress(p->net);
+        n += rill_net_progress(p->net) + gm_pcnet_step(p);
     if (!p->channels)
         return n;
     uint64_t t0 = rill_time_ns();
@@ -289,7 +266,8 @@ int gm_proxy_step(gm_proxy_t *p)
 
 int64_t gm_proxy_idle_us(gm_proxy_t *p)
 {
-    if (!p->channels)
+    /* (a target of channels from other nodes polls too: their requests arrive unannounced) */
+    if (!p->channels && !gm_pcnet_target(p))
         return -1;
     uint64_t spin = (uint64_t)rill_param_get_int(p_spin_us) * 1000;
     if (rill_time_ns() - p->last_active_ns < spin)
@@ -304,7 +282,7 @@ struct rill_net_worker *gm_proxy_net(gm_proxy_t *p)
 
 bool gm_proxy_has_work(gm_proxy_t *p)
 {
-    if (rill_mpsc_nonempty(&p->calls) || (p->net && rill_net_inflight(p->net) > 0))
+    if (rill_mpsc_nonempty(&p->calls) || gm_proxy_net_inflight(p) > 0)
         return true;
     for (rill_port_channel_t *c = p->channels; c; c = c->next)
         if (c->host_pending || rill_mpsc_nonempty(&c->hostq))
@@ -330,7 +308,8 @@ void gm_proxy_describe(gm_proxy_t *p, FILE *out)
 /* ------------------------------------------------------------ open, close */
 
 rill_status_t gm_proxy_open(rill_context_t *ctx, int gpu, rill_cuda_gpu_t *res,
-                            rill_evcount_t *wake, gm_proxy_t **pp, char *err, size_t len)
+                            rill_evcount_t *wake, struct gm *mgr, gm_proxy_t **pp, char *err,
+                            size_t len)
 {
     gm_proxy_t *p = calloc(1, sizeof(*p));
     if (!p) {
@@ -342,6 +321,7 @@ rill_status_t gm_proxy_open(rill_context_t *ctx, int gpu, rill_cuda_gpu_t *res,
     p->ordinal = res->info.ordinal;
     p->res = res;
     p->wake = wake;
+    p->mgr = mgr;
     rill_mpsc_init(&p->calls);
     rill_evcount_init(&p->call_done);
     cudaError_t e = cudaHostAlloc((void **)&p->err_host, sizeof(rill_dev_error_t),
@@ -401,7 +381,9 @@ void gm_proxy_close(gm_proxy_t **pp)
     }
     rill_regmem_unmap_all(p->ordinal);
     rill_stream_waits_release();
+    gm_pcnet_stop(p);
     rill_net_worker_destroy(p->net); /* (after the managers stopped: the traffic is over) */
+    free(p->regions);
     if (p->err_host)
         cudaFreeHost(p->err_host);
     if (p->setup)
@@ -475,12 +457,30 @@ rill_status_t rill_gpu_free(rill_context_t *ctx, int gpu, void *ptr)
     return s;
 }
 
+/* The descriptor, and its allocation kept as one a channel from another node may write */
 static rill_status_t do_describe(gm_proxy_t *p, void *arg)
 {
     alloc_args_t *a = arg;
-    return rill_regmem_describe(a->ptr, a->size, p->ordinal, p->ctx->rank,
-                                (uint64_t)rill_comm_node_id(p->ctx->comm), a->reg, a->err,
-                                sizeof(a->err));
+    rill_status_t s = rill_regmem_describe(a->ptr, a->size, p->ordinal, p->ctx->rank,
+                                           (uint64_t)rill_comm_node_id(p->ctx->comm), a->reg,
+                                           a->err, sizeof(a->err));
+    if (s != RILL_SUCCESS)
+        return s;
+    for (int i = 0; i < p->nregions; i++)
+        if (p->regions[i].base == a->reg->base && p->regions[i].size == a->reg->base_size)
+            return RILL_SUCCESS;
+    if (p->nregions == p->regions_cap) {
+        int cap = p->regions_cap ? 2 * p->regions_cap : 8;
+        struct gm_region *r = realloc(p->regions, (size_t)cap * sizeof(*r));
+        if (!r) {
+            snprintf(a->err, sizeof(a->err), "out of host memory");
+            return RILL_ERR_NO_MEMORY;
+        }
+        p->regions = r;
+        p->regions_cap = cap;
+    }
+    p->regions[p->nregions++] = (struct gm_region){ a->reg->base, a->reg->base_size };
+    return RILL_SUCCESS;
 }
 
 /* A host region of this rank: its descriptor, and registered for peers' host channels. */
@@ -604,6 +604,7 @@ rill_status_t rill_sem_wait(const rill_sem_t *sem, uint64_t value, double timeou
 typedef struct pc_args {
     const rill_regmem_t *src, *dst;
     const rill_sem_t *remote, *local;
+    int net_idx; /* the destination's GPU index in its rank, over the net wire; else -1 */
     rill_port_channel_t *pc;
     char err[256];
 } pc_args_t;
@@ -619,13 +620,18 @@ static rill_status_t do_pc_create(gm_proxy_t *p, void *arg)
     c->id = atomic_fetch_add(&next_channel_id, 1);
     c->gpu = p->gpu;
     c->p = p;
+    c->net_rank = -1;
     rill_mpsc_init(&c->hostq);
     rill_spinlock_init(&c->push_lock);
     void *src = NULL, *dst = NULL, *rsem = NULL;
     rill_status_t s;
-    if ((s = rill_regmem_map(a->src, &src, a->err, sizeof(a->err))) != RILL_SUCCESS ||
-        (s = rill_regmem_map(a->dst, &dst, a->err, sizeof(a->err))) != RILL_SUCCESS ||
-        (s = rill_regmem_map(&a->remote->reg, &rsem, a->err, sizeof(a->err))) != RILL_SUCCESS)
+    if ((s = rill_regmem_map(a->src, &src, a->err, sizeof(a->err))) != RILL_SUCCESS)
+        goto fail;
+    if (a->net_idx >= 0) /* another node: addresses in the target process, not mapped here */
+        gm_pcnet_channel(p, c, a->dst->rank, a->net_idx, a->dst->base + a->dst->offset,
+                         a->remote->reg.base + a->remote->reg.offset);
+    else if ((s = rill_regmem_map(a->dst, &dst, a->err, sizeof(a->err))) != RILL_SUCCESS ||
+             (s = rill_regmem_map(&a->remote->reg, &rsem, a->err, sizeof(a->err))) != RILL_SUCCESS)
         goto fail;
     c->src = src;
     c->dst = dst;
@@ -647,7 +653,7 @@ static rill_status_t do_pc_create(gm_proxy_t *p, void *arg)
         memset(c->flushed_host, 0, 64);
         e = cudaHostGetDevicePointer((void **)&c->flushed_dev, c->flushed_host, 0);
     }
-    if (e == cudaSuccess)
+    if (e == cudaSuccess && c->net_rank < 0) /* (over the net wire UCX makes the copies) */
         e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         snprintf(a->err, sizeof(a->err), "setting up port channel %u on GPU %d: %s", c->id,
@@ -678,16 +684,20 @@ static bool regmem_ok(const rill_regmem_t *r, const char *what, const char *fn)
     return true;
 }
 
-static bool peer_ok(rill_context_t *ctx, const rill_regmem_t *r, const char *fn)
+/* Whether r's GPU is reached by CUDA IPC (this node); else said, naming fn (port: a port
+ * channel's, which the net wire would have reached). */
+static bool peer_ok(rill_context_t *ctx, const rill_regmem_t *r, const char *fn, bool port)
 {
     const char *why = NULL;
     int d = r->rank == ctx->rank ? 1 : rill_context_gpu_direct(ctx, r->rank, &why);
     if (d == 1)
         return true;
-    if (d == 2 || d == 3) /* (not built: a GPU port channel between nodes) */
-        why = "its GPUs are reached only by the net wire or the host-staged pipeline, and GPU "
-              "port channels reach the GPUs of this node only (host memory, RILL_HOST_MEMORY, "
-              "reaches any node)";
+    if (port && (d == 2 || d == 3))
+        why = "it is on another node, and the net wire (UCX moving GPU memory) does not connect "
+              "the two ranks' GPUs (rill_info --peers says why)";
+    else if (d == 2 || d == 3 || gm_peer_net_workers(r->rank))
+        why = "it is on another node, and memory channels reach the GPUs of this node only "
+              "(port channels reach the GPUs of other nodes over the net wire)";
     RILL_ERROR(RILL_LOG_GPU, "%s: rank %d's GPU memory is not reachable from rank %d: %s", fn,
                r->rank, ctx->rank, why ? why : "not connected");
     return false;
@@ -764,17 +774,41 @@ rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu, const rill_
                    fn, p->ordinal, src->rank, src->ordinal);
         return RILL_ERR_INVALID_ARG;
     }
-    if (!peer_ok(ctx, dst, fn) || !peer_ok(ctx, &remote_sem->reg, fn))
+    /* a GPU of another node, reached over the net wire: the request messages carry the
+     * destination's and the semaphore's addresses there; the semaphore must be on the
+     * destination's GPU, whose manager writes it */
+    int net_idx = -1;
+    if (dst->rank != ctx->rank && dst->ordinal != RILL_HOST_MEMORY &&
+        rill_context_gpu_direct(ctx, dst->rank, NULL) != 1 && gm_peer_net_workers(dst->rank)) {
+        net_idx = gm_peer_gpu_index(dst->rank, dst->ordinal);
+        const char *bad =
+            net_idx < 0 ? "the destination is not on one of that rank's GPUs"
+            : remote_sem->reg.rank != dst->rank || remote_sem->reg.ordinal != dst->ordinal
+                ? "the remote semaphore must be on the destination's GPU (its "
+                  "manager writes it)"
+                : NULL;
+        if (bad) {
+            RILL_ERROR(RILL_LOG_GPU,
+                       "%s: rank %d's GPU %d is on another node: %s (semaphore: rank %d's GPU "
+                       "%d)",
+                       fn, dst->rank, dst->ordinal, bad, remote_sem->reg.rank,
+                       remote_sem->reg.ordinal);
+            return RILL_ERR_INVALID_ARG;
+        }
+    } else if (!peer_ok(ctx, dst, fn, true) || !peer_ok(ctx, &remote_sem->reg, fn, true))
         return RILL_ERR_INVALID_ARG;
-    pc_args_t a = { .src = src, .dst = dst, .remote = remote_sem, .local = local_sem };
+    pc_args_t a = {
+        .src = src, .dst = dst, .remote = remote_sem, .local = local_sem, .net_idx = net_idx
+    };
     s = gm_proxy_call(p, do_pc_create, &a, fn);
     if (s != RILL_SUCCESS) {
         RILL_ERROR(RILL_LOG_GPU, "%s: %s", fn, a.err);
         return s;
     }
     *pc = a.pc;
-    RILL_VERBOSE(RILL_LOG_GPU, 2, "port channel %u: GPU %d -> rank %d GPU %d (%llu B region)",
-                 a.pc->id, p->ordinal, dst->rank, dst->ordinal, (unsigned long long)dst->size);
+    RILL_VERBOSE(RILL_LOG_GPU, 2, "port channel %u: GPU %d -> rank %d GPU %d (%llu B region)%s",
+                 a.pc->id, p->ordinal, dst->rank, dst->ordinal, (unsigned long long)dst->size,
+                 net_idx >= 0 ? ", over the net wire" : "");
     return RILL_SUCCESS;
 }
 
@@ -784,7 +818,10 @@ static rill_status_t do_pc_destroy(gm_proxy_t *p, void *arg)
     /* carry out what is left, then wait for the stream (teardown, not the loop's work) */
     while (pc_serve(p, c, 1 << 20) > 0)
         ;
-    cudaStreamSynchronize(c->stream);
+    if (c->net_rank >= 0)
+        gm_pcnet_channel_drain(p, c);
+    else
+        cudaStreamSynchronize(c->stream);
     for (rill_port_channel_t **pp = &p->channels; *pp; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;
@@ -959,7 +996,7 @@ rill_status_t rill_memory_channel_create(rill_context_t *ctx, int gpu, const ril
     if (!mc || !regmem_ok(local, "local region", fn) || !regmem_ok(peer, "peer region", fn) ||
         !remote_sem || !regmem_ok(&remote_sem->reg, "remote semaphore", fn))
         return RILL_ERR_INVALID_ARG;
-    if (!peer_ok(ctx, peer, fn) || !peer_ok(ctx, &remote_sem->reg, fn))
+    if (!peer_ok(ctx, peer, fn, false) || !peer_ok(ctx, &remote_sem->reg, fn, false))
         return RILL_ERR_INVALID_ARG;
     mc_args_t a = { .local = local, .peer = peer, .remote = remote_sem, .lsem = local_sem };
     s = gm_proxy_call(p, do_mc_create, &a, fn);

@@ -10,6 +10,7 @@
 #include "cuda_device.h"
 
 typedef struct gm_proxy gm_proxy_t;
+struct gm; /* a GPU manager (gm_internal.h) */
 
 /** Register the device_proxy_* parameters. Main thread. */
 rill_status_t rill_proxy_register_params(void);
@@ -17,9 +18,11 @@ rill_status_t rill_proxy_register_params(void);
 #if RILL_HAVE_CUDA
 /** Set up GPU gpu's proxy (position in ctx->gpus) on its manager thread, after
  * rill_cuda_gpu_open; wake is the manager's eventcount (signalled when a call or a host
- * request arrives). */
+ * request arrives), mgr the manager (whose host-staged pipeline carries the bytes of port
+ * channels between nodes). */
 rill_status_t gm_proxy_open(rill_context_t *ctx, int gpu, rill_cuda_gpu_t *res,
-                            rill_evcount_t *wake, gm_proxy_t **p, char *err, size_t len);
+                            rill_evcount_t *wake, struct gm *mgr, gm_proxy_t **p, char *err,
+                            size_t len);
 /** Tear down (channels, semaphores' blocks are left to the zone, IPC mappings closed): after
  * the manager thread ended, on the thread that joined it, with the GPU current. */
 void gm_proxy_close(gm_proxy_t **p);
@@ -68,6 +71,13 @@ rill_status_t gm_peer_zone_map(int rank, int gpu, uint64_t off, size_t size, voi
  * worker, at the same zone offsets) or the host-staged pipeline (gm_peer_staged). Both take
  * the same landing protocol (remote.c). Any thread, after rill_gpu_channels_connect. */
 bool gm_peer_net(int rank);
+/** Whether every GPU's net worker here and there connected to every GPU of the other
+ * (another node, UCX moving GPU memory): what a port channel between nodes needs, whichever
+ * way tiles take (comm_net_gpu). Any thread, after rill_gpu_channels_connect. */
+bool gm_peer_net_workers(int rank);
+/** The position in rank's GPUs of its CUDA device ordinal (as a descriptor of its memory
+ * names it), or -1. Any thread, after rill_gpu_channels_connect. */
+int gm_peer_gpu_index(int rank, int ordinal);
 /** Whether rank's tiles go through the host-staged pipeline (staged.c: the GPUs do not
  * reach each other, MPI is the wire between the ranks, comm_gpu_staged = pipeline). */
 bool gm_peer_staged(int rank);
@@ -79,6 +89,9 @@ int gm_staged_tag_max(void);
 /** This GPU's worker of the net wire (NULL when no peer is reached over it). Its manager
  * thread, which progresses it in gm_proxy_step. */
 struct rill_net_worker *gm_proxy_net(gm_proxy_t *p);
+/** What that worker has in flight: sends and receives, not counting the receives the port
+ * channels from other nodes keep posted (proxy_net.c). Its manager thread. */
+int gm_proxy_net_inflight(const gm_proxy_t *p);
 #endif
 
 #endif

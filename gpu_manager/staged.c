@@ -20,6 +20,9 @@
  * communicator) matches chunk k with chunk k; over the net wire each chunk has a tag of its
  * own. A tag names the landing's semaphore (and over MPI the receiver's GPU), which no other
  * landing holds until this one ended; its receives are all complete (or cancelled) by then.
+ * Port channels between nodes (proxy_net.c) use the same pipes over the net wire with tags
+ * of their own (gm_staged_send_net, gm_staged_recv_net; a receive into NULL drops the
+ * chunks of a refused put).
  *
  * Ordering: a slot's state goes WIRE -> WIRE_DONE (or WIRE_FAILED) on the comm thread (or
  * this thread, over the net wire), with
@@ -109,6 +112,38 @@ static void *pool_get(gm_staged_t *s)
     }
     s->nalloc++;
     return p;
+}
+
+static void pool_put(gm_staged_t *s, void *p);
+
+cudaStream_t gm_staged_h2d(const gm_t *m)
+{
+    return m->staged ? m->staged->h2d : NULL;
+}
+
+rill_status_t gm_staged_reserve(gm_t *m, int nbufs)
+{
+    char err[200];
+    gm_staged_t *s = staged_of(m, err, sizeof(err));
+    if (!s) {
+        RILL_ERROR(RILL_LOG_GPU, "GPU %d: %s", m->res->info.ordinal, err);
+        return RILL_ERR_DEVICE;
+    }
+    while (s->nalloc < nbufs) {
+        int before = s->npool;
+        void *p = NULL;
+        if (cudaHostAlloc(&p, s->chunk, cudaHostAllocPortable) != cudaSuccess) {
+            (void)cudaGetLastError();
+            RILL_ERROR(RILL_LOG_GPU, "GPU %d: %d pinned buffers of %zu bytes: out of pinned memory",
+                       m->res->info.ordinal, nbufs, s->chunk);
+            return RILL_ERR_NO_MEMORY;
+        }
+        s->nalloc++;
+        pool_put(s, p);
+        if (s->npool == before) /* (pool_put gave it back) */
+            return RILL_ERR_NO_MEMORY;
+    }
+    return RILL_SUCCESS;
 }
 
 static void pool_put(gm_staged_t *s, void *p)
@@ -204,17 +239,17 @@ int gm_staged_tag_max(void)
     return RILL_CUDA_MAX_GPUS * GM_MAX_SEMS - 1;
 }
 
-rill_status_t gm_staged_send(gm_t *m, const rill_remote_xfer_t *x, const void *src, bool gpu,
-                             size_t size, rill_net_done_fn done, void *arg)
+static rill_status_t send_new(gm_t *m, int peer, int tag, bool net, int peer_idx, uint64_t ntag,
+                              const void *src, bool gpu, size_t size, rill_net_done_fn done,
+                              void *arg)
 {
     gm_pipe_t *p;
-    rill_status_t s =
-        pipe_new(m, false, x->peer, mpi_tag(x->peer_gpu, x->sem_off), size, done, arg, &p);
+    rill_status_t s = pipe_new(m, false, peer, tag, size, done, arg, &p);
     if (s != RILL_SUCCESS)
         return s;
-    p->net = gm_peer_staged_net(x->peer);
-    p->peer_idx = x->peer_gpu;
-    p->ntag = net_tag_base(x->sem_off, x->target);
+    p->net = net;
+    p->peer_idx = peer_idx;
+    p->ntag = ntag;
     if (gpu)
         p->gpu = (char *)src;
     else
@@ -222,16 +257,42 @@ rill_status_t gm_staged_send(gm_t *m, const rill_remote_xfer_t *x, const void *s
     return RILL_SUCCESS;
 }
 
+static rill_status_t recv_new(gm_t *m, int peer, int tag, bool net, uint64_t ntag, void *dst,
+                              size_t size, rill_net_done_fn done, void *arg, gm_pipe_t **pp)
+{
+    rill_status_t s = pipe_new(m, true, peer, tag, size, done, arg, pp);
+    if (s != RILL_SUCCESS)
+        return s;
+    (*pp)->net = net;
+    (*pp)->ntag = ntag;
+    (*pp)->gpu = dst;
+    return RILL_SUCCESS;
+}
+
+rill_status_t gm_staged_send(gm_t *m, const rill_remote_xfer_t *x, const void *src, bool gpu,
+                             size_t size, rill_net_done_fn done, void *arg)
+{
+    return send_new(m, x->peer, mpi_tag(x->peer_gpu, x->sem_off), gm_peer_staged_net(x->peer),
+                    x->peer_gpu, net_tag_base(x->sem_off, x->target), src, gpu, size, done, arg);
+}
+
 rill_status_t gm_staged_recv(gm_t *m, const rill_remote_xfer_t *x, void *dst, size_t size,
                              rill_net_done_fn done, void *arg, gm_pipe_t **pp)
 {
-    rill_status_t s = pipe_new(m, true, x->peer, mpi_tag(x->gpu, x->sem_off), size, done, arg, pp);
-    if (s != RILL_SUCCESS)
-        return s;
-    (*pp)->net = gm_peer_staged_net(x->peer);
-    (*pp)->ntag = net_tag_base(x->sem_off, x->target);
-    (*pp)->gpu = dst;
-    return RILL_SUCCESS;
+    return recv_new(m, x->peer, mpi_tag(x->gpu, x->sem_off), gm_peer_staged_net(x->peer),
+                    net_tag_base(x->sem_off, x->target), dst, size, done, arg, pp);
+}
+
+rill_status_t gm_staged_send_net(gm_t *m, int peer, int peer_idx, uint64_t ntag, const void *src,
+                                 bool gpu, size_t size, rill_net_done_fn done, void *arg)
+{
+    return send_new(m, peer, 0, true, peer_idx, ntag, src, gpu, size, done, arg);
+}
+
+rill_status_t gm_staged_recv_net(gm_t *m, int peer, uint64_t ntag, void *dst, size_t size,
+                                 rill_net_done_fn done, void *arg, gm_pipe_t **pp)
+{
+    return recv_new(m, peer, 0, true, ntag, dst, size, done, arg, pp);
 }
 
 void gm_staged_cancel(gm_t *m, gm_pipe_t *p)
@@ -288,6 +349,9 @@ static void pipe_wire(gm_t *m, gm_pipe_t *p, gm_pipe_slot_t *sl, int k, void *bu
         pipe_fail(m, p, s, "the comm engine refused a chunk");
         return;
     }
+    RILL_VERBOSE(RILL_LOG_GPU, 4, "GPU %d: pipeline %s rank %d: chunk %d %s (tag %#llx)",
+                 m->res->info.ordinal, p->recv ? "from" : "to", p->peer, k,
+                 p->recv ? "receive posted" : "sent", (unsigned long long)(p->ntag | (uint64_t)k));
     p->next_wire++;
 }
 
@@ -309,6 +373,9 @@ static bool pipe_copy(gm_t *m, gm_staged_t *s, gm_pipe_t *p, gm_pipe_slot_t *sl,
         return false;
     }
     atomic_store_explicit(&sl->state, SLOT_COPY, memory_order_relaxed);
+    RILL_VERBOSE(RILL_LOG_GPU, 4, "GPU %d: pipeline %s rank %d: chunk %d's copy %s enqueued",
+                 m->res->info.ordinal, p->recv ? "from" : "to", p->peer, k,
+                 d2h ? "out of the GPU" : "into the GPU");
     atomic_fetch_add_explicit(d2h ? &m->n_d2h : &m->n_h2d, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(d2h ? &m->b_d2h : &m->b_h2d, len, memory_order_relaxed);
     return true;
@@ -344,8 +411,8 @@ static int pipe_step(gm_t *m, gm_staged_t *s, gm_pipe_t *p)
             freed = true;
         } else if (p->recv && st == SLOT_COPY) {
             freed = copy_done(m, p, sl);
-        } else if (p->recv && st == SLOT_WIRE_DONE && p->status != RILL_SUCCESS) {
-            freed = true; /* (failed: its bytes are not copied in) */
+        } else if (p->recv && st == SLOT_WIRE_DONE && (p->status != RILL_SUCCESS || !p->gpu)) {
+            freed = true; /* (failed, or dropped: its bytes are not copied in) */
         } else if (!p->recv && st == SLOT_COPY && p->status != RILL_SUCCESS) {
             freed = p->host || copy_done(m, p, sl); /* (failed: not sent) */
         }
@@ -400,7 +467,7 @@ static int pipe_step(gm_t *m, gm_staged_t *s, gm_pipe_t *p)
         pipe_wire(m, p, sl, p->next_wire, sl->buf);
         n++;
     }
-    while (p->next_land < p->next_wire) {
+    while (p->gpu && p->next_land < p->next_wire) {
         gm_pipe_slot_t *sl = &p->slot[p->next_land % GM_PIPE_SLOTS];
         if (atomic_load_explicit(&sl->state, memory_order_acquire) != SLOT_WIRE_DONE)
             break;

@@ -687,6 +687,7 @@ rill_status_t rill_context_create(int *argc, char ***argv, rill_context_t **ctx_
     ctx->sched = all_scheds[rill_param_get_enum(param_sched)];
     ctx->device_choice = rill_param_get_enum(param_device);
 
+    rill_cuda_env_early(); /* (before MPI and UCX, which may make a CUDA context) */
     status = rill_comm_init(argc, argv, &ctx->comm);
     if (status != RILL_SUCCESS)
         goto err_free_ctx;

@@ -148,10 +148,12 @@ RILL_API rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t
 
 /**
  * A port channel from local GPU gpu: puts copy from src (a region of gpu) into dst (a
- * region of a peer GPU: this process's or another process's on this node); signals write
- * into remote_sem (the peer's). local_sem (may be NULL) is this side's semaphore, which the
- * peer's channel signals: the device handle waits on it. The GPU manager of gpu carries the
- * requests out on a copy stream of its own. Main thread.
+ * region of a peer GPU: this process's, another process's on this node, or another node's
+ * reached over the net wire); signals write into remote_sem (the peer's; on dst's GPU for
+ * another node). local_sem (may be NULL) is this side's semaphore, which the peer's channel
+ * signals: the device handle waits on it. The GPU manager of gpu carries the requests out,
+ * on a copy stream of its own on a node, through its host-staged pipeline to another node
+ * (docs/channels.md, "GPUs of other nodes"). Main thread.
  */
 RILL_API rill_status_t rill_port_channel_create(rill_context_t *ctx, int gpu,
                                                 const rill_regmem_t *src, const rill_regmem_t *dst,

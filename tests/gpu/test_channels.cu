@@ -180,8 +180,9 @@ static void bounded_sync(int s, double timeout_s, const char *what)
     CHECK_MSG(e == cudaSuccess, "side %d: %s: %s", s, what, cudaGetErrorString(e));
 }
 
-/* Both sides' GPUs, or a reason to skip (the same answer on every rank). */
-static const char *setup_sides(void)
+/* Both sides' GPUs, or a reason to skip (the same answer on every rank). port_only: the
+ * scenario uses port channels only. */
+static const char *setup_sides(bool port_only)
 {
     static char why[256];
     nranks = rill_context_nranks(ctx);
@@ -199,10 +200,18 @@ static const char *setup_sides(void)
         if (ngpus < 1)
             snprintf(why, sizeof(why), "rank %d runs on no GPU%s%s", rank_, st[0] ? ": " : "", st);
         else {
+            /* memory channels need CUDA IPC (this node); port channels also reach the GPUs
+             * of another node over the net wire (UCX moving GPU memory: d == 2) */
             const char *w = NULL;
-            if (rill_context_gpu_direct(ctx, 1 - rank_, &w) != 1) /* (port channels: CUDA IPC) */
-                snprintf(why, sizeof(why), "rank %d does not reach rank %d's GPU memory: %s", rank_,
-                         1 - rank_, w ? w : "?");
+            int d = rill_context_gpu_direct(ctx, 1 - rank_, &w);
+            if (d != 1 && !(d == 2 && port_only))
+                snprintf(why, sizeof(why), "rank %d does not reach rank %d's GPU memory%s: %s",
+                         rank_, 1 - rank_, d == 2 ? " by CUDA IPC (another node)" : "",
+                         w && w[0] ? w : "?");
+            else if (d == 2)
+                printf("rank %d: rank %d's GPU is on another node: port channels over the net "
+                       "wire\n",
+                       rank_, 1 - rank_);
         }
         for (int s = 0; s < 2; s++)
             sides[s] = (side_t){ s == rank_, 0, -1, NULL };
@@ -1438,7 +1447,7 @@ int main(int argc, char **argv)
             why = rill_context_gpu_status(ctx)[0] ? rill_context_gpu_status(ctx)
                                                   : "no GPU in this process";
     } else {
-        why = setup_sides();
+        why = setup_sides(!strcmp(what, "put") || !strcmp(what, "signal"));
         if (!why && same_gpu && !strcmp(what, "pingpong"))
             why = "both ranks run on one GPU: the two ping-pong kernels of two processes cannot "
                   "run at the same time there (no MPS)";
