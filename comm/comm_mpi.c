@@ -1242,6 +1242,45 @@ static void comm_late_wake(rill_comm_t *c, uint64_t due, uint64_t woke)
         rill_trace_slice("comm", "late wake", due, woke, 0, 0, NULL);
 }
 
+/* The comm thread's last steps, every rank past the final barrier: the AM receives taken
+ * back, what is still outstanding ended with an error (said). */
+static void comm_thread_end(rill_comm_t *c)
+{
+    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
+        COMM_MPI_CHECK(c, "MPI_Cancel", -1, MPI_Cancel(&c->recv[i].req));
+        COMM_MPI_CHECK(c, "MPI_Wait", -1, MPI_Wait(&c->recv[i].req, MPI_STATUS_IGNORE));
+    }
+    /* GETs on one-sided wires hold no MPI request: end them here */
+    for (int b = 0; b < COMM_HASH_BUCKETS; b++)
+        for (comm_get_t *g = c->get_table[b], *next; g; g = next) {
+            next = g->hnext;
+            if (g->wire == COMM_WIRE_MPI)
+                continue;
+            RILL_WARN(RILL_LOG_COMM, "a GET of %zu bytes from rank %d still outstanding at fini",
+                      g->size, g->src);
+            comm_transports[g->wire]->land_release(c->tstate[g->wire], c, g);
+            comm_get_complete(c, g, RILL_ERR_BAD_STATE);
+        }
+    if (c->nreqs)
+        RILL_WARN(RILL_LOG_COMM, "%d transfers still outstanding at fini: cancelled", c->nreqs);
+    for (int i = 0; i < c->nreqs; i++) {
+        comm_req_owner_t *owner = c->owners[i];
+        MPI_Status st;
+        MPI_Cancel(&c->reqs[i]);
+        MPI_Wait(&c->reqs[i], &st);
+        if (owner->kind == COMM_REQ_DATA_RECV) {
+            comm_get_t *g = container_of(owner, comm_get_t, owner);
+            if (g->done)
+                g->done(g->arg, RILL_ERR_BAD_STATE);
+            free(g);
+        } else if (owner->kind == COMM_REQ_STREAM) {
+            comm_stream_t *sr = container_of(owner, comm_stream_t, owner);
+            sr->done(sr->arg, RILL_ERR_BAD_STATE);
+            free(sr);
+        }
+    }
+}
+
 static void *comm_thread_main(void *arg)
 {
     rill_comm_t *c = arg;
@@ -1357,40 +1396,7 @@ static void *comm_thread_main(void *arg)
             sleep_us = sleep_us * 2 < cap ? sleep_us * 2 : cap;
     }
 
-    /* Every rank is past the final barrier: take back the AM receives. */
-    for (int i = 0; i < COMM_NB_RECV_BUFS; i++) {
-        COMM_MPI_CHECK(c, "MPI_Cancel", -1, MPI_Cancel(&c->recv[i].req));
-        COMM_MPI_CHECK(c, "MPI_Wait", -1, MPI_Wait(&c->recv[i].req, MPI_STATUS_IGNORE));
-    }
-    /* GETs on one-sided wires hold no MPI request: end them here */
-    for (int b = 0; b < COMM_HASH_BUCKETS; b++)
-        for (comm_get_t *g = c->get_table[b], *next; g; g = next) {
-            next = g->hnext;
-            if (g->wire == COMM_WIRE_MPI)
-                continue;
-            RILL_WARN(RILL_LOG_COMM, "a GET of %zu bytes from rank %d still outstanding at fini",
-                      g->size, g->src);
-            comm_transports[g->wire]->land_release(c->tstate[g->wire], c, g);
-            comm_get_complete(c, g, RILL_ERR_BAD_STATE);
-        }
-    if (c->nreqs)
-        RILL_WARN(RILL_LOG_COMM, "%d transfers still outstanding at fini: cancelled", c->nreqs);
-    for (int i = 0; i < c->nreqs; i++) {
-        comm_req_owner_t *owner = c->owners[i];
-        MPI_Status st;
-        MPI_Cancel(&c->reqs[i]);
-        MPI_Wait(&c->reqs[i], &st);
-        if (owner->kind == COMM_REQ_DATA_RECV) {
-            comm_get_t *g = container_of(owner, comm_get_t, owner);
-            if (g->done)
-                g->done(g->arg, RILL_ERR_BAD_STATE);
-            free(g);
-        } else if (owner->kind == COMM_REQ_STREAM) {
-            comm_stream_t *sr = container_of(owner, comm_stream_t, owner);
-            sr->done(sr->arg, RILL_ERR_BAD_STATE);
-            free(sr);
-        }
-    }
+    comm_thread_end(c);
     return NULL;
 }
 

@@ -4,11 +4,10 @@
  * chunks copied out of GPU memory into pinned buffers, sent as host memory); the target's
  * manager, the proxy of its side, receives the chunks and copies them into the
  * destination, then writes the signal into its semaphore and acknowledges flushes. Only
- * Rill's own asynchronous copies touch the GPUs, never UCX's: a stream may wait on a
- * channel's semaphore meanwhile, and a CUDA call that synchronises behind the caller's back
- * (as UCX's CUDA transports may make) would then never return. docs/channels.md, "GPUs of
- * other nodes", has the protocol and its ordering argument. Everything here runs on one
- * GPU's manager thread. */
+ * Rill's own asynchronous copies and events touch the GPUs, none of UCX's CUDA calls: a
+ * stream may wait on a channel's semaphore meanwhile. docs/channels.md, "GPUs of other
+ * nodes", has the protocol and its ordering argument, and "Limits" its known defect.
+ * Everything here runs on one GPU's manager thread. */
 #include "gm_internal.h"
 #include "proxy_impl.h"
 
@@ -54,7 +53,8 @@ typedef struct standing {
     gm_pcnet_t *n;
     pcnet_msg_t msg;
     void *req;
-    bool ack, posted, ready; /* ready: arrived, not handled yet */
+    bool ack, posted;
+    bool ready, ok; /* ready: completed, not reposted yet; ok: with a message to handle */
 } standing_t;
 
 typedef struct inchan inchan_t;
@@ -108,9 +108,12 @@ static void standing_done(void *arg, rill_status_t s)
     st->posted = false;
     st->req = NULL;
     st->n->standing--;
-    if (s == RILL_SUCCESS && !st->n->stopping)
-        st->ready = true; /* handled by gm_pcnet_step, out of UCX's callback */
-    else if (!st->n->stopping)
+    if (st->n->stopping)
+        return;
+    /* handled and posted again by gm_pcnet_step, out of UCX's callback */
+    st->ready = true;
+    st->ok = s == RILL_SUCCESS;
+    if (!st->ok) /* (a message of another size: said, dropped) */
         RILL_ERROR(RILL_LOG_GPU, "GPU %d: a receive of port channel %s from other nodes failed",
                    st->n->p->ordinal, st->ack ? "acknowledgements" : "requests");
 }
@@ -439,10 +442,11 @@ int gm_pcnet_step(gm_proxy_t *p)
         if (!st->ready)
             continue;
         pcnet_msg_t m = st->msg;
+        bool ok = st->ok;
         standing_post(n, st); /* (before handling: the next message may be in already) */
-        if (st->ack)
+        if (ok && st->ack)
             handle_ack(p, &m);
-        else
+        else if (ok)
             handle_req(n, &m);
         work++;
     }

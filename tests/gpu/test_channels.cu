@@ -17,6 +17,8 @@
  *              API), the peer's stream waits on its semaphore (rill_sem_stream_wait) and a
  *              kernel checks the whole destination: a signal that overtook its data is
  *              counted. 4 KiB, 64 KiB and 1 MiB in turn.
+ *   signal_kwait the same with each wait in a one-thread kernel (rill_pc_wait) in place of
+ *              the stream's (docs/channels.md, "Limits": what to try next).
  *   concurrent (one process) 64 MiB port channel puts, pushed from a second thread and
  *              checked, while DTD taskpools of cuBLAS tasks run on the same GPU(s).
  * Each exits 77 (skipped) with the reason when the GPUs are missing (one process: 2 GPUs;
@@ -853,6 +855,15 @@ __global__ void check_words(const uint64_t *p, uint64_t n, int from, uint32_t ro
         res->checks++;
 }
 
+/* signal_kwait: the stream waits in a kernel (one thread spinning on the semaphore) in
+ * place of rill_sem_stream_wait */
+__global__ void wait_sem_kernel(rill_port_channel_dev_t c, uint64_t value, sig_res_t *res)
+{
+    c.expected = value - 1;
+    if (!rill_pc_wait(&c))
+        atomicAdd(&res->push_failed, 1ull);
+}
+
 __global__ void push_put_signal(rill_port_channel_dev_t c, uint64_t size, sig_res_t *res)
 {
     if (rill_pc_put_with_signal(&c, 0, 0, size) == RILL_FIFO_FAILED)
@@ -968,20 +979,28 @@ static unsigned sig_blocks(uint64_t words)
 
 /* Side s's stream waits for its next signal and checks what came with it (round r of the
  * peer). A refused wait (too many outstanding) is retried once the stream moved on. */
+static bool sig_kernel_wait; /* signal_kwait */
+
 static void sig_receive(sig_state_t *g, int s, uint32_t r)
 {
     uint64_t v = ++g->received[s];
     double t0 = now_s();
-    rill_status_t st;
-    sig_step(s, r, "rill_sem_stream_wait");
-    while ((st = rill_sem_stream_wait(sides[s].st, g->sem[s].ptr, v)) == RILL_ERR_BUSY) {
-        g->busy++;
-        if (now_s() - t0 > 60)
-            FAIL("side %d: a semaphore wait for %llu was refused for 60 s (the stream does not "
-                 "move: semaphore at %llu)",
-                 s, (unsigned long long)v, (unsigned long long)sem_value(s, &g->sem[s]));
-        usleep(10);
-        use(s);
+    rill_status_t st = RILL_SUCCESS;
+    if (sig_kernel_wait) {
+        sig_step(s, r, "launch wait_sem_kernel");
+        wait_sem_kernel<<<1, 1, 0, sides[s].st>>>(g->h[s], v, g->res[s]);
+        CU(cudaGetLastError());
+    } else {
+        sig_step(s, r, "rill_sem_stream_wait");
+        while ((st = rill_sem_stream_wait(sides[s].st, g->sem[s].ptr, v)) == RILL_ERR_BUSY) {
+            g->busy++;
+            if (now_s() - t0 > 60)
+                FAIL("side %d: a semaphore wait for %llu was refused for 60 s (the stream does "
+                     "not move: semaphore at %llu)",
+                     s, (unsigned long long)v, (unsigned long long)sem_value(s, &g->sem[s]));
+            usleep(10);
+            use(s);
+        }
     }
     CHECK_MSG(st == RILL_SUCCESS, "side %d: rill_sem_stream_wait(%llu): %s", s,
               (unsigned long long)v, rill_status_string(st));
@@ -1425,12 +1444,14 @@ int main(int argc, char **argv)
     const char *what = argc > 1 ? argv[1] : "pingpong";
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines reach a log even if the test is killed */
     long rounds_arg = argc > 2 ? atol(argv[2]) : 0;
-    static const char *const known[] = { "pingpong", "put", "signal", "concurrent" };
+    static const char *const known[] = { "pingpong", "put", "signal", "signal_kwait",
+                                         "concurrent" };
     bool found = false;
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         found = found || !strcmp(what, known[i]);
     if (!found) {
-        fprintf(stderr, "unknown scenario '%s': pingpong, put, signal, concurrent\n", what);
+        fprintf(stderr, "unknown scenario '%s': pingpong, put, signal, signal_kwait, concurrent\n",
+                what);
         return 2;
     }
     /* 512 MiB regions (put: four per GPU in one process) and tiles: a zone of 3 GiB per GPU,
@@ -1447,7 +1468,7 @@ int main(int argc, char **argv)
             why = rill_context_gpu_status(ctx)[0] ? rill_context_gpu_status(ctx)
                                                   : "no GPU in this process";
     } else {
-        why = setup_sides(!strcmp(what, "put") || !strcmp(what, "signal"));
+        why = setup_sides(!strcmp(what, "put") || !strncmp(what, "signal", 6));
         if (!why && same_gpu && !strcmp(what, "pingpong"))
             why = "both ranks run on one GPU: the two ping-pong kernels of two processes cannot "
                   "run at the same time there (no MPS)";
@@ -1463,7 +1484,8 @@ int main(int argc, char **argv)
         rc = run_pingpong(rounds_arg > 0 ? (uint32_t)rounds_arg : 100000);
     else if (!strcmp(what, "put"))
         rc = run_put();
-    else if (!strcmp(what, "signal")) {
+    else if (!strncmp(what, "signal", 6)) {
+        sig_kernel_wait = !strcmp(what, "signal_kwait");
         /* two processes taking turns on one GPU: every round switches between them */
         uint32_t r = rounds_arg > 0 ? (uint32_t)rounds_arg : same_gpu ? 5000 : 100000;
         rc = run_signal(r, r < 2000 ? r : 2000);
