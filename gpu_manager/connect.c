@@ -513,6 +513,19 @@ int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **wh
     return direct[rank];
 }
 
+int rill_port_channel_reach(const rill_context_t *ctx, int rank, const char **why_p)
+{
+    const char *why = NULL;
+    int d = ctx && rank == ctx->rank ? (ctx->ngpus > 0) : rill_context_gpu_direct(ctx, rank, &why);
+    int reach = d == 1 ? 1 : gm_peer_net_workers(rank) ? 2 : 0;
+    if (why_p)
+        *why_p = reach                      ? ""
+                 : ctx && rank == ctx->rank ? "this rank has no GPU"
+                 : d == 2 || d == 3 || !why ? "the net wire does not connect the two ranks' GPUs"
+                                            : why;
+    return reach;
+}
+
 #else /* no CUDA: nothing to connect */
 
 rill_status_t rill_gpu_channels_connect(rill_context_t *ctx)
@@ -530,5 +543,10 @@ int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **wh
     if (why_p)
         *why_p = "Rill was built without CUDA";
     return 0;
+}
+
+int rill_port_channel_reach(const rill_context_t *ctx, int rank, const char **why_p)
+{
+    return rill_context_gpu_direct(ctx, rank, why_p);
 }
 #endif

@@ -32,7 +32,8 @@ static void usage(FILE *out, const char *prog)
             "                     other rank, its node, the wire its bytes take (MPI on a\n"
             "                     node, comm_net between nodes) and how GPU tiles reach it:\n"
             "                     GPU direct (CUDA IPC, checked both ways; between nodes\n"
-            "                     over the net wire) or host-staged,\n"
+            "                     over the net wire) or host-staged, and whether GPU port\n"
+            "                     channels reach its GPUs (CUDA IPC, the net wire, none),\n"
             "                     each with why (comm_ranks_per_node, comm_gpu_direct)\n"
             "  --parsable         the parameters (every level, or those of --param) one per\n"
             "                     line, for scripts: name, type, value, source, default,\n"
@@ -75,18 +76,24 @@ static rill_status_t print_peers(int *argc, char ***argv)
     for (int r = 0; r < n && o < sizeof(line); r++) {
         if (r == me)
             continue;
-        const char *why = "", *wire_why = "";
+        const char *why = "", *wire_why = "", *pc_why = "";
         const char *wire = rill_context_wire(ctx, r, &wire_why);
         int direct = rill_context_gpu_direct(ctx, r, &why);
+        int pc = rill_port_channel_reach(ctx, r, &pc_why);
         o += (size_t)snprintf(
-            line + o, sizeof(line) - o, "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s",
+            line + o, sizeof(line) - o,
+            "%s rank %d: node %d, bytes over %s (%s), GPU tiles %s%s%s, GPU port channels %s%s%s",
             o > 0 && line[o - 1] != ':' ? ";" : "", r, rill_context_node(ctx, r), wire ? wire : "?",
             wire_why,
             direct == 3   ? "host-staged pipeline, GPU to GPU in chunks ("
             : direct == 2 ? "GPU direct (over the net wire)"
             : direct      ? "GPU direct (CUDA IPC, checked both ways)"
                           : "host-staged (",
-            direct == 1 || direct == 2 ? "" : why, direct == 1 || direct == 2 ? "" : ")");
+            direct == 1 || direct == 2 ? "" : why, direct == 1 || direct == 2 ? "" : ")",
+            pc == 1   ? "over CUDA IPC"
+            : pc == 2 ? "over the net wire"
+                      : "none (",
+            pc ? "" : pc_why, pc ? "" : ")");
     }
     printf("%s\n", line); /* one line per rank: the ranks' lines do not interleave */
     fflush(stdout);

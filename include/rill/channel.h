@@ -145,6 +145,7 @@ RILL_API rill_status_t rill_sem_destroy(rill_context_t *ctx, int gpu, rill_sem_t
 /* rill_context_allgather (rill/runtime.h): send these descriptors to the other ranks */
 
 /* rill_context_gpu_direct (rill/runtime.h): whether a peer rank's GPUs are reachable */
+/* rill_port_channel_reach (rill/runtime.h): whether this rank's port channels reach them */
 
 /**
  * A port channel from local GPU gpu: puts copy from src (a region of gpu) into dst (a

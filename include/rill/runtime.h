@@ -159,6 +159,12 @@ RILL_API const char *rill_context_wire(const rill_context_t *ctx, int rank, cons
  * do not reach each other. comm_gpu_direct = off leaves only 3 and 0. Any thread. */
 RILL_API int rill_context_gpu_direct(const rill_context_t *ctx, int rank, const char **why);
 
+/** Whether port channels (rill/channel.h) of this rank's GPUs reach rank's GPUs: 1 over
+ * CUDA IPC (this node; memory channels too), 2 over the net wire (another node: requests and
+ * bytes through the GPU managers), 0 not (why, if not NULL, says why). Host port channels
+ * (RILL_HOST_MEMORY) reach every rank. Any thread, after rill_init. */
+RILL_API int rill_port_channel_reach(const rill_context_t *ctx, int rank, const char **why);
+
 #ifdef __cplusplus
 }
 #endif

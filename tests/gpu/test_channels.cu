@@ -203,9 +203,9 @@ static const char *setup_sides(bool port_only)
             snprintf(why, sizeof(why), "rank %d runs on no GPU%s%s", rank_, st[0] ? ": " : "", st);
         else {
             /* memory channels need CUDA IPC (this node); port channels also reach the GPUs
-             * of another node over the net wire (UCX moving GPU memory: d == 2) */
+             * of another node over the net wire (d == 2) */
             const char *w = NULL;
-            int d = rill_context_gpu_direct(ctx, 1 - rank_, &w);
+            int d = rill_port_channel_reach(ctx, 1 - rank_, &w);
             if (d != 1 && !(d == 2 && port_only))
                 snprintf(why, sizeof(why), "rank %d does not reach rank %d's GPU memory%s: %s",
                          rank_, 1 - rank_, d == 2 ? " by CUDA IPC (another node)" : "",
