@@ -1081,6 +1081,7 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
         CU(cudaFuncGetAttributes(&fa, (const void *)check_words));
         CU(cudaFuncGetAttributes(&fa, (const void *)fill_words));
         CU(cudaFuncGetAttributes(&fa, (const void *)push_put_signal));
+        CU(cudaFuncGetAttributes(&fa, (const void *)wait_sem_kernel));
     }
     sig_watchdog_start(&g);
     typedef struct {
