@@ -627,11 +627,14 @@ static rill_status_t do_pc_create(gm_proxy_t *p, void *arg)
     rill_status_t s;
     if ((s = rill_regmem_map(a->src, &src, a->err, sizeof(a->err))) != RILL_SUCCESS)
         goto fail;
-    if (a->net_idx >= 0) /* another node: addresses in the target process, not mapped here */
-        gm_pcnet_channel(p, c, a->dst->rank, a->net_idx, a->dst->base + a->dst->offset,
-                         a->remote->reg.base + a->remote->reg.offset);
-    else if ((s = rill_regmem_map(a->dst, &dst, a->err, sizeof(a->err))) != RILL_SUCCESS ||
-             (s = rill_regmem_map(&a->remote->reg, &rsem, a->err, sizeof(a->err))) != RILL_SUCCESS)
+    if (a->net_idx >= 0) { /* another node: addresses in the target process, not mapped here */
+        c->net_rank = a->dst->rank;
+        c->net_idx = a->net_idx;
+        c->dst_addr = a->dst->base + a->dst->offset;
+        c->sem_addr = a->remote->reg.base + a->remote->reg.offset;
+    } else if ((s = rill_regmem_map(a->dst, &dst, a->err, sizeof(a->err))) != RILL_SUCCESS ||
+               (s = rill_regmem_map(&a->remote->reg, &rsem, a->err, sizeof(a->err))) !=
+                   RILL_SUCCESS)
         goto fail;
     c->src = src;
     c->dst = dst;

@@ -89,10 +89,6 @@ rill_status_t gm_proxy_call(gm_proxy_t *p, rill_status_t (*fn)(gm_proxy_t *, voi
 /** Start this GPU's part of them once its net worker connected: the standing receives of
  * requests and acknowledgements. */
 rill_status_t gm_pcnet_start(gm_proxy_t *p);
-/** Make c (being created) a channel to rank's GPU idx over the net wire: dst and sem are
- * addresses in that rank's process. */
-void gm_pcnet_channel(gm_proxy_t *p, rill_port_channel_t *c, int rank, int idx, uint64_t dst,
-                      uint64_t sem);
 /** Carry out request pos of c (checked against the regions already): one message, with
  * the put's bytes behind it. */
 void gm_pcnet_carry(gm_proxy_t *p, rill_port_channel_t *c, unsigned type, uint64_t dst_off,

@@ -62,6 +62,7 @@ typedef struct inchan inchan_t;
 /* A request from a channel of another node, from its arrival until applied. */
 typedef struct inreq {
     struct inreq *next;
+    gm_pcnet_t *n;
     inchan_t *ch;
     pcnet_msg_t m;
     bool landed, sem_ok;
@@ -99,6 +100,8 @@ struct gm_pcnet {
     inchan_t *in;
     ack_t *acks, **acks_tail;
     cudaStream_t stream; /* the signals' writes: the pipeline's copies into the GPU's */
+    int nready;          /* standing receives completed, not handled yet */
+    bool landed;         /* a request came, or a put's bytes came in, since the last look */
     bool stopping;
 };
 
@@ -113,6 +116,7 @@ static void standing_done(void *arg, rill_status_t s)
     /* handled and posted again by gm_pcnet_step, out of UCX's callback */
     st->ready = true;
     st->ok = s == RILL_SUCCESS;
+    st->n->nready++;
     if (!st->ok) /* (a message of another size: said, dropped) */
         RILL_ERROR(RILL_LOG_GPU, "GPU %d: a receive of port channel %s from other nodes failed",
                    st->n->p->ordinal, st->ack ? "acknowledgements" : "requests");
@@ -156,16 +160,6 @@ rill_status_t gm_pcnet_start(gm_proxy_t *p)
         standing_post(n, &n->st[i]);
     }
     return RILL_SUCCESS;
-}
-
-void gm_pcnet_channel(gm_proxy_t *p, rill_port_channel_t *c, int rank, int idx, uint64_t dst,
-                      uint64_t sem)
-{
-    (void)p;
-    c->net_rank = rank;
-    c->net_idx = idx;
-    c->dst_addr = dst;
-    c->sem_addr = sem;
 }
 
 /* ------------------------------------------------------------ the sender's side */
@@ -343,6 +337,7 @@ static void data_done(void *arg, rill_status_t s)
                  r->ch->chan, r->ch->rank, (unsigned long long)r->m.seq);
     r->receiving = false;
     r->landed = true; /* (applied by gm_pcnet_step, in the channel's order) */
+    r->n->landed = true;
     if (s != RILL_SUCCESS)
         RILL_ERROR(RILL_LOG_GPU,
                    "port channel %u of rank %d: receiving the %llu bytes of request %llu failed",
@@ -388,6 +383,7 @@ static void handle_req(gm_pcnet_t *n, const pcnet_msg_t *m)
         free(r);
         return;
     }
+    r->n = n;
     r->ch = ch;
     r->m = *m;
     r->landed = true;
@@ -437,10 +433,13 @@ int gm_pcnet_step(gm_proxy_t *p)
     if (!n)
         return 0;
     int work = 0;
-    for (int i = 0; i < 2 * PCNET_STANDING; i++) {
+    /* (the scans only when something came: this runs every turn of the manager's loop) */
+    for (int i = 0; n->nready > 0 && i < 2 * PCNET_STANDING; i++) {
         standing_t *st = &n->st[i];
         if (!st->ready)
             continue;
+        n->nready--;
+        n->landed = true;
         pcnet_msg_t m = st->msg;
         bool ok = st->ok;
         standing_post(n, st); /* (before handling: the next message may be in already) */
@@ -450,7 +449,9 @@ int gm_pcnet_step(gm_proxy_t *p)
             handle_req(n, &m);
         work++;
     }
-    for (inchan_t *ch = n->in; ch; ch = ch->next)
+    bool landed = n->landed;
+    n->landed = false;
+    for (inchan_t *ch = landed ? n->in : NULL; ch; ch = ch->next)
         if (ch->pending && ch->pending->landed && ch->pending->m.seq == ch->next_seq) {
             apply(n, ch);
             work++;
