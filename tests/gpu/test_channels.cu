@@ -17,8 +17,11 @@
  *              API), the peer's stream waits on its semaphore (rill_sem_stream_wait) and a
  *              kernel checks the whole destination: a signal that overtook its data is
  *              counted. 4 KiB, 64 KiB and 1 MiB in turn.
+ *              A side whose stream has not moved for 8 s says whether a copy and a
+ *              kernel on a stream of their own still run on its GPU.
  *   signal_kwait the same with each wait in a one-thread kernel (rill_pc_wait) in place of
- *              the stream's (docs/channels.md, "Limits": what to try next).
+ *              the stream's (between simulated nodes it passes where signal hangs:
+ *              docs/channels.md, "Limits").
  *   concurrent (one process) 64 MiB port channel puts, pushed from a second thread and
  *              checked, while DTD taskpools of cuBLAS tasks run on the same GPU(s).
  * Each exits 77 (skipped) with the reason when the GPUs are missing (one process: 2 GPUs;
@@ -1035,13 +1038,66 @@ static void sig_side_round(sig_state_t *g, int s, uint32_t r, bool host_api)
     }
 }
 
+/* On a hang: whether this GPU still runs a 4 KiB host-to-device copy and a kernel on a
+ * stream of their own (made before the loop), each given 3 s. */
+static struct {
+    cudaStream_t st;
+    cudaEvent_t ev;
+    char *host, *dev;
+} sig_probe[2];
+
+__global__ void probe_kernel(char *p)
+{
+    p[0]++;
+}
+
+static void sig_probe_make(int s)
+{
+    use(s);
+    CU(cudaStreamCreateWithFlags(&sig_probe[s].st, cudaStreamNonBlocking));
+    CU(cudaEventCreateWithFlags(&sig_probe[s].ev, cudaEventDisableTiming));
+    CU(cudaHostAlloc((void **)&sig_probe[s].host, 4096, cudaHostAllocPortable));
+    CU(cudaMalloc((void **)&sig_probe[s].dev, 4096));
+    cudaFuncAttributes fa;
+    CU(cudaFuncGetAttributes(&fa, (const void *)probe_kernel));
+}
+
+static const char *sig_probe_one(int s, bool copy)
+{
+    use(s);
+    if (copy)
+        CU(cudaMemcpyAsync(sig_probe[s].dev, sig_probe[s].host, 4096, cudaMemcpyHostToDevice,
+                           sig_probe[s].st));
+    else
+        probe_kernel<<<1, 1, 0, sig_probe[s].st>>>(sig_probe[s].dev);
+    CU(cudaEventRecord(sig_probe[s].ev, sig_probe[s].st));
+    for (double t0 = now_s(); now_s() - t0 < 3;) {
+        cudaError_t e = cudaEventQuery(sig_probe[s].ev);
+        if (e == cudaSuccess)
+            return "ran";
+        if (e != cudaErrorNotReady)
+            return cudaGetErrorString(e);
+        usleep(1000);
+    }
+    return "did NOT complete in 3 s";
+}
+
 /* Wait (bounded) until side s's stream received the peer's round r. */
 static void bounded_sync_to(sig_state_t *g, int s, uint32_t r)
 {
     uint64_t want = s == 1 ? (uint64_t)r + 1 : (uint64_t)r; /* side 0 received rounds 0..r-1 */
     double t0 = now_s();
     sig_step(s, r, "throttle (host-mapped progress, no CUDA call)");
+    bool probed = false;
     while (*sig_progress[s] < want) {
+        if (!probed && now_s() - t0 > 8) {
+            probed = true;
+            const char *c = sig_probe_one(s, true), *k = sig_probe_one(s, false);
+            fprintf(stderr,
+                    "side %d: round %u waits 8 s; on a stream of its own, a 4 KiB copy into "
+                    "the GPU %s, a kernel %s\n",
+                    s, r, c, k);
+        }
         if (now_s() - t0 > 30) {
             char msg[300] = "";
             int code = rill_channel_device_error(ctx, sides[s].gpu, msg, sizeof(msg));
@@ -1082,6 +1138,7 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
         CU(cudaFuncGetAttributes(&fa, (const void *)fill_words));
         CU(cudaFuncGetAttributes(&fa, (const void *)push_put_signal));
         CU(cudaFuncGetAttributes(&fa, (const void *)wait_sem_kernel));
+        sig_probe_make(s);
     }
     sig_watchdog_start(&g);
     typedef struct {
@@ -1190,8 +1247,13 @@ static int run_signal(uint32_t rounds, uint32_t host_rounds)
     sig_watchdog_stop();
     for (int s = 0; s < 2; s++)
         if (sig_progress[s]) {
+            use(s);
             CU(cudaFreeHost((void *)sig_progress[s]));
             sig_progress[s] = NULL;
+            CU(cudaStreamDestroy(sig_probe[s].st));
+            CU(cudaEventDestroy(sig_probe[s].ev));
+            CU(cudaFreeHost(sig_probe[s].host));
+            CU(cudaFree(sig_probe[s].dev));
         }
     CHECK_MSG(ok, "the put/signal ping-pong failed (see above)");
     return 0;
