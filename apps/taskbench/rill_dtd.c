@@ -37,6 +37,10 @@ typedef struct graph_state {
     long fields;
     int nranks;
     rill_collection_t *dc;
+    /* the data of the timestep inserted last and of the one before it, by point: a task's
+     * inputs are looked up here, not in the collection (one lookup per datum, at its
+     * writer's insertion) */
+    rill_data_t **cur, **prev;
 } graph_state_t;
 
 static graph_state_t *graphs;
@@ -75,6 +79,9 @@ static int insert_timestep(rill_taskpool_t *tp, rill_dtd_class_t *cls, long gi, 
     long last_offset = task_graph_offset_at_timestep(g, t - 1);
     long last_width = task_graph_width_at_timestep(g, t - 1);
     long dset = task_graph_dependence_set_at_timestep(g, t);
+    rill_data_t **swap = s->prev;
+    s->prev = s->cur;
+    s->cur = swap;
     for (long x = offset; x < offset + width; x++) {
         rill_data_t *in[RILL_DTD_MAX_ARGS];
         int n = 0;
@@ -92,11 +99,11 @@ static int insert_timestep(rill_taskpool_t *tp, rill_dtd_class_t *cls, long gi, 
                     interval_list_destroy(deps);
                     return 1;
                 }
-                in[n++] = datum(s, t - 1, d);
+                in[n++] = s->prev[d];
             }
         }
         interval_list_destroy(deps);
-        rill_data_t *own = datum(s, t, x);
+        rill_data_t *own = s->cur[x] = datum(s, t, x);
         point_t p = { gi, t, x, n };
         if (!own) {
             fprintf(stderr, "taskbench_rill_dtd: out of memory for the data\n");
@@ -152,7 +159,12 @@ int main(int argc, char **argv)
         s->g = task_graph_list_task_graph(list, i);
         s->fields = fields_arg > 0 ? fields_arg : s->g.timesteps;
         s->nranks = nranks;
+        s->cur = calloc((size_t)s->g.max_width, sizeof(*s->cur));
+        s->prev = calloc((size_t)s->g.max_width, sizeof(*s->prev));
         if ((rc = tb_check_output("taskbench_rill_dtd", i, s->g))) {
+        } else if (!s->cur || !s->prev) {
+            fprintf(stderr, "taskbench_rill_dtd: out of memory\n");
+            rc = 1;
         } else if (rill_collection_create(ctx, s->g.output_bytes_per_task, rank_of, s, &s->dc) !=
                    RILL_SUCCESS) {
             rc = 1;
@@ -180,9 +192,12 @@ int main(int argc, char **argv)
     }
     if (!rc && !(rc = tb_barrier(ctx)) && rank == 0)
         app_report_timing(app, tb_now() - t0);
-    for (long i = 0; i < ngraphs && graphs; i++)
+    for (long i = 0; i < ngraphs && graphs; i++) {
         if (graphs[i].dc)
             rill_collection_destroy(&graphs[i].dc);
+        free(graphs[i].cur);
+        free(graphs[i].prev);
+    }
     if (cls)
         rill_dtd_class_destroy(&cls);
     free(graphs);
