@@ -31,6 +31,10 @@ esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=${RILL_JOBS:-$(nproc)}
+# UCX 1.22 (PyPI's) patches the memory functions when it is loaded, and waits 50 ms after
+# each patch for threads to leave the function: 0.4 s at every start of a program linked
+# with it, before any thread but the first exists (README, "Between nodes")
+export UCX_MEM_BISTRO_GRACE_DURATION=${UCX_MEM_BISTRO_GRACE_DURATION:-0}
 
 # ---------------------------------------------------------------- packages
 pkgs=(build-essential cmake pkg-config git libhwloc-dev hwloc libopenmpi-dev openmpi-bin
