@@ -18,12 +18,11 @@ static rill_status_t bad_shape(const char *op, const char *what, int a, int b)
     return RILL_ERR_INVALID_ARG;
 }
 
-/* One gemm task: C(ci, cj) = alpha op(A(ai, aj)) op(B(bi, bj)) + beta C(ci, cj), inner size
- * k; the sizes and leading dimensions are the tiles' own. */
-static rill_status_t gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, int transA,
-                               int transB, double alpha, double beta, int k, rill_matrix_t *A,
-                               int ai, int aj, rill_matrix_t *B, int bi, int bj, rill_matrix_t *C,
-                               int ci, int cj)
+/* (dla_internal.h) the sizes and leading dimensions are the tiles' own. */
+rill_status_t dla_gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, int transA,
+                            int transB, double alpha, double beta, int k, rill_matrix_t *A, int ai,
+                            int aj, rill_matrix_t *B, int bi, int bj, rill_matrix_t *C, int ci,
+                            int cj)
 {
     dla_kargs_t g = { .m = rill_matrix_tile_rows(C, ci),
                       .n = rill_matrix_tile_cols(C, cj),
@@ -157,8 +156,8 @@ rill_status_t rill_dla_dpotrf_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_
                 /* A(m,n) -= A(m,k) A(n,k)^T */
                 int64_t q = (mt - m) * (mt - m) * (mt - m) + 3 * ((2 * mt) - m - n - 3) * (m - n) +
                             6 * (n - k);
-                s = gemm_tile(dla, tp, q, RILL_DLA_NOTRANS, RILL_DLA_TRANS, -1.0, 1.0, nk, A, m, k,
-                              A, n, k, A, m, n);
+                s = dla_gemm_tile(dla, tp, q, RILL_DLA_NOTRANS, RILL_DLA_TRANS, -1.0, 1.0, nk, A, m,
+                                  k, A, n, k, A, m, n);
                 if (s != RILL_SUCCESS)
                     return s;
             }
@@ -218,9 +217,9 @@ rill_status_t rill_dla_dgemm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
         const int kk = transA ? rill_matrix_tile_rows(A, k) : rill_matrix_tile_cols(A, k);
         for (int i = 0; i < mt; i++)
             for (int j = 0; j < nt; j++) {
-                s = gemm_tile(dla, tp, kt - k, transA, transB, alpha, k == 0 ? beta : 1.0, kk, A,
-                              transA ? k : i, transA ? i : k, B, transB ? j : k, transB ? k : j, C,
-                              i, j);
+                s = dla_gemm_tile(dla, tp, kt - k, transA, transB, alpha, k == 0 ? beta : 1.0, kk,
+                                  A, transA ? k : i, transA ? i : k, B, transB ? j : k,
+                                  transB ? k : j, C, i, j);
                 if (s != RILL_SUCCESS)
                     return s;
             }
@@ -284,8 +283,9 @@ rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
             bool notrans = trans == RILL_DLA_NOTRANS;
             for (int n = 0; n < nt; n++) {
                 int64_t d = notrans ? m - k : k - m;
-                s = gemm_tile(dla, tp, 2 * (int64_t)(mt - step) - d, trans, RILL_DLA_NOTRANS, -1.0,
-                              lalpha, mk, A, notrans ? m : k, notrans ? k : m, B, k, n, B, m, n);
+                s = dla_gemm_tile(dla, tp, 2 * (int64_t)(mt - step) - d, trans, RILL_DLA_NOTRANS,
+                                  -1.0, lalpha, mk, A, notrans ? m : k, notrans ? k : m, B, k, n, B,
+                                  m, n);
                 if (s != RILL_SUCCESS)
                     return s;
             }
@@ -342,9 +342,9 @@ rill_status_t rill_dla_dsyrk_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
                 return s;
             for (int n = 0; n < m; n++) {
                 /* C(m,n) += alpha op(A)(m,:) op(A)(n,:)^T */
-                s = gemm_tile(dla, tp, kt - k, trans, trans ? RILL_DLA_NOTRANS : RILL_DLA_TRANS,
-                              alpha, lbeta, kk, A, trans ? k : m, trans ? m : k, A, trans ? k : n,
-                              trans ? n : k, C, m, n);
+                s = dla_gemm_tile(dla, tp, kt - k, trans, trans ? RILL_DLA_NOTRANS : RILL_DLA_TRANS,
+                                  alpha, lbeta, kk, A, trans ? k : m, trans ? m : k, A,
+                                  trans ? k : n, trans ? n : k, C, m, n);
                 if (s != RILL_SUCCESS)
                     return s;
             }

@@ -436,6 +436,9 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
         [DLA_CLASS_RED_GATHER] = { "dla_reduce_gather", body_red_gather },
         [DLA_CLASS_RED_FINAL] = { "dla_reduce_final", body_red_final },
         [DLA_CLASS_RED_BCAST] = { "dla_reduce_bcast", body_red_bcast },
+        [DLA_CLASS_GETRF_PANEL] = { "dgetrf_panel", dla_body_getrf_panel },
+        [DLA_CLASS_LASWP_TOP] = { "dlaswp_top", dla_body_laswp_top },
+        [DLA_CLASS_LASWP_PAIR] = { "dlaswp_pair", dla_body_laswp_pair },
     };
     if (!ctx || !dla_p)
         return RILL_ERR_INVALID_ARG;

@@ -28,6 +28,9 @@ enum dla_class_id {
     DLA_CLASS_RED_GATHER,
     DLA_CLASS_RED_FINAL,
     DLA_CLASS_RED_BCAST,
+    DLA_CLASS_GETRF_PANEL, /* dgetrf's panel: a tile column factored with partial pivoting */
+    DLA_CLASS_LASWP_TOP,   /* dgetrf's interchanges: tile row k's own rows, and its copy */
+    DLA_CLASS_LASWP_PAIR,  /* dgetrf's interchanges between tile row k and a lower tile */
     DLA_NB_CLASSES
 };
 
@@ -104,6 +107,18 @@ void dla_record_info(rill_dla_t *dla, int minor);
 /* Give the tile kernels their CUDA bodies (when built with CUDA) and flop estimates
  * (dla_cuda.c). */
 rill_status_t dla_cuda_add_bodies(rill_dla_t *dla);
+
+/* One gemm task: C(ci, cj) = alpha op(A(ai, aj)) op(B(bi, bj)) + beta C(ci, cj), inner size
+ * k (dla_algos.c). */
+rill_status_t dla_gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, int transA,
+                            int transB, double alpha, double beta, int k, rill_matrix_t *A, int ai,
+                            int aj, rill_matrix_t *B, int bi, int bj, rill_matrix_t *C, int ci,
+                            int cj);
+
+/* dgetrf's bodies (dla_lu.c). */
+rill_status_t dla_body_getrf_panel(rill_task_t *task);
+rill_status_t dla_body_laswp_top(rill_task_t *task);
+rill_status_t dla_body_laswp_pair(rill_task_t *task);
 
 /* Run tp to completion and destroy it; returns the wait's status. */
 rill_status_t dla_wait(rill_taskpool_t **tp_p);

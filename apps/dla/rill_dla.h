@@ -145,6 +145,12 @@ rill_status_t rill_dla_info_allreduce(rill_dla_t *dla, int *info_p);
  * dposv return RILL_ERR_NUMERIC (instead of RILL_ERR_TASK) when the matrix is not
  * positive definite, with *info_p set to the leading minor on every rank. Main thread. */
 rill_status_t rill_dla_dpotrf(rill_dla_t *dla, rill_dla_uplo_t uplo, rill_matrix_t *A, int *info_p);
+/** LU with partial pivoting, A = P L U in place (L unit lower, U upper), as LAPACK's dgetrf:
+ * ipiv (n entries on every rank, or NULL) gets the pivots, 1-based, row i interchanged with
+ * row ipiv[i]; *info_p the first zero pivot U(info, info) (1-based; 0: none), on every rank,
+ * and then the factorization is complete as LAPACK's is (RILL_SUCCESS). A square, with
+ * square tiles, at most RILL_DTD_MAX_ARGS - 2 tile rows (the panel is one task). */
+rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int *info_p);
 rill_status_t rill_dla_dgemm(rill_dla_t *dla, rill_dla_trans_t transA, rill_dla_trans_t transB,
                              double alpha, rill_matrix_t *A, rill_matrix_t *B, double beta,
                              rill_matrix_t *C);

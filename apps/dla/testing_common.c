@@ -57,6 +57,11 @@ static void usage(const dla_testing_t *t, FILE *f)
     if (t->features & DLA_TESTING_NRHS)
         fprintf(f, "  --nrhs r      number of right-hand sides, 1..%d (default 1)\n",
                 DLA_TESTING_MAX_SIZE);
+    if (t->features & DLA_TESTING_KIND)
+        fprintf(f, "  --kind k      the matrix: random (default), dd (diagonally dominant), "
+                   "pivot (A(0, 0) = 0:\n"
+                   "                elimination without interchanges fails) or singular "
+                   "(column N / 2 zero)\n");
     fprintf(f,
             "  -t nb         tile size NB, 1..%d (default 256)\n"
             "  -P p, -Q q    process grid, 1..%d, P x Q = ranks (default: P = ranks, Q = 1)\n"
@@ -186,6 +191,7 @@ enum {
     OPT_PANEL,
     OPT_NO_MEM_CHECK,
     OPT_NONSPD,
+    OPT_KIND,
     OPT_MCA,
     OPT_SEED,
     OPT_TRANSA,
@@ -242,6 +248,7 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
         { { "panel", required_argument, NULL, OPT_PANEL }, DLA_TESTING_PANEL },
         { { "no-mem-check", no_argument, NULL, OPT_NO_MEM_CHECK }, 0 },
         { { "nonspd", no_argument, NULL, OPT_NONSPD }, DLA_TESTING_NONSPD },
+        { { "kind", required_argument, NULL, OPT_KIND }, DLA_TESTING_KIND },
         { { "mca", required_argument, NULL, OPT_MCA }, 0 },
         { { "seed", required_argument, NULL, OPT_SEED }, 0 },
         { { "transA", required_argument, NULL, OPT_TRANSA }, DLA_TESTING_GEMM },
@@ -281,6 +288,8 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
             return usage_error(t, "option --dist needs cyclic, diagonal or skewed, got ''");
         if (c == ':' && optopt == OPT_PANEL)
             return usage_error(t, "option --panel needs auto, trsm or inverse, got ''");
+        if (c == ':' && optopt == OPT_KIND)
+            return usage_error(t, "option --kind needs random, dd, pivot or singular, got ''");
         if (c == ':' && optopt == OPT_SEED)
             return usage_error(t, "option --seed must be an integer in [0, %" PRIu64 "], got ''",
                                UINT64_MAX);
@@ -336,6 +345,15 @@ static int parse_options(dla_testing_t *t, int argc, char **argv, char **rargv, 
             if (d < 0)
                 return usage_error(t, "option --panel needs auto, trsm or inverse, got '%s'", v);
             t->panel = (rill_dla_panel_t)d;
+            break;
+        }
+        case OPT_KIND: {
+            static const char *const names[] = { "random", "dd", "pivot", "singular" };
+            int d = name_index(v, names, 4);
+            if (d < 0)
+                return usage_error(t, "option --kind needs random, dd, pivot or singular, got '%s'",
+                                   v);
+            t->kind = (dla_kind_t)d;
             break;
         }
         case OPT_MCA: /* rill_init takes it: the same as after -- */

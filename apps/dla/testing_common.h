@@ -13,7 +13,14 @@ enum {
     DLA_TESTING_NONSPD = 1 << 2, /* --nonspd (hidden) */
     DLA_TESTING_DSL = 1 << 3,    /* --dsl dtd|ptg */
     DLA_TESTING_PANEL = 1 << 4,  /* --panel auto|trsm|inverse (dpotrf's panel solves) */
+    DLA_TESTING_KIND = 1 << 5,   /* --kind random|dd|pivot|singular (dgetrf's matrix) */
 };
+
+/* --kind: the general matrix of dgetrf. random: uniform in [-0.5, 0.5); dd: symmetric,
+ * diagonally dominant (N on the diagonal); pivot: random with A(0, 0) = 0 (elimination
+ * without row interchanges divides by zero at once); singular: random with column N / 2
+ * zero (LAPACK's info is then N / 2 + 1). */
+typedef enum { DLA_KIND_RANDOM, DLA_KIND_DD, DLA_KIND_PIVOT, DLA_KIND_SINGULAR } dla_kind_t;
 
 /* A rank's GPUs over a timed run, as rank 0 gets them to print every rank's line. */
 typedef struct dla_testing_gpus {
@@ -35,6 +42,7 @@ typedef struct dla_testing {
     int ptg;                    /* --dsl ptg: the PTG version (one rank, the CPUs) */
     rill_matrix_dist_t dist;    /* --dist */
     rill_dla_panel_t panel;     /* --panel */
+    dla_kind_t kind;            /* --kind */
     int trmm_block, trinv_leaf; /* --gpu-trmm-block, --gpu-trinv-leaf */
     double alpha, beta;
     uint64_t seed;

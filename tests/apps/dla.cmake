@@ -77,6 +77,19 @@ dla_test(dla_dgemm_k0 COMMAND testing_dgemm -M 70 -N 50 -K 0 -t 32 --beta 3 -x)
 dla_test(dla_dposv COMMAND testing_dposv -N 300 -t 64 --nrhs 3 -x)
 dla_test(dla_dposv_ragged COMMAND testing_dposv -N 250 -t 64 -x)
 dla_test(dla_dposv_wide COMMAND testing_dposv -N 200 -t 48 --nrhs 100 -x)
+# LU with partial pivoting: every --kind, ragged sizes; pivot: A(0, 0) = 0, which fails
+# without interchanges; singular: column N / 2 zero, info N / 2 + 1 as LAPACK's
+dla_test(dla_dgetrf COMMAND testing_dgetrf -N 300 -t 64 -x)
+dla_test(dla_dgetrf_ragged COMMAND testing_dgetrf -N 250 -t 64 -x)
+dla_test(dla_dgetrf_dd COMMAND testing_dgetrf -N 200 -t 48 --kind dd -x)
+dla_test(dla_dgetrf_pivot COMMAND testing_dgetrf -N 201 -t 32 --kind pivot -x)
+dla_row_test(dla_dgetrf_singular "^# info 151 \\(LAPACK's on the same matrix: 151\\)$"
+    COMMAND testing_dgetrf -N 300 -t 64 --kind singular -x)
+dla_row_test(dla_dgetrf_ref "^ +150 +- +1 +1 .* -$" COMMAND testing_dgetrf -N 150 --ref)
+dla_fail_test(dla_err_dgetrf_panel "a panel task holds at most 30 tiles: take NB >= 14"
+    COMMAND testing_dgetrf -N 400 -t 10)
+dla_usage_test(dla_err_dgetrf_kind "option --kind needs random, dd, pivot or singular, got 'x'"
+    COMMAND testing_dgetrf -N 100 --kind x)
 
 # --ref -x checks the reference's result like Rill's (the row says PASS, not -)
 dla_row_test(dla_dpotrf_ref_check "^ +200 +- +1 +1 .* [0-9.e+-]+ +PASS$"
@@ -195,6 +208,8 @@ if(RILL_HAVE_CUDA)
     endfunction()
     dla_gpu_test(dla_dpotrf_gpu_inverse $<TARGET_FILE:testing_dpotrf> -N 3001 -t 512 -g 1 -x
         --nruns 2)
+    # dgetrf: the panel and the interchanges on the CPU, the trsm and gemm updates on the GPU
+    dla_gpu_test(dla_dgetrf_gpu $<TARGET_FILE:testing_dgetrf> -N 3001 -t 512 -g 1 -x)
     # tiles of 1536: the GPU's dtrtri recursion (halves of 768, leaves of 384)
     dla_gpu_test(dla_dpotrf_gpu_recursive $<TARGET_FILE:testing_dpotrf> -N 9500 -t 1536 -g 1
         -x)
@@ -295,6 +310,12 @@ if(RILL_HAVE_MPI)
         --transB T -x)
     dla_test(dla_dpotrf_np3_3x1 NP 3 COMMAND testing_dpotrf -N 300 -t 48 -P 3 -Q 1 -c 1 -x)
     dla_test(dla_dposv_np3_3x1 NP 3 COMMAND testing_dposv -N 250 -t 48 -P 3 -Q 1 -c 1 -x)
+    dla_test(dla_dgetrf_np2_2x1 NP 2 COMMAND testing_dgetrf -N 250 -t 48 -P 2 -Q 1 -c 1
+        --kind pivot -x)
+    dla_test(dla_dgetrf_np2_1x2 NP 2 COMMAND testing_dgetrf -N 233 -t 40 -P 1 -Q 2 -c 1 -x)
+    dla_test(dla_dgetrf_np3_3x1 NP 3 COMMAND testing_dgetrf -N 250 -t 40 -P 3 -Q 1 -c 1
+        --kind singular -x)
+    dla_test(dla_dgetrf_np4_2x2 NP 4 COMMAND testing_dgetrf -N 300 -t 64 -P 2 -Q 2 -c 1 -x)
     # the diagonal distribution (--dist diagonal: grid row (i + j) % P), ragged sizes
     dla_test(dla_dpotrf_np2_diag NP 2 COMMAND testing_dpotrf -N 301 -t 64 -c 1 --dist diagonal -x)
     dla_test(dla_dgemm_np3_diag NP 3 COMMAND testing_dgemm -M 203 -N 151 -K 99 -t 32 -c 1

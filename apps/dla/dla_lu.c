@@ -1,0 +1,369 @@
+/* LU with partial pivoting (dgetrf), right-looking, over tiles, as DTD tasks.
+ *
+ * Step k:
+ * - PANEL(k): one task on the rank of tile (k, k) takes the whole tile column k from row
+ *   tile k down (every tile INOUT), factors it with LAPACK's dgetrf on a contiguous copy
+ *   and writes the step's pivot record (a datum of the pivot collection, key k): the
+ *   pivots as LAPACK numbers them, the first zero pivot, and the step's row interchanges
+ *   as a net movement of rows.
+ * - the interchanges, in every other column j (left and right of k, LAPACK's convention):
+ *   the rows of a lower tile only ever move up into tile k (a row that came up is never
+ *   swapped again: later interchanges only touch rows below it), and the rows that go down
+ *   are rows of tile k as they were before the step. So SWAP_TOP(k, j) keeps a copy of
+ *   tile (k, j) (a datum of the copies collection) and moves the rows that stay within tile
+ *   k; then SWAP_PAIR(k, i, j), for each lower tile i, brings up the rows of tile (i, j)
+ *   that go to tile k and writes the rows of the copy that go down into tile (i, j).
+ *   Which rows move is known only once the panel ran, so every lower tile gets its task.
+ * - for j > k: TRSM (L of tile (k, k), unit lower) on tile (k, j), then GEMM updates of
+ *   the tiles below it.
+ *
+ * The panel is one task of mt - k tiles: a tile column of at most RILL_DTD_MAX_ARGS - 2
+ * tiles. Across ranks, the tiles of the panel and of tile row k travel to the ranks that
+ * update with them (DTD moves them); every rank inserts the same tasks. */
+#include <lapacke.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dla_internal.h"
+
+#define INSERT(...) rill_dtd_insert_task(__VA_ARGS__, RILL_DTD_ARG_END)
+
+/* The pivot record of a step, in a datum of (DLA_PIV_HEAD + 4 nb) ints. */
+enum { PIV_INFO, PIV_NDOWN, PIV_KB, DLA_PIV_HEAD };
+
+typedef struct lu_args {
+    int k, i, j; /* the step, the lower tile row (SWAP_PAIR), the column */
+    int mb;      /* the tile size (square tiles) */
+    int m;       /* the order of the matrix */
+    int rows_k;  /* rows of tile row k (= columns of the panel) */
+    int rows_i;  /* rows of tile row i */
+    int cols_j;  /* columns of tile column j */
+    int ntiles;  /* PANEL: tiles in the panel */
+} lu_args_t;
+
+static int *piv_ipiv(int *p)
+{
+    return p + DLA_PIV_HEAD;
+}
+static int *piv_up(int *p, int mb)
+{
+    return p + DLA_PIV_HEAD + mb;
+}
+static int *piv_down_dst(int *p, int mb)
+{
+    return p + DLA_PIV_HEAD + 2 * mb;
+}
+static int *piv_down_src(int *p, int mb)
+{
+    return p + DLA_PIV_HEAD + 3 * mb;
+}
+
+/* Copy rows x cols of column-major src (ld lds) to dst (ld ldd). */
+static void copy_block(int rows, int cols, const double *src, int lds, double *dst, int ldd)
+{
+    for (int c = 0; c < cols; c++)
+        memcpy(dst + (size_t)c * ldd, src + (size_t)c * lds, (size_t)rows * sizeof(double));
+}
+
+/* Row r of a rows x cols tile (ld = rows) into row d of another. */
+static void copy_row(int cols, const double *src, int lds, int r, double *dst, int ldd, int d)
+{
+    for (int c = 0; c < cols; c++)
+        dst[d + (size_t)c * ldd] = src[r + (size_t)c * lds];
+}
+
+/* PANEL(k): args VALUE, the pivot record (INOUT), the panel's tiles (INOUT). */
+rill_status_t dla_body_getrf_panel(rill_task_t *task)
+{
+    const lu_args_t *a = rill_dtd_arg(task, 0);
+    int *piv = rill_dtd_arg(task, 1);
+    const int mp = a->m - a->k * a->mb, kb = a->rows_k;
+    double *buf = malloc((size_t)mp * kb * sizeof(double) + 1);
+    lapack_int *ipl = malloc((size_t)kb * sizeof(lapack_int) + 1);
+    int *content = malloc((size_t)mp * sizeof(int) + 1);
+    if (!buf || !ipl || !content) {
+        free(buf);
+        free(ipl);
+        free(content);
+        return RILL_ERR_NO_MEMORY;
+    }
+    for (int t = 0; t < a->ntiles; t++) {
+        int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
+        copy_block(rows, kb, rill_dtd_arg(task, 2 + t), rows, buf + (size_t)t * a->mb, mp);
+    }
+    lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, mp, kb, buf, mp, ipl);
+    for (int t = 0; t < a->ntiles; t++) {
+        int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
+        copy_block(rows, kb, buf + (size_t)t * a->mb, mp, rill_dtd_arg(task, 2 + t), rows);
+    }
+    /* the step's interchanges as a net movement: content[x] = the panel row whose content
+     * (as before the step) ends at panel row x */
+    for (int x = 0; x < mp; x++)
+        content[x] = x;
+    for (int r = 0; r < kb; r++) {
+        int p = (int)ipl[r] - 1, c = content[r];
+        content[r] = content[p];
+        content[p] = c;
+    }
+    const int base = a->k * a->mb;
+    int *ip = piv_ipiv(piv), *up = piv_up(piv, a->mb);
+    int *ddst = piv_down_dst(piv, a->mb), *dsrc = piv_down_src(piv, a->mb);
+    int ndown = 0;
+    for (int r = 0; r < kb; r++) {
+        ip[r] = base + (int)ipl[r]; /* LAPACK's numbering: 1-based, of the whole matrix */
+        up[r] = base + content[r];
+    }
+    for (int x = kb; x < mp; x++)
+        if (content[x] != x) { /* (a row of tile k, content[x] < kb) */
+            ddst[ndown] = base + x;
+            dsrc[ndown++] = content[x];
+        }
+    piv[PIV_INFO] = info > 0 ? base + (int)info : 0;
+    piv[PIV_NDOWN] = ndown;
+    piv[PIV_KB] = kb;
+    free(buf);
+    free(ipl);
+    free(content);
+    return info < 0 ? RILL_ERR_INVALID_ARG : RILL_SUCCESS;
+}
+
+/* SWAP_TOP(k, j): args VALUE, the pivot record (INPUT), tile (k, j) (INOUT), its copy
+ * (OUTPUT). The rows of tile k that end in tile k, from the copy. */
+rill_status_t dla_body_laswp_top(rill_task_t *task)
+{
+    const lu_args_t *a = rill_dtd_arg(task, 0);
+    int *piv = rill_dtd_arg(task, 1);
+    double *T = rill_dtd_arg(task, 2), *C = rill_dtd_arg(task, 3);
+    const int rk = a->rows_k, base = a->k * a->mb;
+    const int *up = piv_up(piv, a->mb);
+    copy_block(rk, a->cols_j, T, rk, C, rk);
+    for (int p = 0; p < piv[PIV_KB]; p++)
+        if (up[p] != base + p && up[p] >= base && up[p] < base + rk)
+            copy_row(a->cols_j, C, rk, up[p] - base, T, rk, p);
+    return RILL_SUCCESS;
+}
+
+/* SWAP_PAIR(k, i, j): args VALUE, the pivot record (INPUT), the copy of tile (k, j)
+ * (INPUT), tile (k, j) (INOUT), tile (i, j) (INOUT). First the rows of tile (i, j) that go
+ * up (read before any row of it is written), then the rows of the copy that come down. */
+rill_status_t dla_body_laswp_pair(rill_task_t *task)
+{
+    const lu_args_t *a = rill_dtd_arg(task, 0);
+    int *piv = rill_dtd_arg(task, 1);
+    const double *C = rill_dtd_arg(task, 2);
+    double *T = rill_dtd_arg(task, 3), *B = rill_dtd_arg(task, 4);
+    const int rk = a->rows_k, ri = a->rows_i, lo = a->i * a->mb;
+    const int *up = piv_up(piv, a->mb), *ddst = piv_down_dst(piv, a->mb);
+    const int *dsrc = piv_down_src(piv, a->mb);
+    for (int p = 0; p < piv[PIV_KB]; p++)
+        if (up[p] >= lo && up[p] < lo + ri)
+            copy_row(a->cols_j, B, ri, up[p] - lo, T, rk, p);
+    for (int d = 0; d < piv[PIV_NDOWN]; d++)
+        if (ddst[d] >= lo && ddst[d] < lo + ri)
+            copy_row(a->cols_j, C, rk, dsrc[d], B, ri, ddst[d] - lo);
+    return RILL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ insertion */
+
+/* The collections of one factorization: the pivot records (key k, on the rank of tile
+ * (k, k)) and the copies of tile row k (key (k % 2) nt + j: two tile rows' worth, reused
+ * every other step; DTD orders the reuse). */
+typedef struct lu_state {
+    rill_matrix_t *A;
+    rill_collection_t *piv, *copies;
+} lu_state_t;
+
+static int piv_rank_of(uint64_t key, void *arg)
+{
+    rill_matrix_t *A = arg;
+    return rill_matrix_tile_rank(A, (int)key, (int)key);
+}
+
+static int copies_rank_of(uint64_t key, void *arg)
+{
+    rill_matrix_t *A = arg;
+    return rill_matrix_tile_rank(A, 0, (int)(key % (uint64_t)rill_matrix_nt(A)));
+}
+
+/* The interchanges of step k in column j. */
+static rill_status_t insert_swaps(rill_dla_t *dla, rill_taskpool_t *tp, const lu_state_t *st, int k,
+                                  int j, int32_t prio, rill_data_t *piv)
+{
+    rill_matrix_t *A = st->A;
+    const int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A), mb = rill_matrix_mb(A);
+    rill_data_t *copy = rill_collection_data_of(st->copies, (uint64_t)(k % 2) * nt + j);
+    if (!copy)
+        return RILL_ERR_NO_MEMORY;
+    lu_args_t a = { .k = k,
+                    .j = j,
+                    .mb = mb,
+                    .m = rill_matrix_m(A),
+                    .rows_k = rill_matrix_tile_rows(A, k),
+                    .cols_j = rill_matrix_tile_cols(A, j) };
+    rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_TOP], prio, RILL_DTD_VALUE, sizeof(a), &a,
+                             RILL_DTD_INPUT, piv, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                             rill_matrix_tile(A, k, j), RILL_DTD_OUTPUT, copy);
+    for (int i = k + 1; i < mt && s == RILL_SUCCESS; i++) {
+        a.i = i;
+        a.rows_i = rill_matrix_tile_rows(A, i);
+        s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_PAIR], prio, RILL_DTD_VALUE, sizeof(a), &a,
+                   RILL_DTD_INPUT, piv, RILL_DTD_INPUT, copy, RILL_DTD_INOUT,
+                   rill_matrix_tile(A, k, j), RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                   rill_matrix_tile(A, i, j));
+    }
+    return s;
+}
+
+/* Step k: the panel, the interchanges in every other column, the update of the columns
+ * right of it. Priorities: the panel first, then the next column (look-ahead), then the
+ * others left to right, the left columns' interchanges last. */
+static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_state_t *st, int k)
+{
+    rill_matrix_t *A = st->A;
+    const int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A), mb = rill_matrix_mb(A);
+    const int64_t top = (int64_t)(mt - k) * (nt + 2) * 4;
+    rill_data_t *piv = rill_collection_data_of(st->piv, (uint64_t)k);
+    if (!piv)
+        return RILL_ERR_NO_MEMORY;
+    lu_args_t a = { .k = k,
+                    .mb = mb,
+                    .m = rill_matrix_m(A),
+                    .rows_k = rill_matrix_tile_rows(A, k),
+                    .ntiles = mt - k };
+    rill_data_t *tiles[RILL_DTD_MAX_ARGS];
+    for (int i = k; i < mt; i++)
+        tiles[i - k] = rill_matrix_tile(A, i, k);
+    rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_GETRF_PANEL], dla_prio(top), RILL_DTD_VALUE,
+                             sizeof(a), &a, RILL_DTD_INOUT | RILL_DTD_AFFINITY, piv,
+                             RILL_DTD_INOUT | RILL_DTD_ARRAY, mt - k, tiles);
+    for (int j = k + 1; j < nt && s == RILL_SUCCESS; j++) {
+        int32_t prio = dla_prio(top - 2 - (j - k));
+        s = insert_swaps(dla, tp, st, k, j, prio, piv);
+        const int rk = rill_matrix_tile_rows(A, k), cj = rill_matrix_tile_cols(A, j);
+        dla_kargs_t t = { .m = rk,
+                          .n = cj,
+                          .lda = rk,
+                          .ldb = rk,
+                          .side = RILL_DLA_LEFT,
+                          .uplo = RILL_DLA_LOWER,
+                          .transA = RILL_DLA_NOTRANS,
+                          .diag = RILL_DLA_UNIT,
+                          .alpha = 1.0,
+                          .dla = dla };
+        if (s == RILL_SUCCESS)
+            s = INSERT(tp, dla->cls[DLA_CLASS_TRSM], prio, RILL_DTD_VALUE, sizeof(t), &t,
+                       RILL_DTD_INPUT, rill_matrix_tile(A, k, k),
+                       RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, k, j));
+        for (int i = k + 1; i < mt && s == RILL_SUCCESS; i++)
+            s = dla_gemm_tile(dla, tp, prio, RILL_DLA_NOTRANS, RILL_DLA_NOTRANS, -1.0, 1.0, rk, A,
+                              i, k, A, k, j, A, i, j);
+    }
+    for (int j = 0; j < k && s == RILL_SUCCESS; j++)
+        s = insert_swaps(dla, tp, st, k, j, 0, piv);
+    return s;
+}
+
+/* The pivots and the first zero pivot, from the records, on every rank. */
+static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv, int *info_p)
+{
+    rill_matrix_t *A = st->A;
+    const int n = rill_matrix_n(A), mt = rill_matrix_mt(A), mb = rill_matrix_mb(A);
+    const int rank = rill_context_rank(dla->ctx), nranks = rill_context_nranks(dla->ctx);
+    size_t each = (size_t)n + 1;
+    int *mine = calloc(each, sizeof(int)), *all = calloc(each * (size_t)nranks, sizeof(int));
+    rill_status_t s = mine && all ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    for (int k = 0; k < mt && s == RILL_SUCCESS; k++) {
+        if (piv_rank_of((uint64_t)k, A) != rank)
+            continue;
+        rill_data_t *d = rill_collection_data_of(st->piv, (uint64_t)k);
+        int *p = d ? rill_data_ptr(d) : NULL;
+        if (!p) {
+            s = RILL_ERR_NO_MEMORY;
+            break;
+        }
+        memcpy(mine + (size_t)k * mb, piv_ipiv(p), (size_t)p[PIV_KB] * sizeof(int));
+        if (p[PIV_INFO] > 0 && (mine[n] == 0 || p[PIV_INFO] < mine[n]))
+            mine[n] = p[PIV_INFO];
+    }
+    /* (every rank takes part, whatever its own status) */
+    rill_status_t g = rill_context_allgather(dla->ctx, mine ? mine : all, each * sizeof(int), all);
+    if (s == RILL_SUCCESS && g == RILL_SUCCESS) {
+        int info = 0;
+        for (int k = 0; k < mt; k++) {
+            const int *from = all + (size_t)piv_rank_of((uint64_t)k, A) * each;
+            int kb = rill_matrix_tile_rows(A, k);
+            if (ipiv)
+                memcpy(ipiv + (size_t)k * mb, from + (size_t)k * mb, (size_t)kb * sizeof(int));
+        }
+        for (int r = 0; r < nranks; r++) {
+            int v = all[(size_t)r * each + n];
+            if (v > 0 && (info == 0 || v < info))
+                info = v;
+        }
+        *info_p = info;
+    }
+    free(mine);
+    free(all);
+    return s != RILL_SUCCESS ? s : g;
+}
+
+rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int *info_p)
+{
+    if (!dla || !A || !info_p) {
+        fprintf(stderr, "[rill dla] error: dgetrf: the layer, the matrix and info must be "
+                        "given\n");
+        return RILL_ERR_INVALID_ARG;
+    }
+    const int m = rill_matrix_m(A), n = rill_matrix_n(A), mt = rill_matrix_mt(A);
+    *info_p = 0;
+    if (m != n) {
+        fprintf(stderr,
+                "[rill dla] error: dgetrf: A is %d x %d; only square matrices are "
+                "supported\n",
+                m, n);
+        return RILL_ERR_NOT_SUPPORTED;
+    }
+    rill_status_t s = dla_check_tiles("dgetrf", "A", A, rill_matrix_mb(A));
+    if (s != RILL_SUCCESS)
+        return s;
+    if (mt > RILL_DTD_MAX_ARGS - 2) {
+        fprintf(stderr,
+                "[rill dla] error: dgetrf: A has %d tile rows (N = %d, NB = %d); a panel task "
+                "holds at most %d tiles: take NB >= %d\n",
+                mt, n, rill_matrix_mb(A), RILL_DTD_MAX_ARGS - 2,
+                (n + RILL_DTD_MAX_ARGS - 3) / (RILL_DTD_MAX_ARGS - 2));
+        return RILL_ERR_INVALID_ARG;
+    }
+    if (n == 0)
+        return RILL_SUCCESS;
+    const int mb = rill_matrix_mb(A);
+    lu_state_t st = { .A = A };
+    rill_taskpool_t *tp = NULL;
+    if ((s = rill_collection_create(dla->ctx, (size_t)(DLA_PIV_HEAD + 4 * mb) * sizeof(int),
+                                    piv_rank_of, A, &st.piv)) != RILL_SUCCESS ||
+        (s = rill_collection_create(dla->ctx, (size_t)mb * mb * sizeof(double), copies_rank_of, A,
+                                    &st.copies)) != RILL_SUCCESS ||
+        (s = rill_collection_set_scratch(st.copies)) != RILL_SUCCESS ||
+        (s = rill_dtd_taskpool_create(dla->ctx, &tp)) != RILL_SUCCESS)
+        goto out;
+    rill_status_t si = RILL_SUCCESS;
+    for (int k = 0; k < mt && si == RILL_SUCCESS; k++)
+        si = insert_step(dla, tp, &st, k);
+    s = dla_wait(&tp);
+    if (si != RILL_SUCCESS)
+        s = si;
+    /* (every rank takes part in the collection's allgather) */
+    rill_status_t c = lu_collect(dla, &st, ipiv, info_p);
+    if (s == RILL_SUCCESS)
+        s = c;
+out:
+    if (tp)
+        dla_wait(&tp);
+    if (st.copies)
+        rill_collection_destroy(&st.copies);
+    if (st.piv)
+        rill_collection_destroy(&st.piv);
+    return s;
+}
