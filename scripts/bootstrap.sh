@@ -38,7 +38,7 @@ export UCX_MEM_BISTRO_GRACE_DURATION=${UCX_MEM_BISTRO_GRACE_DURATION:-0}
 
 # ---------------------------------------------------------------- packages
 pkgs=(build-essential cmake pkg-config git libhwloc-dev hwloc libopenmpi-dev openmpi-bin
-    libopenblas-dev liblapacke-dev flex bison libibverbs-dev python3-matplotlib
+    libopenblas-dev liblapacke-dev libscalapack-openmpi-dev flex bison libibverbs-dev python3-matplotlib
     python3-jsonschema python3-optuna python3-sklearn)
 have_cuda=0
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then

@@ -33,13 +33,14 @@
 enum { PIV_INFO, PIV_NDOWN, PIV_KB, DLA_PIV_HEAD };
 
 typedef struct lu_args {
-    int k, i, j; /* the step, the lower tile row (SWAP_PAIR), the column */
-    int mb;      /* the tile size (square tiles) */
-    int m;       /* the order of the matrix */
-    int rows_k;  /* rows of tile row k (= columns of the panel) */
-    int rows_i;  /* rows of tile row i */
-    int cols_j;  /* columns of tile column j */
-    int ntiles;  /* PANEL: tiles in the panel */
+    int k, j;   /* the step, the column */
+    int mb;     /* the tile size (square tiles) */
+    int m;      /* the order of the matrix */
+    int rows_k; /* rows of tile row k (= columns of the panel) */
+    int cols_j; /* columns of tile column j */
+    int ntiles; /* PANEL: tiles in the panel; SWAP_PAIR: lower tiles of the task */
+    int mt;     /* tile rows of the matrix */
+    int tile_i[RILL_DTD_MAX_ARGS]; /* SWAP_PAIR: their tile rows */
 } lu_args_t;
 
 static int *piv_ipiv(int *p)
@@ -144,24 +145,31 @@ rill_status_t dla_body_laswp_top(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
-/* SWAP_PAIR(k, i, j): args VALUE, the pivot record (INPUT), the copy of tile (k, j)
- * (INPUT), tile (k, j) (INOUT), tile (i, j) (INOUT). First the rows of tile (i, j) that go
- * up (read before any row of it is written), then the rows of the copy that come down. */
+/* SWAP_PAIR(k, j) over the lower tiles of column j that one rank holds: args VALUE (which
+ * tile rows, in a->tile_i), the pivot record (INPUT), the copy of tile (k, j) (INPUT), those
+ * tiles (INOUT), tile (k, j) (INOUT; it travels once per rank, not once per tile). Per
+ * tile: first its rows that go up (read before any row of it is written), then the rows of
+ * the copy that come down into it. */
 rill_status_t dla_body_laswp_pair(rill_task_t *task)
 {
     const lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     const double *C = rill_dtd_arg(task, 2);
-    double *T = rill_dtd_arg(task, 3), *B = rill_dtd_arg(task, 4);
-    const int rk = a->rows_k, ri = a->rows_i, lo = a->i * a->mb;
+    double *T = rill_dtd_arg(task, 3 + a->ntiles);
+    const int rk = a->rows_k;
     const int *up = piv_up(piv, a->mb), *ddst = piv_down_dst(piv, a->mb);
     const int *dsrc = piv_down_src(piv, a->mb);
-    for (int p = 0; p < piv[PIV_KB]; p++)
-        if (up[p] >= lo && up[p] < lo + ri)
-            copy_row(a->cols_j, B, ri, up[p] - lo, T, rk, p);
-    for (int d = 0; d < piv[PIV_NDOWN]; d++)
-        if (ddst[d] >= lo && ddst[d] < lo + ri)
-            copy_row(a->cols_j, C, rk, dsrc[d], B, ri, ddst[d] - lo);
+    for (int t = 0; t < a->ntiles; t++) {
+        double *B = rill_dtd_arg(task, 3 + t);
+        const int i = a->tile_i[t], lo = i * a->mb;
+        const int ri = i == a->mt - 1 ? a->m - lo : a->mb;
+        for (int p = 0; p < piv[PIV_KB]; p++)
+            if (up[p] >= lo && up[p] < lo + ri)
+                copy_row(a->cols_j, B, ri, up[p] - lo, T, rk, p);
+        for (int d = 0; d < piv[PIV_NDOWN]; d++)
+            if (ddst[d] >= lo && ddst[d] < lo + ri)
+                copy_row(a->cols_j, C, rk, dsrc[d], B, ri, ddst[d] - lo);
+    }
     return RILL_SUCCESS;
 }
 
@@ -199,31 +207,44 @@ static rill_status_t insert_swaps(rill_dla_t *dla, rill_taskpool_t *tp, const lu
     lu_args_t a = { .k = k,
                     .j = j,
                     .mb = mb,
+                    .mt = mt,
                     .m = rill_matrix_m(A),
                     .rows_k = rill_matrix_tile_rows(A, k),
                     .cols_j = rill_matrix_tile_cols(A, j) };
     rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_TOP], prio, RILL_DTD_VALUE, sizeof(a), &a,
                              RILL_DTD_INPUT, piv, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
                              rill_matrix_tile(A, k, j), RILL_DTD_OUTPUT, copy);
-    for (int i = k + 1; i < mt && s == RILL_SUCCESS; i++) {
-        a.i = i;
-        a.rows_i = rill_matrix_tile_rows(A, i);
+    /* the lower tiles by the rank that holds them: one task per rank */
+    const int nranks = rill_context_nranks(dla->ctx);
+    for (int r = 0; r < nranks && s == RILL_SUCCESS; r++) {
+        rill_data_t *tiles[RILL_DTD_MAX_ARGS];
+        a.ntiles = 0;
+        for (int i = k + 1; i < mt; i++)
+            if (rill_matrix_tile_rank(A, i, j) == r) {
+                a.tile_i[a.ntiles] = i;
+                tiles[a.ntiles++] = rill_matrix_tile(A, i, j);
+            }
+        if (a.ntiles == 0)
+            continue;
         s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_PAIR], prio, RILL_DTD_VALUE, sizeof(a), &a,
-                   RILL_DTD_INPUT, piv, RILL_DTD_INPUT, copy, RILL_DTD_INOUT,
-                   rill_matrix_tile(A, k, j), RILL_DTD_INOUT | RILL_DTD_AFFINITY,
-                   rill_matrix_tile(A, i, j));
+                   RILL_DTD_INPUT, piv, RILL_DTD_INPUT, copy, RILL_DTD_INOUT | RILL_DTD_ARRAY,
+                   a.ntiles, tiles, RILL_DTD_INOUT, rill_matrix_tile(A, k, j));
     }
     return s;
 }
 
 /* Step k: the panel, the interchanges in every other column, the update of the columns
- * right of it. Priorities: the panel first, then the next column (look-ahead), then the
- * others left to right, the left columns' interchanges last. */
+ * right of it. Priorities: by column, left first (the panel above its column's updates);
+ * the left columns' interchanges last. */
 static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_state_t *st, int k)
 {
     rill_matrix_t *A = st->A;
     const int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A), mb = rill_matrix_mb(A);
-    const int64_t top = (int64_t)(mt - k) * (nt + 2) * 4;
+    /* the critical path runs along the diagonal: panel k, then column k + 1's update, then
+     * panel k + 1: so by column, the panel above the updates of its column, and any column
+     * above those right of it, whatever their step (panel k + 1 before step k's update of
+     * columns k + 2 and on: the look-ahead) */
+    const int64_t top = (int64_t)(nt - k) * 4 + 3;
     rill_data_t *piv = rill_collection_data_of(st->piv, (uint64_t)k);
     if (!piv)
         return RILL_ERR_NO_MEMORY;
@@ -239,7 +260,7 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
                              sizeof(a), &a, RILL_DTD_INOUT | RILL_DTD_AFFINITY, piv,
                              RILL_DTD_INOUT | RILL_DTD_ARRAY, mt - k, tiles);
     for (int j = k + 1; j < nt && s == RILL_SUCCESS; j++) {
-        int32_t prio = dla_prio(top - 2 - (j - k));
+        int32_t prio = dla_prio((int64_t)(nt - j) * 4 + 2);
         s = insert_swaps(dla, tp, st, k, j, prio, piv);
         const int rk = rill_matrix_tile_rows(A, k), cj = rill_matrix_tile_cols(A, j);
         dla_kargs_t t = { .m = rk,

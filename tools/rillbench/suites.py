@@ -89,6 +89,62 @@ def run_dla(bench, a):
     finish(bench, cases)
 
 
+def add_getrf(p):
+    p.add_argument("--sizes", default="8000", help="matrix orders ('8000')")
+    p.add_argument("--nbs", default="288 400",
+                   help="Rill's tile sizes ('288 400'; N / NB at most 30: its panel is one task)")
+    p.add_argument("--scalapack-nbs", default="64 128", help="ScaLAPACK's block sizes ('64 128')")
+    p.add_argument("--nruns", type=int, default=3, help="timed runs per call (3)")
+
+
+def run_getrf(bench, a):
+    """LU with partial pivoting on this machine's 2 cores: 1 process x 2 cores next to one
+    LAPACKE_dgetrf with 2 threads; 2 processes x 1 core (grids 1 x 2 and 2 x 1, each process
+    bound to its core, so Rill's other threads share it) next to ScaLAPACK's pdgetrf on the
+    same grids (bench_scalapack_getrf, when ScaLAPACK was found)."""
+    BIND = ("--bind-to", "core")
+    bench.build(["testing_dgetrf"])
+    scalapack = True
+    try:
+        bench.build(["bench_scalapack_getrf"])
+        bench.exe("bench/bench_scalapack_getrf")
+    except BenchError as e:
+        bench.say(f"  ScaLAPACK left out: {e}")
+        scalapack = False
+    cases = []
+    for n in a.sizes.split():
+        size = f"N={n}"
+        ref1 = "LAPACKE_dgetrf, 2 threads"
+        cases.append(tester_case(ref1, "dgetrf", size, ["-N", n, "-c", 2, "--ref", "--nruns",
+                                                         a.nruns], scale=1, figure="GFLOP/s"))
+        grids = (("1 x 2", ["-P", 1, "-Q", 2], []), ("2 x 1", ["-P", 2, "-Q", 1],
+                                                     ["--dist", "cyclic"]))
+        refs = {}
+        for grid, pq, _ in grids:
+            for nb in a.scalapack_nbs.split() if scalapack else ():
+                name = f"ScaLAPACK pdgetrf NB={nb}, 2 processes, grid {grid}"
+                refs.setdefault(grid, name)
+                argv = ["-N", n, "-t", nb, "--nruns", a.nruns] + pq
+
+                def run(b, argv=argv, name=name):
+                    r = b.sh(f"scalapack_{n}_{name}", b.mpirun(2, *BIND) + [
+                        b.exe("bench/bench_scalapack_getrf")] + argv, timeout=300)
+                    vals = parse.tester_runs(r.text) if r.ok else []
+                    return {(size, "GFLOP/s"): vals} if vals else {}
+                cases.append(Case(name, run, unit="GFLOP/s", seconds=60))
+        for nb in a.nbs.split():
+            common = ["-N", n, "-t", nb, "--nruns", a.nruns]
+            cases.append(tester_case(f"rill dgetrf NB={nb}, 1 process x 2 cores", "dgetrf", size,
+                                     common + ["-c", 2], scale=1, figure="GFLOP/s",
+                                     reference=ref1))
+            for grid, pq, dist in grids:
+                cases.append(tester_case(f"rill dgetrf NB={nb}, 2 processes, grid {grid}",
+                                         "dgetrf", size, common + pq + dist + ["-c", 1], np=2,
+                                         scale=1, figure="GFLOP/s", reference=refs.get(grid, ""),
+                                         mpi_extra=BIND))
+    finish(bench, cases)
+
+
 def dla_gpu(bench, a):
     """dpotrf against cusolverDnDpotrf, dgemm against cublasDgemm on one GPU; on 2 GPUs of one
     process against cusolverMgPotrf; the PTG dpotrf against the DTD one."""
@@ -680,6 +736,7 @@ def run_ptg(bench, a):
 
 SUITES = {
     "dla": (add_dla, run_dla, "dense linear algebra next to LAPACK / cuSOLVER / cuBLAS"),
+    "getrf": (add_getrf, run_getrf, "LU with partial pivoting next to LAPACKE and ScaLAPACK (CPU)"),
     "scale": (add_scale, run_scale, "dpotrf per GPU as N and the GPUs grow"),
     "four": (add_four, run_four, "4 processes x 1 GPU: dpotrf and dgemm next to cusolverMg"),
     "ab": (add_ab, run_ab, "variants of a tester interleaved (A/B)"),
