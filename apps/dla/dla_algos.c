@@ -41,6 +41,28 @@ rill_status_t dla_gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, 
                   rill_matrix_tile(C, ci, cj));
 }
 
+/* (dla_internal.h) B(bi, bj) = alpha op(L)^-1 B(bi, bj), L the lower triangle of the
+ * diagonal tile A(k, k); the sizes and leading dimensions are the tiles' own. */
+rill_status_t dla_trsm_left_lower_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio,
+                                       int trans, int diag, double alpha, rill_matrix_t *A, int k,
+                                       rill_matrix_t *B, int bi, int bj)
+{
+    const int mk = rill_matrix_tile_rows(B, bi);
+    dla_kargs_t t = { .m = mk,
+                      .n = rill_matrix_tile_cols(B, bj),
+                      .lda = rill_matrix_tile_rows(A, k),
+                      .ldb = mk,
+                      .side = RILL_DLA_LEFT,
+                      .uplo = RILL_DLA_LOWER,
+                      .transA = trans,
+                      .diag = diag,
+                      .alpha = alpha,
+                      .dla = dla };
+    return INSERT(tp, dla->cls[DLA_CLASS_TRSM], dla_prio(prio), RILL_DTD_VALUE, sizeof(t), &t,
+                  RILL_DTD_INPUT, rill_matrix_tile(A, k, k), RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                  rill_matrix_tile(B, bi, bj));
+}
+
 /* ------------------------------------------------------------ dpotrf */
 
 /* DPLASMA's zpotrf_L priority of TRSM(m, k) (mt tile rows). */
@@ -251,28 +273,15 @@ rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
         return bad_shape("dtrsm", "A and B must have as many rows", rill_matrix_m(A),
                          rill_matrix_m(B));
     const int mt = rill_matrix_mt(B), nt = rill_matrix_nt(B);
-    rill_dtd_class_t *trsm = dla->cls[DLA_CLASS_TRSM];
 
     for (int step = 0; step < mt; step++) {
         /* NoTrans: forward substitution (k = step); Trans: backward (k = mt-1-step) */
         const int k = trans == RILL_DLA_NOTRANS ? step : mt - 1 - step;
         const double lalpha = step == 0 ? alpha : 1.0;
         const int mk = rill_matrix_tile_rows(B, k);
-        rill_data_t *Akk = rill_matrix_tile(A, k, k);
         for (int n = 0; n < nt; n++) {
-            dla_kargs_t t = { .m = mk,
-                              .n = rill_matrix_tile_cols(B, n),
-                              .lda = mk,
-                              .ldb = mk,
-                              .side = RILL_DLA_LEFT,
-                              .uplo = RILL_DLA_LOWER,
-                              .transA = trans,
-                              .diag = diag,
-                              .alpha = lalpha,
-                              .dla = dla };
-            s = INSERT(tp, trsm, dla_prio(2 * (int64_t)(mt - step)), RILL_DTD_VALUE, sizeof(t), &t,
-                       RILL_DTD_INPUT, Akk, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
-                       rill_matrix_tile(B, k, n));
+            s = dla_trsm_left_lower_tile(dla, tp, 2 * (int64_t)(mt - step), trans, diag, lalpha, A,
+                                         k, B, k, n);
             if (s != RILL_SUCCESS)
                 return s;
         }

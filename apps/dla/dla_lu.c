@@ -74,7 +74,8 @@ static void copy_row(int cols, const double *src, int lds, int r, double *dst, i
         dst[d + (size_t)c * ldd] = src[r + (size_t)c * lds];
 }
 
-/* PANEL(k): args VALUE, the pivot record (INOUT), the panel's tiles (INOUT). */
+/* PANEL(k): args VALUE, the pivot record (OUTPUT, written whole), the panel's tiles
+ * (INOUT). */
 rill_status_t dla_body_getrf_panel(rill_task_t *task)
 {
     const lu_args_t *a = rill_dtd_arg(task, 0);
@@ -257,29 +258,17 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
     for (int i = k; i < mt; i++)
         tiles[i - k] = rill_matrix_tile(A, i, k);
     rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_GETRF_PANEL], dla_prio(top), RILL_DTD_VALUE,
-                             sizeof(a), &a, RILL_DTD_INOUT | RILL_DTD_AFFINITY, piv,
+                             sizeof(a), &a, RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, piv,
                              RILL_DTD_INOUT | RILL_DTD_ARRAY, mt - k, tiles);
     for (int j = k + 1; j < nt && s == RILL_SUCCESS; j++) {
         int32_t prio = dla_prio((int64_t)(nt - j) * 4 + 2);
         s = insert_swaps(dla, tp, st, k, j, prio, piv);
-        const int rk = rill_matrix_tile_rows(A, k), cj = rill_matrix_tile_cols(A, j);
-        dla_kargs_t t = { .m = rk,
-                          .n = cj,
-                          .lda = rk,
-                          .ldb = rk,
-                          .side = RILL_DLA_LEFT,
-                          .uplo = RILL_DLA_LOWER,
-                          .transA = RILL_DLA_NOTRANS,
-                          .diag = RILL_DLA_UNIT,
-                          .alpha = 1.0,
-                          .dla = dla };
-        if (s == RILL_SUCCESS)
-            s = INSERT(tp, dla->cls[DLA_CLASS_TRSM], prio, RILL_DTD_VALUE, sizeof(t), &t,
-                       RILL_DTD_INPUT, rill_matrix_tile(A, k, k),
-                       RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, k, j));
+        if (s == RILL_SUCCESS) /* U(k, j) = L(k, k)^-1 A(k, j) */
+            s = dla_trsm_left_lower_tile(dla, tp, prio, RILL_DLA_NOTRANS, RILL_DLA_UNIT, 1.0, A, k,
+                                         A, k, j);
         for (int i = k + 1; i < mt && s == RILL_SUCCESS; i++)
-            s = dla_gemm_tile(dla, tp, prio, RILL_DLA_NOTRANS, RILL_DLA_NOTRANS, -1.0, 1.0, rk, A,
-                              i, k, A, k, j, A, i, j);
+            s = dla_gemm_tile(dla, tp, prio, RILL_DLA_NOTRANS, RILL_DLA_NOTRANS, -1.0, 1.0,
+                              rill_matrix_tile_rows(A, k), A, i, k, A, k, j, A, i, j);
     }
     for (int j = 0; j < k && s == RILL_SUCCESS; j++)
         s = insert_swaps(dla, tp, st, k, j, 0, piv);
@@ -293,8 +282,12 @@ static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv
     const int n = rill_matrix_n(A), mt = rill_matrix_mt(A), mb = rill_matrix_mb(A);
     const int rank = rill_context_rank(dla->ctx), nranks = rill_context_nranks(dla->ctx);
     size_t each = (size_t)n + 1;
-    int *mine = calloc(each, sizeof(int)), *all = calloc(each * (size_t)nranks, sizeof(int));
-    rill_status_t s = mine && all ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    /* this rank's part (its panels' pivots, and its first zero pivot last), then every rank's */
+    int *mine = calloc(each * ((size_t)nranks + 1), sizeof(int));
+    if (!mine) /* (the other ranks then wait in the allgather: the watchdog says so) */
+        return RILL_ERR_NO_MEMORY;
+    int *all = mine + each;
+    rill_status_t s = RILL_SUCCESS;
     for (int k = 0; k < mt && s == RILL_SUCCESS; k++) {
         if (piv_rank_of((uint64_t)k, A) != rank)
             continue;
@@ -309,7 +302,7 @@ static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv
             mine[n] = p[PIV_INFO];
     }
     /* (every rank takes part, whatever its own status) */
-    rill_status_t g = rill_context_allgather(dla->ctx, mine ? mine : all, each * sizeof(int), all);
+    rill_status_t g = rill_context_allgather(dla->ctx, mine, each * sizeof(int), all);
     if (s == RILL_SUCCESS && g == RILL_SUCCESS) {
         int info = 0;
         for (int k = 0; k < mt; k++) {
@@ -326,7 +319,6 @@ static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv
         *info_p = info;
     }
     free(mine);
-    free(all);
     return s != RILL_SUCCESS ? s : g;
 }
 
