@@ -41,11 +41,11 @@ rill_status_t dla_gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, 
                   rill_matrix_tile(C, ci, cj));
 }
 
-/* (dla_internal.h) B(bi, bj) = alpha op(L)^-1 B(bi, bj), L the lower triangle of the
+/* (dla_internal.h) B(bi, bj) = alpha op(T)^-1 B(bi, bj), T the uplo triangle of the
  * diagonal tile A(k, k); the sizes and leading dimensions are the tiles' own. */
-rill_status_t dla_trsm_left_lower_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio,
-                                       int trans, int diag, double alpha, rill_matrix_t *A, int k,
-                                       rill_matrix_t *B, int bi, int bj)
+rill_status_t dla_trsm_left_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, int uplo,
+                                 int trans, int diag, double alpha, rill_matrix_t *A, int k,
+                                 rill_matrix_t *B, int bi, int bj)
 {
     const int mk = rill_matrix_tile_rows(B, bi);
     dla_kargs_t t = { .m = mk,
@@ -53,7 +53,7 @@ rill_status_t dla_trsm_left_lower_tile(rill_dla_t *dla, rill_taskpool_t *tp, int
                       .lda = rill_matrix_tile_rows(A, k),
                       .ldb = mk,
                       .side = RILL_DLA_LEFT,
-                      .uplo = RILL_DLA_LOWER,
+                      .uplo = uplo,
                       .transA = trans,
                       .diag = diag,
                       .alpha = alpha,
@@ -260,8 +260,6 @@ rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
         return RILL_ERR_INVALID_ARG;
     if (side != RILL_DLA_LEFT)
         return not_supported("dtrsm", "side = right");
-    if (uplo != RILL_DLA_LOWER)
-        return not_supported("dtrsm", "uplo = upper");
     const int nb = rill_matrix_nb(A);
     rill_status_t s;
     if ((s = dla_check_tiles("dtrsm", "A", A, nb)) != RILL_SUCCESS ||
@@ -274,24 +272,27 @@ rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
                          rill_matrix_m(B));
     const int mt = rill_matrix_mt(B), nt = rill_matrix_nt(B);
 
+    /* op(A) lower (lower and NoTrans, upper and Trans): forward substitution (k = step),
+     * else backward (k = mt-1-step) */
+    const bool forward = (uplo == RILL_DLA_LOWER) == (trans == RILL_DLA_NOTRANS);
+    const bool notrans = trans == RILL_DLA_NOTRANS;
     for (int step = 0; step < mt; step++) {
-        /* NoTrans: forward substitution (k = step); Trans: backward (k = mt-1-step) */
-        const int k = trans == RILL_DLA_NOTRANS ? step : mt - 1 - step;
+        const int k = forward ? step : mt - 1 - step;
         const double lalpha = step == 0 ? alpha : 1.0;
         const int mk = rill_matrix_tile_rows(B, k);
         for (int n = 0; n < nt; n++) {
-            s = dla_trsm_left_lower_tile(dla, tp, 2 * (int64_t)(mt - step), trans, diag, lalpha, A,
-                                         k, B, k, n);
+            s = dla_trsm_left_tile(dla, tp, 2 * (int64_t)(mt - step), uplo, trans, diag, lalpha, A,
+                                   k, B, k, n);
             if (s != RILL_SUCCESS)
                 return s;
         }
-        /* update the rows still to solve: B(m,:) = lalpha B(m,:) - op(A)(m,k) B(k,:) */
+        /* update the rows still to solve: B(m,:) = lalpha B(m,:) - op(A)(m,k) B(k,:), where
+         * op(A)(m,k) is A(m,k) or A(k,m)^T */
         for (int m = 0; m < mt; m++) {
-            if (trans == RILL_DLA_NOTRANS ? m <= k : m >= k)
+            if (forward ? m <= k : m >= k)
                 continue;
-            bool notrans = trans == RILL_DLA_NOTRANS;
             for (int n = 0; n < nt; n++) {
-                int64_t d = notrans ? m - k : k - m;
+                int64_t d = forward ? m - k : k - m;
                 s = dla_gemm_tile(dla, tp, 2 * (int64_t)(mt - step) - d, trans, RILL_DLA_NOTRANS,
                                   -1.0, lalpha, mk, A, notrans ? m : k, notrans ? k : m, B, k, n, B,
                                   m, n);

@@ -115,11 +115,12 @@ rill_status_t dla_gemm_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, 
                             int aj, rill_matrix_t *B, int bi, int bj, rill_matrix_t *C, int ci,
                             int cj);
 
-/* One trsm task from the left with the lower triangle of A(k, k): B(bi, bj) = alpha
- * op(L)^-1 B(bi, bj), trans and diag as rill_dla_trans_t and rill_dla_diag_t (dla_algos.c). */
-rill_status_t dla_trsm_left_lower_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio,
-                                       int trans, int diag, double alpha, rill_matrix_t *A, int k,
-                                       rill_matrix_t *B, int bi, int bj);
+/* One trsm task from the left with the uplo triangle of A(k, k): B(bi, bj) = alpha
+ * op(T)^-1 B(bi, bj), uplo, trans and diag as rill_dla_uplo_t, rill_dla_trans_t and
+ * rill_dla_diag_t (dla_algos.c). */
+rill_status_t dla_trsm_left_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t prio, int uplo,
+                                 int trans, int diag, double alpha, rill_matrix_t *A, int k,
+                                 rill_matrix_t *B, int bi, int bj);
 
 /* dgetrf's bodies (dla_lu.c). */
 rill_status_t dla_body_getrf_panel(rill_task_t *task);

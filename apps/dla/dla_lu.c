@@ -74,6 +74,37 @@ static void copy_row(int cols, const double *src, int lds, int r, double *dst, i
         dst[d + (size_t)c * ldd] = src[r + (size_t)c * lds];
 }
 
+/* The pivot record of the step whose panel starts at row base (mp rows, kb columns) from
+ * its pivots ipl as LAPACK numbers a panel's (1-based, within the panel): the pivots in
+ * the whole matrix's numbering and the step's interchanges as a net movement of rows.
+ * content: mp ints of workspace. Leaves PIV_INFO alone. */
+static void piv_record_fill(int *piv, const lapack_int *ipl, int kb, int mp, int base, int mb,
+                            int *content)
+{
+    /* content[x] = the panel row whose content (as before the step) ends at panel row x */
+    for (int x = 0; x < mp; x++)
+        content[x] = x;
+    for (int r = 0; r < kb; r++) {
+        int p = (int)ipl[r] - 1, c = content[r];
+        content[r] = content[p];
+        content[p] = c;
+    }
+    int *ip = piv_ipiv(piv), *up = piv_up(piv, mb);
+    int *ddst = piv_down_dst(piv, mb), *dsrc = piv_down_src(piv, mb);
+    int ndown = 0;
+    for (int r = 0; r < kb; r++) {
+        ip[r] = base + (int)ipl[r]; /* LAPACK's numbering: 1-based, of the whole matrix */
+        up[r] = base + content[r];
+    }
+    for (int x = kb; x < mp; x++)
+        if (content[x] != x) { /* (a row of tile k, content[x] < kb) */
+            ddst[ndown] = base + x;
+            dsrc[ndown++] = content[x];
+        }
+    piv[PIV_NDOWN] = ndown;
+    piv[PIV_KB] = kb;
+}
+
 /* PANEL(k): args VALUE, the pivot record (OUTPUT, written whole), the panel's tiles
  * (INOUT). */
 rill_status_t dla_body_getrf_panel(rill_task_t *task)
@@ -99,31 +130,9 @@ rill_status_t dla_body_getrf_panel(rill_task_t *task)
         int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
         copy_block(rows, kb, buf + (size_t)t * a->mb, mp, rill_dtd_arg(task, 2 + t), rows);
     }
-    /* the step's interchanges as a net movement: content[x] = the panel row whose content
-     * (as before the step) ends at panel row x */
-    for (int x = 0; x < mp; x++)
-        content[x] = x;
-    for (int r = 0; r < kb; r++) {
-        int p = (int)ipl[r] - 1, c = content[r];
-        content[r] = content[p];
-        content[p] = c;
-    }
     const int base = a->k * a->mb;
-    int *ip = piv_ipiv(piv), *up = piv_up(piv, a->mb);
-    int *ddst = piv_down_dst(piv, a->mb), *dsrc = piv_down_src(piv, a->mb);
-    int ndown = 0;
-    for (int r = 0; r < kb; r++) {
-        ip[r] = base + (int)ipl[r]; /* LAPACK's numbering: 1-based, of the whole matrix */
-        up[r] = base + content[r];
-    }
-    for (int x = kb; x < mp; x++)
-        if (content[x] != x) { /* (a row of tile k, content[x] < kb) */
-            ddst[ndown] = base + x;
-            dsrc[ndown++] = content[x];
-        }
+    piv_record_fill(piv, ipl, kb, mp, base, a->mb, content);
     piv[PIV_INFO] = info > 0 ? base + (int)info : 0;
-    piv[PIV_NDOWN] = ndown;
-    piv[PIV_KB] = kb;
     free(buf);
     free(ipl);
     free(content);
@@ -176,11 +185,11 @@ rill_status_t dla_body_laswp_pair(rill_task_t *task)
 
 /* ------------------------------------------------------------ insertion */
 
-/* The collections of one factorization: the pivot records (key k, on the rank of tile
- * (k, k)) and the copies of tile row k (key (k % 2) nt + j: two tile rows' worth, reused
- * every other step; DTD orders the reuse). */
+/* The collections of one factorization or solve: the pivot records (key k, on the rank of
+ * the factors' tile (k, k)) and the copies of tile row k of A (key (k % 2) nt + j: two tile
+ * rows' worth, reused every other step; DTD orders the reuse). */
 typedef struct lu_state {
-    rill_matrix_t *A;
+    rill_matrix_t *A; /* the matrix whose rows move (the factored one, or dgetrs's B) */
     rill_collection_t *piv, *copies;
 } lu_state_t;
 
@@ -194,6 +203,28 @@ static int copies_rank_of(uint64_t key, void *arg)
 {
     rill_matrix_t *A = arg;
     return rill_matrix_tile_rank(A, 0, (int)(key % (uint64_t)rill_matrix_nt(A)));
+}
+
+/* The collections of st (st->A set: the matrix whose rows the interchanges move) for the
+ * factors F: the pivot records on the ranks of F's diagonal tiles. Collective. */
+static rill_status_t lu_state_open(rill_dla_t *dla, rill_matrix_t *F, lu_state_t *st)
+{
+    const int mb = rill_matrix_mb(F);
+    rill_status_t s;
+    if ((s = rill_collection_create(dla->ctx, (size_t)(DLA_PIV_HEAD + 4 * mb) * sizeof(int),
+                                    piv_rank_of, F, &st->piv)) != RILL_SUCCESS ||
+        (s = rill_collection_create(dla->ctx, (size_t)mb * mb * sizeof(double), copies_rank_of,
+                                    st->A, &st->copies)) != RILL_SUCCESS)
+        return s;
+    return rill_collection_set_scratch(st->copies);
+}
+
+static void lu_state_close(lu_state_t *st)
+{
+    if (st->copies)
+        rill_collection_destroy(&st->copies);
+    if (st->piv)
+        rill_collection_destroy(&st->piv);
 }
 
 /* The interchanges of step k in column j. */
@@ -264,8 +295,8 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
         int32_t prio = dla_prio((int64_t)(nt - j) * 4 + 2);
         s = insert_swaps(dla, tp, st, k, j, prio, piv);
         if (s == RILL_SUCCESS) /* U(k, j) = L(k, k)^-1 A(k, j) */
-            s = dla_trsm_left_lower_tile(dla, tp, prio, RILL_DLA_NOTRANS, RILL_DLA_UNIT, 1.0, A, k,
-                                         A, k, j);
+            s = dla_trsm_left_tile(dla, tp, prio, RILL_DLA_LOWER, RILL_DLA_NOTRANS, RILL_DLA_UNIT,
+                                   1.0, A, k, A, k, j);
         for (int i = k + 1; i < mt && s == RILL_SUCCESS; i++)
             s = dla_gemm_tile(dla, tp, prio, RILL_DLA_NOTRANS, RILL_DLA_NOTRANS, -1.0, 1.0,
                               rill_matrix_tile_rows(A, k), A, i, k, A, k, j, A, i, j);
@@ -351,14 +382,9 @@ rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int 
     }
     if (n == 0)
         return RILL_SUCCESS;
-    const int mb = rill_matrix_mb(A);
     lu_state_t st = { .A = A };
     rill_taskpool_t *tp = NULL;
-    if ((s = rill_collection_create(dla->ctx, (size_t)(DLA_PIV_HEAD + 4 * mb) * sizeof(int),
-                                    piv_rank_of, A, &st.piv)) != RILL_SUCCESS ||
-        (s = rill_collection_create(dla->ctx, (size_t)mb * mb * sizeof(double), copies_rank_of, A,
-                                    &st.copies)) != RILL_SUCCESS ||
-        (s = rill_collection_set_scratch(st.copies)) != RILL_SUCCESS ||
+    if ((s = lu_state_open(dla, A, &st)) != RILL_SUCCESS ||
         (s = rill_dtd_taskpool_create(dla->ctx, &tp)) != RILL_SUCCESS)
         goto out;
     rill_status_t si = RILL_SUCCESS;
@@ -374,9 +400,125 @@ rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int 
 out:
     if (tp)
         dla_wait(&tp);
-    if (st.copies)
-        rill_collection_destroy(&st.copies);
-    if (st.piv)
-        rill_collection_destroy(&st.piv);
+    lu_state_close(&st);
     return s;
+}
+
+/* ------------------------------------------------------------ dgetrs, dgesv */
+
+/* dgetrs's pivot records from ipiv, on the ranks that hold them (before any task reads
+ * them: DTD sends them from there). */
+static rill_status_t lu_records_from_ipiv(rill_dla_t *dla, const lu_state_t *st, rill_matrix_t *F,
+                                          const int *ipiv)
+{
+    const int n = rill_matrix_n(F), mt = rill_matrix_mt(F), mb = rill_matrix_mb(F);
+    const int rank = rill_context_rank(dla->ctx);
+    int *content = malloc((size_t)n * sizeof(int) + 1);
+    lapack_int *ipl = malloc((size_t)mb * sizeof(lapack_int) + 1);
+    rill_status_t s = content && ipl ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
+    for (int k = 0; k < mt && s == RILL_SUCCESS; k++) {
+        if (piv_rank_of((uint64_t)k, F) != rank)
+            continue;
+        rill_data_t *d = rill_collection_data_of(st->piv, (uint64_t)k);
+        int *p = d ? rill_data_ptr(d) : NULL;
+        if (!p) {
+            s = RILL_ERR_NO_MEMORY;
+            break;
+        }
+        const int base = k * mb, kb = rill_matrix_tile_rows(F, k);
+        for (int r = 0; r < kb; r++)
+            ipl[r] = ipiv[base + r] - base;
+        piv_record_fill(p, ipl, kb, n - base, base, mb, content);
+        p[PIV_INFO] = 0;
+    }
+    free(content);
+    free(ipl);
+    return s;
+}
+
+rill_status_t rill_dla_dgetrs(rill_dla_t *dla, rill_matrix_t *A, const int *ipiv, rill_matrix_t *B)
+{
+    if (!dla || !A || !ipiv || !B) {
+        fprintf(stderr, "[rill dla] error: dgetrs: the layer, the factors, the pivots and B "
+                        "must be given\n");
+        return RILL_ERR_INVALID_ARG;
+    }
+    const int n = rill_matrix_n(A), mb = rill_matrix_mb(A);
+    rill_status_t s;
+    if ((s = dla_check_tiles("dgetrs", "A", A, mb)) != RILL_SUCCESS ||
+        (s = dla_check_tiles("dgetrs", "B", B, mb)) != RILL_SUCCESS)
+        return s;
+    if (rill_matrix_m(A) != n || rill_matrix_m(B) != n) {
+        fprintf(stderr,
+                "[rill dla] error: dgetrs: A is %d x %d and B has %d rows; A must be square "
+                "and B have as many rows\n",
+                rill_matrix_m(A), n, rill_matrix_m(B));
+        return RILL_ERR_INVALID_ARG;
+    }
+    for (int i = 0; i < n; i++)
+        if (ipiv[i] < i + 1 || ipiv[i] > n) {
+            fprintf(stderr,
+                    "[rill dla] error: dgetrs: ipiv[%d] = %d; the pivot of row %d must lie in "
+                    "%d .. %d (1-based, as dgetrf gives them)\n",
+                    i, ipiv[i], i + 1, i + 1, n);
+            return RILL_ERR_INVALID_ARG;
+        }
+    if (n == 0 || rill_matrix_n(B) == 0)
+        return RILL_SUCCESS;
+    const int mt = rill_matrix_mt(A), nt = rill_matrix_nt(B);
+    lu_state_t st = { .A = B };
+    rill_taskpool_t *tp = NULL;
+    if ((s = lu_state_open(dla, A, &st)) != RILL_SUCCESS ||
+        (s = lu_records_from_ipiv(dla, &st, A, ipiv)) != RILL_SUCCESS ||
+        (s = rill_dtd_taskpool_create(dla->ctx, &tp)) != RILL_SUCCESS)
+        goto out;
+    /* P B, step after step (each step's interchanges act on the rows the earlier ones left),
+     * then L Y = P B and U X = Y */
+    rill_status_t si = RILL_SUCCESS;
+    for (int k = 0; k < mt && si == RILL_SUCCESS; k++) {
+        rill_data_t *piv = rill_collection_data_of(st.piv, (uint64_t)k);
+        if (!piv)
+            si = RILL_ERR_NO_MEMORY;
+        for (int j = 0; j < nt && si == RILL_SUCCESS; j++)
+            si = insert_swaps(dla, tp, &st, k, j, dla_prio(mt - k), piv);
+    }
+    if (si == RILL_SUCCESS)
+        si = rill_dla_dtrsm_insert(dla, tp, RILL_DLA_LEFT, RILL_DLA_LOWER, RILL_DLA_NOTRANS,
+                                   RILL_DLA_UNIT, 1.0, A, B);
+    if (si == RILL_SUCCESS)
+        si = rill_dla_dtrsm_insert(dla, tp, RILL_DLA_LEFT, RILL_DLA_UPPER, RILL_DLA_NOTRANS,
+                                   RILL_DLA_NONUNIT, 1.0, A, B);
+    s = dla_wait(&tp);
+    if (si != RILL_SUCCESS)
+        s = si;
+out:
+    if (tp)
+        dla_wait(&tp);
+    lu_state_close(&st);
+    return s;
+}
+
+rill_status_t rill_dla_dgesv(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, rill_matrix_t *B,
+                             int *info_p)
+{
+    if (!dla || !A || !ipiv || !B || !info_p) {
+        fprintf(stderr, "[rill dla] error: dgesv: the layer, A, the pivots (n entries), B and "
+                        "info must be given\n");
+        return RILL_ERR_INVALID_ARG;
+    }
+    /* B's shape before A is factored (dgetrs checks it again) */
+    rill_status_t s = dla_check_tiles("dgesv", "B", B, rill_matrix_mb(A));
+    if (s != RILL_SUCCESS)
+        return s;
+    if (rill_matrix_m(B) != rill_matrix_m(A)) {
+        fprintf(stderr, "[rill dla] error: dgesv: B has %d rows, A %d; they must be as many\n",
+                rill_matrix_m(B), rill_matrix_m(A));
+        return RILL_ERR_INVALID_ARG;
+    }
+    s = rill_dla_dgetrf(dla, A, ipiv, info_p);
+    if (s != RILL_SUCCESS)
+        return s;
+    if (*info_p > 0)
+        return RILL_ERR_NUMERIC; /* U is singular: no solution, B as it was */
+    return rill_dla_dgetrs(dla, A, ipiv, B);
 }

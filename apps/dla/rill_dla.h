@@ -111,8 +111,8 @@ rill_status_t rill_dla_dgemm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_d
                                     rill_dla_trans_t transB, double alpha, rill_matrix_t *A,
                                     rill_matrix_t *B, double beta, rill_matrix_t *C);
 /**
- * B = alpha op(A)^-1 B with A triangular. Implemented: side LEFT, uplo LOWER, both
- * transposes, both diags.
+ * B = alpha op(A)^-1 B with A triangular (its uplo triangle is read). Implemented: side
+ * LEFT, both uplos, both transposes, both diags.
  */
 rill_status_t rill_dla_dtrsm_insert(rill_dla_t *dla, rill_taskpool_t *tp, rill_dla_side_t side,
                                     rill_dla_uplo_t uplo, rill_dla_trans_t trans,
@@ -151,6 +151,17 @@ rill_status_t rill_dla_dpotrf(rill_dla_t *dla, rill_dla_uplo_t uplo, rill_matrix
  * and then the factorization is complete as LAPACK's is (RILL_SUCCESS). A square, with
  * square tiles, at most RILL_DTD_MAX_ARGS - 2 tile rows (the panel is one task). */
 rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int *info_p);
+/** Solve A X = B with the factors and pivots of rill_dla_dgetrf (A and ipiv as it left them;
+ * ipiv on every rank): B becomes X. B has A's row tiling (n rows, square tiles of A's
+ * size), any number of columns. RILL_ERR_INVALID_ARG for a pivot out of range (ipiv[i]
+ * must lie in i + 1 .. n, as dgetrf's do), naming it. Row interchanges, then L (unit) and
+ * U solves, in one taskpool. */
+rill_status_t rill_dla_dgetrs(rill_dla_t *dla, rill_matrix_t *A, const int *ipiv, rill_matrix_t *B);
+/** dgetrf then dgetrs, as LAPACK's dgesv: A becomes its factors, ipiv (n entries on every
+ * rank, required) the pivots, B the solution. A singular matrix (a zero pivot U(info,
+ * info), *info_p > 0 on every rank) leaves B as it was and returns RILL_ERR_NUMERIC. */
+rill_status_t rill_dla_dgesv(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, rill_matrix_t *B,
+                             int *info_p);
 rill_status_t rill_dla_dgemm(rill_dla_t *dla, rill_dla_trans_t transA, rill_dla_trans_t transB,
                              double alpha, rill_matrix_t *A, rill_matrix_t *B, double beta,
                              rill_matrix_t *C);

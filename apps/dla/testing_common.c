@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "args.h"
+#include "dla_internal.h"
 #include "testing_common.h"
 
 /* Before rill_init the rank is unknown: print usage errors from one process only. */
@@ -936,4 +937,67 @@ int dla_testing_fini(dla_testing_t *t)
         }
     }
     return t->failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ --kind matrices */
+
+/* The column --kind singular zeroes. */
+static int zero_col(const dla_testing_t *t)
+{
+    return t->N / 2;
+}
+
+/* (testing_common.h) */
+void dla_testing_kind_dense(const dla_testing_t *t, double *a)
+{
+    const int n = t->N, ld = n > 0 ? n : 1;
+    if (t->kind == DLA_KIND_DD)
+        rill_dla_dplgsy_dense(n, a, ld, n, t->seed);
+    else
+        rill_dla_dplrnt_dense(n, n, a, ld, t->seed);
+    if (t->kind == DLA_KIND_PIVOT && n > 0)
+        a[0] = 0.0;
+    if (t->kind == DLA_KIND_SINGULAR && n > 0)
+        memset(a + (size_t)zero_col(t) * ld, 0, (size_t)n * sizeof(double));
+}
+
+/* --kind singular on the tiles: column c of tile column c / nb zeroed where it lives. */
+typedef struct zero_args {
+    int col, rows, ld;
+} zero_args_t;
+
+static rill_status_t body_zero_col(rill_task_t *task)
+{
+    const zero_args_t *z = rill_dtd_arg(task, 0);
+    double *tile = rill_dtd_arg(task, 1);
+    memset(tile + (size_t)z->col * z->ld, 0, (size_t)z->rows * sizeof(double));
+    return RILL_SUCCESS;
+}
+
+rill_status_t dla_testing_kind_tiled(dla_testing_t *t, rill_matrix_t *A)
+{
+    rill_status_t s = t->kind == DLA_KIND_DD ? rill_dla_dplgsy(t->dla, A, t->N, t->seed)
+                                             : rill_dla_dplrnt(t->dla, A, t->seed);
+    if (s == RILL_SUCCESS && t->kind == DLA_KIND_PIVOT && t->N > 0)
+        s = rill_dla_set_diag(t->dla, A, 0, 0.0);
+    if (s != RILL_SUCCESS || t->kind != DLA_KIND_SINGULAR || t->N == 0)
+        return s;
+    rill_dtd_class_t *cls = NULL;
+    rill_taskpool_t *tp = NULL;
+    if ((s = rill_dtd_class_create(t->ctx, "zero_column", body_zero_col, &cls)) != RILL_SUCCESS ||
+        (s = rill_dtd_taskpool_create(t->ctx, &tp)) != RILL_SUCCESS) {
+        if (cls)
+            rill_dtd_class_destroy(&cls);
+        return s;
+    }
+    const int c = zero_col(t), nb = rill_matrix_nb(A), j = c / nb;
+    for (int i = 0; i < rill_matrix_mt(A) && s == RILL_SUCCESS; i++) {
+        zero_args_t z = { c - j * nb, rill_matrix_tile_rows(A, i), rill_matrix_tile_rows(A, i) };
+        s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(z), &z,
+                                 RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, i, j),
+                                 RILL_DTD_ARG_END);
+    }
+    rill_status_t w = dla_wait(&tp);
+    rill_dtd_class_destroy(&cls);
+    return s != RILL_SUCCESS ? s : w;
 }

@@ -112,6 +112,13 @@ void dla_testing_barrier(dla_testing_t *t);
 /** Stop everything; returns the exit code (non-zero if a check failed). */
 int dla_testing_fini(dla_testing_t *t);
 
+/** The N x N matrix of --kind into the dense column-major a (lda = N): the same values
+ * as dla_testing_kind_tiled gives the tiles (the reference and the checks). Any thread. */
+void dla_testing_kind_dense(const dla_testing_t *t, double *a);
+/** The N x N matrix of --kind into the tiles of A, with DTD tasks where they live.
+ * Collective, synchronous. Main thread. */
+rill_status_t dla_testing_kind_tiled(dla_testing_t *t, rill_matrix_t *A);
+
 /** Create an m x n matrix with the tester's NB and grid, or print why not (NULL). */
 rill_matrix_t *dla_testing_matrix(dla_testing_t *t, const char *what, int m, int n);
 

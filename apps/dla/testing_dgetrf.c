@@ -18,75 +18,13 @@ static double gflops_of(const dla_testing_t *t, double time_s)
     return 2.0 * n * n * n / 3.0 / time_s * 1e-9;
 }
 
-/* The column --kind singular zeroes. */
-static int zero_col(const dla_testing_t *t)
-{
-    return t->N / 2;
-}
-
-/* The matrix of --kind, dense (the reference and the check: the same values as the tiled
- * generators give). */
-static void generate_dense(const dla_testing_t *t, double *a)
-{
-    const int n = t->N, ld = n > 0 ? n : 1;
-    if (t->kind == DLA_KIND_DD)
-        rill_dla_dplgsy_dense(n, a, ld, n, t->seed);
-    else
-        rill_dla_dplrnt_dense(n, n, a, ld, t->seed);
-    if (t->kind == DLA_KIND_PIVOT && n > 0)
-        a[0] = 0.0;
-    if (t->kind == DLA_KIND_SINGULAR && n > 0)
-        memset(a + (size_t)zero_col(t) * ld, 0, (size_t)n * sizeof(double));
-}
-
-/* --kind singular on the tiles: column c of tile column c / nb zeroed where it lives. */
-typedef struct zero_args {
-    int col, rows, ld;
-} zero_args_t;
-
-static rill_status_t body_zero_col(rill_task_t *task)
-{
-    const zero_args_t *z = rill_dtd_arg(task, 0);
-    double *tile = rill_dtd_arg(task, 1);
-    memset(tile + (size_t)z->col * z->ld, 0, (size_t)z->rows * sizeof(double));
-    return RILL_SUCCESS;
-}
-
-static rill_status_t generate_tiled(dla_testing_t *t, rill_matrix_t *A)
-{
-    rill_status_t s = t->kind == DLA_KIND_DD ? rill_dla_dplgsy(t->dla, A, t->N, t->seed)
-                                             : rill_dla_dplrnt(t->dla, A, t->seed);
-    if (s == RILL_SUCCESS && t->kind == DLA_KIND_PIVOT && t->N > 0)
-        s = rill_dla_set_diag(t->dla, A, 0, 0.0);
-    if (s != RILL_SUCCESS || t->kind != DLA_KIND_SINGULAR || t->N == 0)
-        return s;
-    rill_dtd_class_t *cls = NULL;
-    rill_taskpool_t *tp = NULL;
-    if ((s = rill_dtd_class_create(t->ctx, "zero_column", body_zero_col, &cls)) != RILL_SUCCESS ||
-        (s = rill_dtd_taskpool_create(t->ctx, &tp)) != RILL_SUCCESS) {
-        if (cls)
-            rill_dtd_class_destroy(&cls);
-        return s;
-    }
-    const int c = zero_col(t), nb = rill_matrix_nb(A), j = c / nb;
-    for (int i = 0; i < rill_matrix_mt(A) && s == RILL_SUCCESS; i++) {
-        zero_args_t z = { c - j * nb, rill_matrix_tile_rows(A, i), rill_matrix_tile_rows(A, i) };
-        s = rill_dtd_insert_task(tp, cls, 0, RILL_DTD_VALUE, sizeof(z), &z,
-                                 RILL_DTD_INOUT | RILL_DTD_AFFINITY, rill_matrix_tile(A, i, j),
-                                 RILL_DTD_ARG_END);
-    }
-    rill_status_t w = dla_wait(&tp);
-    rill_dtd_class_destroy(&cls);
-    return s != RILL_SUCCESS ? s : w;
-}
-
 /* On rank 0: the backward error of lu (the factors, n x n) with pivots ipiv against the
  * matrix of --kind, and LAPACK's info on it. a, w: n x n workspace. */
 static rill_status_t check_dense(const dla_testing_t *t, const double *lu, const int *ipiv,
                                  double *a, double *w, double *resid_p, int *lapack_info)
 {
     const int n = t->N;
-    generate_dense(t, w);
+    dla_testing_kind_dense(t, w);
     lapack_int *piv = malloc((size_t)n * sizeof(lapack_int) + 1);
     if (!piv)
         return RILL_ERR_NO_MEMORY;
@@ -94,7 +32,7 @@ static rill_status_t check_dense(const dla_testing_t *t, const double *lu, const
     dla_ref_begin(t->cores, &saved);
     *lapack_info = (int)LAPACKE_dgetrf(LAPACK_COL_MAJOR, n, n, w, n, piv);
     free(piv);
-    generate_dense(t, a);
+    dla_testing_kind_dense(t, a);
     const double anorm = LAPACKE_dlange(LAPACK_COL_MAJOR, '1', n, n, a, n);
     lapack_int *ip = malloc((size_t)n * sizeof(lapack_int) + 1);
     if (!ip) {
@@ -132,7 +70,7 @@ static void run_reference(dla_testing_t *t)
             if (!a || !piv) {
                 dla_testing_error(t, 1, "out of memory for the reference matrix");
             } else {
-                generate_dense(t, a);
+                dla_testing_kind_dense(t, a);
                 cpu_set_t saved;
                 dla_ref_begin(t->cores, &saved);
                 double t0 = dla_testing_now();
@@ -153,7 +91,7 @@ static void run_reference(dla_testing_t *t)
 /* One run: generate, factor (timed), and with -x check on rank 0. */
 static int run_once(dla_testing_t *t, rill_matrix_t *A, int *ipiv, int timed)
 {
-    rill_status_t s = generate_tiled(t, A);
+    rill_status_t s = dla_testing_kind_tiled(t, A);
     if (s != RILL_SUCCESS) {
         dla_testing_error(t, 1, "generating A failed: %s", rill_status_string(s));
         return 1;

@@ -90,6 +90,13 @@ dla_fail_test(dla_err_dgetrf_panel "a panel task holds at most 30 tiles: take NB
     COMMAND testing_dgetrf -N 400 -t 10)
 dla_usage_test(dla_err_dgetrf_kind "option --kind needs random, dd, pivot or singular, got 'x'"
     COMMAND testing_dgetrf -N 100 --kind x)
+# dgesv: dgetrf, then the interchanges and two triangular solves (dgetrs) on B; several
+# right-hand sides, ragged; singular: LAPACK's info, B left as it was
+dla_test(dla_dgesv COMMAND testing_dgesv -N 300 -t 64 --nrhs 3 -x)
+dla_test(dla_dgesv_ragged COMMAND testing_dgesv -N 250 -t 64 --nrhs 70 --kind pivot -x)
+dla_row_test(dla_dgesv_singular "^# info 126 \\(LAPACK's on the same matrix: 126\\), B unchanged$"
+    COMMAND testing_dgesv -N 250 -t 64 --kind singular -x)
+dla_row_test(dla_dgesv_ref "^ +150 +- +1 +1 .* PASS$" COMMAND testing_dgesv -N 150 --ref -x)
 
 # --ref -x checks the reference's result like Rill's (the row says PASS, not -)
 dla_row_test(dla_dpotrf_ref_check "^ +200 +- +1 +1 .* [0-9.e+-]+ +PASS$"
@@ -210,6 +217,7 @@ if(RILL_HAVE_CUDA)
         --nruns 2)
     # dgetrf: the panel and the interchanges on the CPU, the trsm and gemm updates on the GPU
     dla_gpu_test(dla_dgetrf_gpu $<TARGET_FILE:testing_dgetrf> -N 3001 -t 512 -g 1 -x)
+    dla_gpu_test(dla_dgesv_gpu $<TARGET_FILE:testing_dgesv> -N 3001 -t 512 -g 1 --nrhs 600 -x)
     # tiles of 1536: the GPU's dtrtri recursion (halves of 768, leaves of 384)
     dla_gpu_test(dla_dpotrf_gpu_recursive $<TARGET_FILE:testing_dpotrf> -N 9500 -t 1536 -g 1
         -x)
@@ -316,6 +324,12 @@ if(RILL_HAVE_MPI)
     dla_test(dla_dgetrf_np3_3x1 NP 3 COMMAND testing_dgetrf -N 250 -t 40 -P 3 -Q 1 -c 1
         --kind singular -x)
     dla_test(dla_dgetrf_np4_2x2 NP 4 COMMAND testing_dgetrf -N 300 -t 64 -P 2 -Q 2 -c 1 -x)
+    dla_test(dla_dgesv_np2_2x1 NP 2 COMMAND testing_dgesv -N 250 -t 48 -P 2 -Q 1 -c 1
+        --nrhs 5 --kind pivot -x)
+    dla_test(dla_dgesv_np3_3x1 NP 3 COMMAND testing_dgesv -N 250 -t 40 -P 3 -Q 1 -c 1
+        --kind singular -x)
+    dla_test(dla_dgesv_np4_2x2 NP 4 COMMAND testing_dgesv -N 301 -t 40 -P 2 -Q 2 -c 1 --nrhs 45
+        -x)
     # the diagonal distribution (--dist diagonal: grid row (i + j) % P), ragged sizes
     dla_test(dla_dpotrf_np2_diag NP 2 COMMAND testing_dpotrf -N 301 -t 64 -c 1 --dist diagonal -x)
     dla_test(dla_dgemm_np3_diag NP 3 COMMAND testing_dgemm -M 203 -N 151 -K 99 -t 32 -c 1
