@@ -1023,7 +1023,10 @@ static const char *kind_name(int kind)
 
 static inline uint64_t hash_mix(uint64_t h, uint64_t v)
 {
-    return (h ^ v) * 1099511628211ull;
+    /* FNV's step, then the high half folded down: a product's low bits never see its
+     * factors' high ones, and the ranks compare the low 32 bits of early checkpoints */
+    h = (h ^ v) * 1099511628211ull;
+    return h ^ (h >> 32);
 }
 
 /* The rank that runs a task: the home of its AFFINITY tile, else of its first written
@@ -1153,18 +1156,22 @@ static rill_status_t collect_args(const rill_dtd_class_t *cls, va_list *ap, dtd_
     return RILL_SUCCESS;
 }
 
-/* A distributed taskpool's insertion sequence, one task more: its class, priority and
- * arguments into the hash the ranks compare (dtd_seq). */
-static void seq_hash(dtd_taskpool_t *tp, const rill_dtd_class_t *cls, int32_t priority,
+/* A distributed taskpool's insertion sequence, one task more: its class, priority, the rank
+ * that runs it and its arguments (a collection's datum with its home rank) into the hash the
+ * ranks compare (dtd_seq). The ranks must agree on where the task runs and where each datum
+ * lives as much as on the task itself: a distribution (or a rank_of) that differs between
+ * ranks makes each run what it thinks it owns and wait for versions nobody sends. */
+static void seq_hash(dtd_taskpool_t *tp, const rill_dtd_class_t *cls, int32_t priority, int exec,
                      const dtd_arg_t *args, int nargs)
 {
     uint64_t h = hash_mix(tp->hash, cls->name_hash);
-    h = hash_mix(h, (uint64_t)(uint32_t)priority);
+    h = hash_mix(h, (uint64_t)(uint32_t)priority | (uint64_t)(uint32_t)exec << 32);
     for (int i = 0; i < nargs; i++) {
         h = hash_mix(h,
                      args[i].kind | (uint64_t)args[i].affinity << 8 | (uint64_t)args[i].size << 16);
-        if (args[i].data && args[i].data->dc) /* private data may differ per rank */
-            h = hash_mix(h, args[i].data->dc->id ^ args[i].data->key << 20);
+        const rill_data_t *d = args[i].data;
+        if (d && d->dc) /* private data may differ per rank */
+            h = hash_mix(h, (d->dc->id ^ d->key << 20) + ((uint64_t)(uint32_t)d->home_rank << 52));
     }
     tp->hash = h;
 }
@@ -1260,7 +1267,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     tp->super.used = true;
     tp->inserted++;
     if (tp->distributed) {
-        seq_hash(tp, cls, priority, args, nargs);
+        seq_hash(tp, cls, priority, exec, args, nargs);
         dtd_seq_record(tp);
         if (dtd_seq_pending())
             dtd_seq_check(tp);

@@ -17,6 +17,7 @@
  * from its waits (window, close) and at the next insertion. */
 #include "dtd_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,11 +29,13 @@ enum { SEQ_CHECK = 1, SEQ_FINAL, SEQ_DIVERGED, SEQ_ACK };
 typedef struct seq_msg {
     uint32_t tp_id;
     uint32_t kind;
-    uint64_t seq;  /* the sender's event count (SEQ_DIVERGED: the count compared) */
-    uint64_t hash; /* the sender's hash after seq events (SEQ_DIVERGED: the other's) */
-    uint64_t mine; /* SEQ_DIVERGED: the finder's hash at seq */
-    int32_t other; /* SEQ_DIVERGED: the rank whose checkpoint differed */
-    uint32_t pad;
+    uint64_t seq;     /* the sender's event count (SEQ_DIVERGED: the count compared) */
+    uint64_t hash;    /* the sender's hash after seq events (SEQ_DIVERGED: the other's) */
+    uint64_t mine;    /* SEQ_DIVERGED: the finder's hash at seq */
+    int32_t other;    /* SEQ_DIVERGED: the rank whose checkpoint differed */
+    uint32_t counted; /* SEQ_DIVERGED: 1 when the counts differ (n_other, n_mine) */
+    uint64_t n_other; /* SEQ_DIVERGED: the other's event count, the finder's */
+    uint64_t n_mine;
 } seq_msg_t;
 
 typedef struct seq_node {
@@ -135,18 +138,31 @@ void dtd_seq_announce(dtd_taskpool_t *tp, bool final)
 /* ------------------------------------------------------------ the comm thread */
 
 /* The message every rank prints: the finder's on its main thread, the others' on their
- * comm threads (which know nothing of their own sequence). */
-static void say_diverged(uint32_t tp_id, int finder, int other, uint64_t count, uint64_t hash_other,
-                         uint64_t hash_finder)
+ * comm threads (which know nothing of their own sequence). Once per process: when two ranks
+ * find the same divergence, each would say both. */
+static void say_diverged(uint32_t tp_id, int finder, const seq_msg_t *m)
 {
+    static atomic_bool said;
+    if (atomic_exchange_explicit(&said, true, memory_order_relaxed))
+        return;
+    char what[200];
+    if (m->counted)
+        snprintf(what, sizeof(what),
+                 "rank %d made %llu insertion calls in it, rank %d %llu (one rank inserted "
+                 "fewer, or left the taskpool early)",
+                 m->other, (unsigned long long)m->n_other, finder, (unsigned long long)m->n_mine);
+    else
+        snprintf(what, sizeof(what),
+                 "they differ within their first %llu insertion calls (sequence hashes %08llx "
+                 "and %08llx)",
+                 (unsigned long long)m->seq, (unsigned long long)(m->hash & 0xffffffffu),
+                 (unsigned long long)(m->mine & 0xffffffffu));
     RILL_ERROR(RILL_LOG_DTD,
                "ranks inserted different task sequences into taskpool %u: rank %d found that rank "
-               "%d's insertion sequence differs from its own within their first %llu insertion "
-               "calls (tasks, flushes and discards; sequence hashes %08llx and %08llx). Every rank "
-               "must insert the same tasks with the same data in the same order. Aborting the run.",
-               tp_id, finder, other, (unsigned long long)count,
-               (unsigned long long)(hash_other & 0xffffffffu),
-               (unsigned long long)(hash_finder & 0xffffffffu));
+               "%d's differs from its own: %s. An insertion call is a task, a flush or a "
+               "discard; every rank must make the same calls, with the same data on the same "
+               "home ranks, in the same order. Aborting the run.",
+               tp_id, finder, m->other, what);
 }
 
 static void seq_handler(int src, const void *msg, size_t len, void *arg)
@@ -167,7 +183,7 @@ static void seq_handler(int src, const void *msg, size_t len, void *arg)
     if (m.kind == SEQ_DIVERGED) {
         /* said here, on the comm thread, whatever the main thread is doing; the finder
          * aborts the job once every rank said it (or after a bound) */
-        say_diverged(m.tp_id, src, m.other, m.seq, m.hash, m.mine);
+        say_diverged(m.tp_id, src, &m);
         seq_msg_t ack = { .tp_id = m.tp_id, .kind = SEQ_ACK };
         word_send(src, &ack);
         return;
@@ -195,18 +211,21 @@ bool dtd_seq_pending(void)
     return atomic_load_explicit(&seq.any, memory_order_acquire);
 }
 
-/* This rank found that src's sequence differs from its own: every rank says it, then the
- * job ends. Never returns. */
+/* This rank found that src's sequence differs from its own (counted: its count n_other is not
+ * this rank's): every rank says it, then the job ends. Never returns. */
 static void diverged(dtd_taskpool_t *tp, int src, uint64_t count, uint64_t hash_other,
-                     uint64_t hash_mine)
+                     uint64_t hash_mine, bool counted, uint64_t n_other)
 {
-    say_diverged(tp->super.id, tp->rank, src, count, hash_other, hash_mine);
     seq_msg_t m = { .tp_id = tp->super.id,
                     .kind = SEQ_DIVERGED,
                     .seq = count,
                     .hash = hash_other,
                     .mine = hash_mine,
-                    .other = src };
+                    .other = src,
+                    .counted = counted,
+                    .n_other = n_other,
+                    .n_mine = tp->seq };
+    say_diverged(tp->super.id, tp->rank, &m);
     for (int r = 0; r < tp->nranks; r++)
         if (r != tp->rank)
             seq_send(tp, r, &m);
@@ -225,20 +244,21 @@ static bool compare(dtd_taskpool_t *tp, int src, const seq_msg_t *m)
     const bool final = m->kind == SEQ_FINAL;
     if (m->seq > tp->seq) {
         if (tp->closed) /* the peer made more events than this rank's whole sequence */
-            diverged(tp, src, tp->seq, m->hash, tp->hash);
+            diverged(tp, src, tp->seq, m->hash, tp->hash, true, m->seq);
         return false;
     }
     if (m->seq == tp->seq) {
         if (m->hash != tp->hash)
-            diverged(tp, src, m->seq, m->hash, tp->hash);
+            diverged(tp, src, m->seq, m->hash, tp->hash, false, m->seq);
         if (final && !tp->closed)
             return false; /* equal so far: this rank may still insert more */
     } else if (m->seq < tp->hist_cap && !tp->hist_lost) {
         if ((uint32_t)m->hash != tp->hist[m->seq])
-            diverged(tp, src, m->seq, m->hash, tp->hist[m->seq]);
+            diverged(tp, src, m->seq, m->hash, tp->hist[m->seq], false, m->seq);
     }
     if (final && m->seq < tp->seq) /* the peer closed with fewer events than this rank made */
-        diverged(tp, src, m->seq, m->hash, m->seq < tp->hist_cap ? tp->hist[m->seq] : 0);
+        diverged(tp, src, m->seq, m->hash, m->seq < tp->hist_cap ? tp->hist[m->seq] : 0, true,
+                 m->seq);
     if (final)
         tp->finals++;
     return true;

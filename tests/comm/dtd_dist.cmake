@@ -55,6 +55,15 @@ _diverge_window(2 first 50 --mca dtd_window_size 2)
 _diverge_window(3 middle 50 --mca dtd_window_size 2 --mca runtime_num_cores 1)
 _diverge_window(2 short 2000 --mca dtd_window_size 16)
 _diverge_window(3 first 20000 --mca runtime_num_cores 1)
+# the same tasks on every rank, but a rank_of that differs between ranks: the insertion
+# hashes hold where each task runs and where each datum lives (this hung before, each rank
+# waiting for versions the other never sent)
+add_test(NAME test_dtd_diverge_home_np2
+    COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "different task sequences"
+        ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 $<TARGET_FILE:test_dtd_dist>
+        diverge_home 20)
+set_tests_properties(test_dtd_diverge_home_np2 PROPERTIES LABELS "mpi;dsl" TIMEOUT 90
+    ENVIRONMENT EXPECT_EACH_RANK=2)
 # Random distributed graphs against a sequential run: 2-4 ranks, 1-2 workers per rank,
 # both schedulers, windows from 16 to 8000 drawn per repetition. A hang ends as a
 # failure carrying the watchdog's report. tests/stress/dtd_stress.sh runs it longer.

@@ -13,6 +13,8 @@
  *   diverge_window first|middle|short N   the sequences differ before a window fills
  *                (an extra task first, another class midway, one rank stopping midway):
  *                a rank blocked in its window must not wait forever
+ *   diverge_home N   the same N tasks, but the ranks disagree on where the data live (a
+ *                rank_of that differs): every rank reports the mismatch and the job stops
  *   collmismatch alone|sizes   rank 0 alone in an allgather, or each rank with its own
  *                size: every rank says the ranks did not make the same collectives
  *   collstall    rank 1's only worker (its main thread) runs a 2.5 s task inside the
@@ -678,6 +680,36 @@ static int test_diverge_window(rill_context_t *ctx, const char *how, int n)
     return 1;
 }
 
+/* The same tasks and keys on every rank, but the ranks disagree on where the data live:
+ * rank r maps key k to (k + r) % nranks. Each would run what it thinks it owns and wait for
+ * versions nobody sends; the job must end with every rank saying the sequences differ. */
+static int shifted_rank(uint64_t key, void *arg)
+{
+    const int *v = arg; /* nranks, this rank */
+    return (int)((key + (uint64_t)v[1]) % (uint64_t)v[0]);
+}
+
+static int test_diverge_home(rill_context_t *ctx, int n)
+{
+    int v[2] = { rill_context_nranks(ctx), rill_context_rank(ctx) };
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), shifted_rank, v, &dc) == 0);
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "nop", nop_body, &cls) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    for (int i = 0; i < n; i++) { /* over 4 keys: each task reads the next key's datum */
+        uint64_t k = (uint64_t)i % 4;
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT,
+                                   rill_collection_data_of(dc, (k + 1) % 4),
+                                   RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                                   rill_collection_data_of(dc, k), RILL_DTD_ARG_END) == 0);
+    }
+    rill_status_t s = rill_taskpool_wait(tp);
+    fprintf(stderr, "rank %d: wait returned %d instead of stopping the job\n", v[1], s);
+    return 1;
+}
+
 /* Collectives the ranks do not make alike: rank 0 alone calls rill_context_allgather
  * ("alone"), or every rank does with its own size ("sizes"). Each rank must say the ranks
  * did not make the same collectives, not only die of MPI's truncation error. */
@@ -707,7 +739,8 @@ int main(int argc, char **argv)
           rill_context_local_rank(ctx) < rill_context_local_nranks(ctx));
     CHECK_MSG(argc >= 2,
               "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
-              "diverge_window first|middle|short N | collstall | window N",
+              "diverge_window first|middle|short N | diverge_home N | collstall | "
+              "window N",
               argv[0]);
     int rc = 1;
     const char *what = argv[1];
@@ -729,6 +762,8 @@ int main(int argc, char **argv)
         return test_collmismatch(ctx, argv[2]);
     else if (!strcmp(what, "diverge_window") && argc >= 4)
         rc = test_diverge_window(ctx, argv[2], atoi(argv[3]));
+    else if (!strcmp(what, "diverge_home") && argc >= 3)
+        rc = test_diverge_home(ctx, atoi(argv[2]));
     else if (!strcmp(what, "collstall"))
         rc = test_collstall(ctx);
     else if (!strcmp(what, "window") && argc >= 3)
