@@ -297,6 +297,23 @@ int rill_comm_local_rank(const rill_comm_t *comm)
     return comm->local_rank;
 }
 
+uint64_t rill_comm_collectives(const rill_comm_t *comm)
+{
+    return comm ? atomic_load_explicit(&comm->ncoll, memory_order_relaxed) : 0;
+}
+
+bool rill_comm_in_collective(const rill_comm_t *comm, uint64_t *count, const char **what)
+{
+    if (!comm)
+        return false;
+    /* done first: a collective counted in done was counted in ncoll before it (its post) */
+    uint64_t done = atomic_load_explicit(&comm->ncoll_done, memory_order_acquire);
+    uint64_t n = atomic_load_explicit(&comm->ncoll, memory_order_relaxed);
+    *count = n;
+    *what = atomic_load_explicit(&comm->last_coll, memory_order_relaxed);
+    return n > done;
+}
+
 int rill_comm_local_size(const rill_comm_t *comm)
 {
     return comm->local_size;

@@ -239,6 +239,13 @@ void rill_comm_workers_idle(rill_comm_t *comm, int delta);
  * Any thread. */
 void rill_comm_abort(rill_comm_t *comm, int code) __attribute__((noreturn));
 
+/** The collectives this rank started (rill_fini's final barrier included). Any thread. */
+uint64_t rill_comm_collectives(const rill_comm_t *comm);
+/** true while this rank is inside a collective (a thread waits for it, or rill_fini's final
+ * barrier is under way): *count is its number (rill_comm_collectives when it started), *what
+ * what it is. Read on the comm thread, it is exact (the comm thread completes them). */
+bool rill_comm_in_collective(const rill_comm_t *comm, uint64_t *count, const char **what);
+
 /* ------------------------------------------------------------ statistics */
 
 /** Counters since rill_comm_init. "AM" counts active messages (the internal GET and

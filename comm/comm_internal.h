@@ -242,8 +242,10 @@ typedef struct comm_peer_stats {
 struct rill_comm {
     int rank, size, local_rank, local_size;
     /* collectives this rank made and the last one's name, for the message of a mismatch
-     * (written by the posting thread, read by the comm thread when MPI fails: relaxed) */
+     * (written by the posting thread, read by the comm thread when MPI fails: relaxed);
+     * ncoll_done of them completed (the comm thread: rill_comm_in_collective) */
     atomic_ullong ncoll;
+    atomic_ullong ncoll_done;
     _Atomic(const char *) last_coll;
     int node_id; /* the lowest rank of this process's node (simulated: comm_ranks_per_node) */
     int ranks_per_node;    /* comm_ranks_per_node (0: nodes from the hosts) */

@@ -1014,6 +1014,7 @@ static void comm_complete(rill_comm_t *c, comm_req_owner_t *owner, MPI_Status *s
                          : coll->cmd.kind == COMM_CMD_ALLGATHER ? "allgather"
                                                                 : "allreduce",
                          coll->t_posted, rill_time_ns(), 0, 0, NULL);
+        atomic_fetch_add_explicit(&c->ncoll_done, 1, memory_order_release);
         /* release pairs with the caller's acquire load in comm_coll_run; coll lives in the
          * caller's frame and may vanish right after this store: do not touch it again */
         atomic_store_explicit(&coll->done, 1, memory_order_release);

@@ -224,7 +224,7 @@ struct rill_context {
     rill_evcount_t idle; /* idle workers sleep here; pushes and terminations signal */
     atomic_bool shutdown;
     atomic_ullong progress; /* tasks completed, for the watchdog */
-    uint32_t next_taskpool_id;
+    _Atomic uint32_t next_taskpool_id; /* main thread; read by the comm thread (dtd_seq) */
     uint32_t next_collection_id;
     int idle_spin_us;          /* how long an idle worker looks for work before sleeping */
     int max_spinners;          /* runtime_idle_spinners; 0: no limit (then not counted) */

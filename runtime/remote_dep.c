@@ -1264,6 +1264,21 @@ void rill_rdep_abort(rill_context_t *ctx, int code)
     rill_comm_abort(ctx->comm, code);
 }
 
+uint64_t rill_rdep_collectives(rill_context_t *ctx)
+{
+    return rill_comm_collectives(ctx->comm);
+}
+
+bool rill_rdep_in_collective(rill_context_t *ctx, uint64_t *count, const char **what)
+{
+    return rill_comm_in_collective(ctx->comm, count, what);
+}
+
+uint32_t rill_rdep_taskpools_created(rill_context_t *ctx)
+{
+    return atomic_load_explicit(&ctx->next_taskpool_id, memory_order_relaxed);
+}
+
 /* ------------------------------------------------------------ the watchdog */
 
 int rill_rdep_describe(FILE *out, uint32_t tp_id)

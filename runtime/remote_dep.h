@@ -204,6 +204,15 @@ rill_status_t rill_rdep_fetch(rill_context_t *ctx, const rill_rdep_in_t *in, voi
 /** End the run on every rank (a front end found the ranks' graphs diverge). */
 void rill_rdep_abort(rill_context_t *ctx, int code);
 
+/** The collectives this rank started (rill_fini's final barrier included). Any thread. */
+uint64_t rill_rdep_collectives(rill_context_t *ctx);
+/** true while this rank is inside a collective: *count its number, *what what it is (exact
+ * on the comm thread: a front end's channel handler). */
+bool rill_rdep_in_collective(rill_context_t *ctx, uint64_t *count, const char **what);
+/** How many taskpools this rank created (their ids are 0 .. that - 1, the same on every rank
+ * that creates the same ones in the same order). Any thread. */
+uint32_t rill_rdep_taskpools_created(rill_context_t *ctx);
+
 /** For the watchdog: the receives of taskpool tp_id waiting for their activations and its
  * GPU-to-GPU sends and announcements in flight (the first few of each), one line each;
  * returns how many receives it listed. Any thread. */

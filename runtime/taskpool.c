@@ -10,7 +10,7 @@ void rill_taskpool_init(rill_taskpool_t *tp, rill_context_t *ctx, const rill_tas
 {
     tp->ctx = ctx;
     tp->ops = ops;
-    tp->id = ctx->next_taskpool_id++;
+    tp->id = atomic_fetch_add_explicit(&ctx->next_taskpool_id, 1, memory_order_relaxed);
     atomic_init(&tp->pending, 1);
     atomic_init(&tp->terminated, 0);
     atomic_init(&tp->error, 0);

@@ -114,6 +114,7 @@ typedef struct dtd_taskpool {
     bool hist_lost, announced;
     struct dtd_seq_slot *pend;  /* 2 per rank: earliest checkpoint, final one */
     int finals;                 /* peers whose final checkpoint matched */
+    uint64_t reminded_ns;       /* the close's last reminder to the peers (dtd_seq.c) */
     rill_dtd_class_t **classes; /* classes it inserted tasks of (each counted once) */
     int nclasses, cap_classes;
 } dtd_taskpool_t;

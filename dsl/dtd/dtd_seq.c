@@ -12,9 +12,16 @@
  * whole sequences. The finder tells every rank, each says so, and the job is aborted
  * (tasks would otherwise wait for data nobody sends).
  *
+ * A rank that waits at the close for a peer's final checkpoint reminds the peers every
+ * second (SEQ_WAITING: the taskpool and how many collectives it made). A peer that never
+ * created that taskpool and sits in a collective the waiting rank has not reached (its
+ * number is higher: an allgather, a barrier, rill_fini's final barrier) can never send it:
+ * it says so and ends the job, which would otherwise wait on both sides for ever.
+ *
  * Threads: the comm thread only queues checkpoints (and says and acknowledges a
- * divergence found elsewhere); the main thread, which inserts and owns hist, compares,
- * from its waits (window, close) and at the next insertion. */
+ * divergence found elsewhere, and judges reminders: the collectives complete on it, so
+ * what it reads of them is exact); the main thread, which inserts and owns hist,
+ * compares, from its waits (window, close) and at the next insertion. */
 #include "dtd_internal.h"
 
 #include <stdio.h>
@@ -24,12 +31,13 @@
 
 #include "remote_dep.h"
 
-enum { SEQ_CHECK = 1, SEQ_FINAL, SEQ_DIVERGED, SEQ_ACK };
+enum { SEQ_CHECK = 1, SEQ_FINAL, SEQ_DIVERGED, SEQ_ACK, SEQ_WAITING };
 
 typedef struct seq_msg {
     uint32_t tp_id;
     uint32_t kind;
-    uint64_t seq;     /* the sender's event count (SEQ_DIVERGED: the count compared) */
+    uint64_t seq;     /* the sender's event count (SEQ_DIVERGED: the count compared;
+                       * SEQ_WAITING: the collectives it made) */
     uint64_t hash;    /* the sender's hash after seq events (SEQ_DIVERGED: the other's) */
     uint64_t mine;    /* SEQ_DIVERGED: the finder's hash at seq */
     int32_t other;    /* SEQ_DIVERGED: the rank whose checkpoint differed */
@@ -49,8 +57,10 @@ static struct {
     int tag;
     rill_spinlock_t lock;
     seq_node_t *head; /* checkpoints not taken by their taskpool yet (any order) */
-    atomic_bool any;  /* head != NULL: the inserting thread's cheap look */
-    atomic_int acks;  /* peers that said the divergence this rank found */
+    uint64_t *closed; /* bit id: this rank sent taskpool id's final checkpoint (under lock) */
+    uint32_t closed_words;
+    atomic_bool any; /* head != NULL: the inserting thread's cheap look */
+    atomic_int acks; /* peers that said the divergence this rank found */
 } seq;
 
 static void seq_handler(int src, const void *msg, size_t len, void *arg);
@@ -74,6 +84,9 @@ void dtd_seq_fini(void)
         free(n);
     }
     seq.head = NULL;
+    free(seq.closed);
+    seq.closed = NULL;
+    seq.closed_words = 0;
 }
 
 /* ------------------------------------------------------------ recording */
@@ -126,6 +139,22 @@ void dtd_seq_announce(dtd_taskpool_t *tp, bool final)
         return;
     tp->announced = true;
     tp->announced_seq = tp->seq;
+    if (final) { /* before it leaves: a reminder that comes after it must find it */
+        rill_spinlock_lock(&seq.lock);
+        uint32_t w = tp->super.id / 64;
+        if (w >= seq.closed_words) {
+            uint32_t n = 2 * w + 16;
+            uint64_t *b = realloc(seq.closed, n * sizeof(*b));
+            if (b) {
+                memset(b + seq.closed_words, 0, (n - seq.closed_words) * sizeof(*b));
+                seq.closed = b;
+                seq.closed_words = n;
+            }
+        }
+        if (w < seq.closed_words) /* (else a reminder finds nothing: no verdict) */
+            seq.closed[w] |= 1ull << (tp->super.id % 64);
+        rill_spinlock_unlock(&seq.lock);
+    }
     seq_msg_t m = { .tp_id = tp->super.id,
                     .kind = final ? SEQ_FINAL : SEQ_CHECK,
                     .seq = tp->seq,
@@ -165,6 +194,36 @@ static void say_diverged(uint32_t tp_id, int finder, const seq_msg_t *m)
                tp_id, finder, m->other, what);
 }
 
+/* src waits at the close of taskpool m->tp_id for this rank's final checkpoint, having made
+ * m->seq collectives (comm thread). When this rank has not sent that checkpoint (it never
+ * created the taskpool, or has not waited for it) and is in a collective src has not
+ * reached, neither can go on: src leaves its close only with the checkpoint, and this
+ * rank's collective ends only when src joins it. The final checkpoint is marked sent before
+ * it leaves, so a reminder that crossed it finds the mark. */
+static void waiting_judge(int src, const seq_msg_t *m)
+{
+    uint64_t coll;
+    const char *what;
+    if (!rill_rdep_in_collective(seq.ctx, &coll, &what) || coll <= m->seq)
+        return;
+    rill_spinlock_lock(&seq.lock);
+    const uint32_t w = m->tp_id / 64;
+    bool sent = w < seq.closed_words && (seq.closed[w] >> (m->tp_id % 64) & 1);
+    rill_spinlock_unlock(&seq.lock);
+    if (sent)
+        return;
+    const bool created = m->tp_id < rill_rdep_taskpools_created(seq.ctx);
+    RILL_ERROR(
+        RILL_LOG_DTD,
+        "ranks diverged: rank %d waits at the end of taskpool %u for this rank's "
+        "insertion sequence, but this rank %s: it is in %s (its collective %llu; rank "
+        "%d made %llu). Every rank must create the same taskpools, wait for them, make "
+        "the same collectives and call rill_fini in the same order. Aborting the run.",
+        src, m->tp_id, created ? "has not waited for that taskpool" : "created no such taskpool",
+        what ? what : "a collective", (unsigned long long)coll, src, (unsigned long long)m->seq);
+    rill_rdep_abort(seq.ctx, 1);
+}
+
 static void seq_handler(int src, const void *msg, size_t len, void *arg)
 {
     (void)arg;
@@ -186,6 +245,10 @@ static void seq_handler(int src, const void *msg, size_t len, void *arg)
         say_diverged(m.tp_id, src, &m);
         seq_msg_t ack = { .tp_id = m.tp_id, .kind = SEQ_ACK };
         word_send(src, &ack);
+        return;
+    }
+    if (m.kind == SEQ_WAITING) {
+        waiting_judge(src, &m);
         return;
     }
     seq_node_t *n = malloc(sizeof(*n));
@@ -319,7 +382,22 @@ bool dtd_seq_all_final(void *arg)
 {
     dtd_taskpool_t *tp = arg;
     dtd_seq_check(tp);
-    return tp->finals >= tp->nranks - 1;
+    if (tp->finals >= tp->nranks - 1)
+        return true;
+    /* still waiting: remind the peers every second (a peer that left the sequence says so) */
+    uint64_t now = rill_time_ns();
+    if (!tp->reminded_ns) {
+        tp->reminded_ns = now;
+    } else if (now - tp->reminded_ns >= 1000000000ull) {
+        tp->reminded_ns = now;
+        seq_msg_t m = { .tp_id = tp->super.id,
+                        .kind = SEQ_WAITING,
+                        .seq = rill_rdep_collectives(tp->super.ctx) };
+        for (int r = 0; r < tp->nranks; r++)
+            if (r != tp->rank)
+                seq_send(tp, r, &m);
+    }
+    return false;
 }
 
 void dtd_seq_forget(dtd_taskpool_t *tp)

@@ -64,6 +64,16 @@ add_test(NAME test_dtd_diverge_home_np2
         diverge_home 20)
 set_tests_properties(test_dtd_diverge_home_np2 PROPERTIES LABELS "mpi;dsl" TIMEOUT 90
     ENVIRONMENT EXPECT_EACH_RANK=2)
+# a rank that leaves the sequence (rill_fini without the second taskpool, an allgather before
+# its wait) while another waits at a taskpool's end: the waiting rank's reminders make it say
+# so (these hung for ever, the watchdog warning on both sides)
+foreach(how fini coll)
+    add_test(NAME test_dtd_leave_${how}_np2
+        COMMAND sh ${CMAKE_SOURCE_DIR}/tests/expect_fail.sh 60 "ranks diverged: rank 0 waits at the end of taskpool"
+            ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 $<TARGET_FILE:test_dtd_dist>
+            leave ${how})
+    set_tests_properties(test_dtd_leave_${how}_np2 PROPERTIES LABELS "mpi;dsl" TIMEOUT 90)
+endforeach()
 # Random distributed graphs against a sequential run: 2-4 ranks, 1-2 workers per rank,
 # both schedulers, windows from 16 to 8000 drawn per repetition. A hang ends as a
 # failure carrying the watchdog's report. tests/stress/dtd_stress.sh runs it longer.

@@ -15,6 +15,9 @@
  *                a rank blocked in its window must not wait forever
  *   diverge_home N   the same N tasks, but the ranks disagree on where the data live (a
  *                rank_of that differs): every rank reports the mismatch and the job stops
+ *   leave fini|coll   rank 1 leaves the sequence while rank 0 waits at the end of a
+ *                taskpool: it calls rill_fini without the second taskpool, or an allgather
+ *                before its wait; rank 1 says so and the job stops
  *   collmismatch alone|sizes   rank 0 alone in an allgather, or each rank with its own
  *                size: every rank says the ranks did not make the same collectives
  *   collstall    rank 1's only worker (its main thread) runs a 2.5 s task inside the
@@ -710,6 +713,41 @@ static int test_diverge_home(rill_context_t *ctx, int n)
     return 1;
 }
 
+/* Rank 1 leaves the insertion sequence while rank 0 waits at the end of a taskpool: how
+ * "fini" (rank 1 never creates the second taskpool and calls rill_fini), "coll" (rank 1
+ * calls rill_context_allgather before waiting for its taskpool). Rank 1 must say so and end
+ * the job, which would wait on both sides for ever. */
+static int test_leave(rill_context_t *ctx, const char *how)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *cls;
+    CHECK(rill_dtd_class_create(ctx, "nop", nop_body, &cls) == 0);
+    const bool fini = !strcmp(how, "fini");
+    for (int round = 0; round < 2; round++) {
+        if (fini && round == 1 && me == 1)
+            break;
+        rill_taskpool_t *tp;
+        CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+        for (int k = 0; k < 8; k++)
+            CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                                       rill_collection_data_of(dc, (uint64_t)(k % nranks)),
+                                       RILL_DTD_ARG_END) == 0);
+        if (!fini && me == 1) {
+            int in = me, out[8];
+            rill_context_allgather(ctx, &in, sizeof(in), out);
+        }
+        CHECK(rill_taskpool_wait(tp) == 0);
+        rill_taskpool_destroy(&tp);
+    }
+    rill_dtd_class_destroy(&cls);
+    rill_collection_destroy(&dc);
+    rill_fini(&ctx);
+    fprintf(stderr, "rank %d: ended instead of stopping the job\n", me);
+    return 1;
+}
+
 /* Collectives the ranks do not make alike: rank 0 alone calls rill_context_allgather
  * ("alone"), or every rank does with its own size ("sizes"). Each rank must say the ranks
  * did not make the same collectives, not only die of MPI's truncation error. */
@@ -737,11 +775,12 @@ int main(int argc, char **argv)
     CHECK(rill_context_local_nranks(ctx) == rill_context_nranks(ctx));
     CHECK(rill_context_local_rank(ctx) >= 0 &&
           rill_context_local_rank(ctx) < rill_context_local_nranks(ctx));
-    CHECK_MSG(argc >= 2,
-              "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
-              "diverge_window first|middle|short N | diverge_home N | collstall | "
-              "window N",
-              argv[0]);
+    CHECK_MSG(
+        argc >= 2,
+        "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
+        "diverge_window first|middle|short N | diverge_home N | leave fini|coll | collstall | "
+        "window N",
+        argv[0]);
     int rc = 1;
     const char *what = argv[1];
     if (!strcmp(what, "chain") && argc >= 3)
@@ -762,6 +801,8 @@ int main(int argc, char **argv)
         return test_collmismatch(ctx, argv[2]);
     else if (!strcmp(what, "diverge_window") && argc >= 4)
         rc = test_diverge_window(ctx, argv[2], atoi(argv[3]));
+    else if (!strcmp(what, "leave") && argc >= 3)
+        rc = test_leave(ctx, argv[2]);
     else if (!strcmp(what, "diverge_home") && argc >= 3)
         rc = test_diverge_home(ctx, atoi(argv[2]));
     else if (!strcmp(what, "collstall"))
