@@ -89,7 +89,7 @@ rill_status_t rill_trace_register_params(void)
     if (trace.max_chunks < 1)
         trace.max_chunks = 1;
     rill_trace_enabled = trace.prefix[0] != '\0';
-    return RILL_SUCCESS;
+    return s; /* a bad value was reported (the default kept): rill_init stops on it */
 }
 
 rill_status_t rill_trace_start(int rank, int nranks)
