@@ -246,21 +246,27 @@ static rill_status_t insert_swaps(rill_dla_t *dla, rill_taskpool_t *tp, const lu
     rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_TOP], prio, RILL_DTD_VALUE, sizeof(a), &a,
                              RILL_DTD_INPUT, piv, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
                              rill_matrix_tile(A, k, j), RILL_DTD_OUTPUT, copy);
-    /* the lower tiles by the rank that holds them: one task per rank */
+    /* the lower tiles by the rank that holds them: one task per rank, or several when its
+     * tiles exceed what a task takes besides its 4 other arguments (they touch disjoint
+     * rows of tile (k, j), which orders them) */
+    enum { PAIR_TILES = RILL_DTD_MAX_ARGS - 4 };
     const int nranks = rill_context_nranks(dla->ctx);
     for (int r = 0; r < nranks && s == RILL_SUCCESS; r++) {
         rill_data_t *tiles[RILL_DTD_MAX_ARGS];
         a.ntiles = 0;
-        for (int i = k + 1; i < mt; i++)
+        for (int i = k + 1; i < mt && s == RILL_SUCCESS; i++) {
             if (rill_matrix_tile_rank(A, i, j) == r) {
                 a.tile_i[a.ntiles] = i;
                 tiles[a.ntiles++] = rill_matrix_tile(A, i, j);
             }
-        if (a.ntiles == 0)
-            continue;
-        s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_PAIR], prio, RILL_DTD_VALUE, sizeof(a), &a,
-                   RILL_DTD_INPUT, piv, RILL_DTD_INPUT, copy, RILL_DTD_INOUT | RILL_DTD_ARRAY,
-                   a.ntiles, tiles, RILL_DTD_INOUT, rill_matrix_tile(A, k, j));
+            if (a.ntiles == PAIR_TILES || (i == mt - 1 && a.ntiles > 0)) {
+                s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_PAIR], prio, RILL_DTD_VALUE, sizeof(a), &a,
+                           RILL_DTD_INPUT, piv, RILL_DTD_INPUT, copy,
+                           RILL_DTD_INOUT | RILL_DTD_ARRAY, a.ntiles, tiles, RILL_DTD_INOUT,
+                           rill_matrix_tile(A, k, j));
+                a.ntiles = 0;
+            }
+        }
     }
     return s;
 }

@@ -88,6 +88,10 @@ dla_row_test(dla_dgetrf_singular "^# info 151 \\(LAPACK's on the same matrix: 15
 dla_row_test(dla_dgetrf_ref "^ +150 +- +1 +1 .* -$" COMMAND testing_dgetrf -N 150 --ref)
 dla_fail_test(dla_err_dgetrf_panel "a panel task holds at most 30 tiles: take NB >= 14"
     COMMAND testing_dgetrf -N 400 -t 10)
+# 30 tile rows, the panel's most: a rank's lower tiles of a column go in several SWAP_PAIR
+# tasks (one took 4 + 29 arguments and failed); N = 0 checked (LAPACK refused ld 0)
+dla_test(dla_dgetrf_mt30 COMMAND testing_dgetrf -N 300 -t 10 --kind pivot -x)
+dla_row_test(dla_dgetrf_n0 "^ +0 +256 +1 +1 .* PASS$" COMMAND testing_dgetrf -N 0 -x)
 dla_usage_test(dla_err_dgetrf_kind "option --kind needs random, dd, pivot or singular, got 'x'"
     COMMAND testing_dgetrf -N 100 --kind x)
 # dgesv: dgetrf, then the interchanges and two triangular solves (dgetrs) on B; several
