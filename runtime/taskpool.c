@@ -66,6 +66,26 @@ static bool taskpool_done(void *arg)
     return atomic_load_explicit(&tp->terminated, memory_order_acquire);
 }
 
+/* The distributed termination's barrier, as a max-reduction of this rank's failure: a task
+ * that failed on one rank fails the taskpool on every rank (its successors elsewhere ran on
+ * what it left), each naming the lowest rank that failed and returning its status. */
+static void taskpool_end_together(rill_taskpool_t *tp)
+{
+    const rill_context_t *ctx = tp->ctx;
+    rill_status_t mine = (rill_status_t)atomic_load_explicit(&tp->error, memory_order_acquire);
+    /* (nranks - rank) << 32 | -status: the maximum is the lowest failed rank's */
+    uint64_t v = mine ? (uint64_t)(ctx->nranks - ctx->rank) << 32 | (uint32_t)-mine : 0, all = 0;
+    rill_status_t s = rill_comm_allreduce_u64(ctx->comm, &v, &all, 1, RILL_COMM_MAX);
+    if (s != RILL_SUCCESS)
+        rill_taskpool_fail(tp, s, "the termination barrier failed: %s", rill_status_string(s));
+    else if (all && !mine)
+        rill_taskpool_fail(tp, -(rill_status_t)(uint32_t)all,
+                           "rank %d's part of it failed (%s; its own message says why), so its "
+                           "results here may be wrong too",
+                           ctx->nranks - (int)(all >> 32),
+                           rill_status_string(-(rill_status_t)(uint32_t)all));
+}
+
 rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
 {
     if (!tp)
@@ -95,11 +115,8 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
      * ran and every transfer it owed (sends are tasks that end at PUT_END) completed; the
      * front end guarantees no message for it can still arrive (DTD: every rank knows every
      * receive it expects). Agreeing that all ranks reached that point ends it everywhere. */
-    if (tp->ctx->nranks > 1) {
-        rill_status_t s = rill_comm_barrier(tp->ctx->comm);
-        if (s != RILL_SUCCESS)
-            rill_taskpool_fail(tp, s, "the termination barrier failed: %s", rill_status_string(s));
-    }
+    if (tp->ctx->nranks > 1)
+        taskpool_end_together(tp);
     rill_watchdog_leave(tp->ctx);
     if (tp->ops->ended)
         tp->ops->ended(tp);

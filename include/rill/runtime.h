@@ -124,7 +124,9 @@ RILL_API const char *rill_version_string(void);
  * Run the taskpool to completion: close insertion (a DTD taskpool flushes its data
  * home first), make the calling thread work until every task of the taskpool has
  * run on every rank, and return the first error a task or the runtime reported
- * (RILL_ERR_TASK, RILL_ERR_COMM, RILL_ERR_MISMATCH...). Waiting a second time is
+ * (RILL_ERR_TASK, RILL_ERR_COMM, RILL_ERR_MISMATCH...). With several ranks the status is
+ * the taskpool's, the same on every rank: a rank whose part succeeded returns the error of
+ * the lowest rank whose part failed (and says which). Waiting a second time is
  * RILL_ERR_BAD_STATE. Main thread.
  */
 RILL_API rill_status_t rill_taskpool_wait(rill_taskpool_t *tp);

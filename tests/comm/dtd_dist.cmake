@@ -64,6 +64,11 @@ add_test(NAME test_dtd_diverge_home_np2
         diverge_home 20)
 set_tests_properties(test_dtd_diverge_home_np2 PROPERTIES LABELS "mpi;dsl" TIMEOUT 90
     ENVIRONMENT EXPECT_EACH_RANK=2)
+# a task that fails on rank 1 fails the taskpool on every rank (rank 0's wait returned
+# success though its tasks ran on the failed task's tile)
+foreach(np 2 3)
+    _dist(NP ${np} TEST test_dtd_fail_remote_np${np} ARGS fail_remote)
+endforeach()
 # a rank that leaves the sequence (rill_fini without the second taskpool, an allgather before
 # its wait) while another waits at a taskpool's end: the waiting rank's reminders make it say
 # so (these hung for ever, the watchdog warning on both sides)

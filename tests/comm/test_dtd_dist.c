@@ -15,6 +15,8 @@
  *                a rank blocked in its window must not wait forever
  *   diverge_home N   the same N tasks, but the ranks disagree on where the data live (a
  *                rank_of that differs): every rank reports the mismatch and the job stops
+ *   fail_remote  a task fails on rank 1; tasks on every rank read its tile: every rank's
+ *                wait returns the failure
  *   leave fini|coll   rank 1 leaves the sequence while rank 0 waits at the end of a
  *                taskpool: it calls rill_fini without the second taskpool, or an allgather
  *                before its wait; rank 1 says so and the job stops
@@ -713,6 +715,41 @@ static int test_diverge_home(rill_context_t *ctx, int n)
     return 1;
 }
 
+/* A task fails on rank 1 and tasks on every rank read what it wrote: every rank's wait must
+ * return the failure, not only rank 1's. */
+static rill_status_t fail_body(rill_task_t *task)
+{
+    (void)task;
+    return RILL_ERR_NUMERIC;
+}
+
+static int test_fail_remote(rill_context_t *ctx)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
+    rill_collection_t *dc;
+    CHECK(rill_collection_create(ctx, sizeof(double), rank_is_key, &nranks, &dc) == 0);
+    rill_dtd_class_t *bad, *cls;
+    CHECK(rill_dtd_class_create(ctx, "bad", fail_body, &bad) == 0);
+    CHECK(rill_dtd_class_create(ctx, "nop", nop_body, &cls) == 0);
+    rill_taskpool_t *tp;
+    CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
+    CHECK(rill_dtd_insert_task(tp, bad, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                               rill_collection_data_of(dc, 1), RILL_DTD_ARG_END) == 0);
+    for (int r = 0; r < nranks; r++)
+        CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT, rill_collection_data_of(dc, 1),
+                                   RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                                   rill_collection_data_of(dc, (uint64_t)r),
+                                   RILL_DTD_ARG_END) == 0);
+    rill_status_t s = rill_taskpool_wait(tp);
+    CHECK_MSG(s != RILL_SUCCESS, "rank %d: the wait succeeded though rank 1's task failed", me);
+    fprintf(stderr, "rank %d: the wait returned %s\n", me, rill_status_string(s));
+    rill_taskpool_destroy(&tp);
+    rill_dtd_class_destroy(&bad);
+    rill_dtd_class_destroy(&cls);
+    rill_collection_destroy(&dc);
+    return 0;
+}
+
 /* Rank 1 leaves the insertion sequence while rank 0 waits at the end of a taskpool: how
  * "fini" (rank 1 never creates the second taskpool and calls rill_fini), "coll" (rank 1
  * calls rill_context_allgather before waiting for its taskpool). Rank 1 must say so and end
@@ -775,12 +812,12 @@ int main(int argc, char **argv)
     CHECK(rill_context_local_nranks(ctx) == rill_context_nranks(ctx));
     CHECK(rill_context_local_rank(ctx) >= 0 &&
           rill_context_local_rank(ctx) < rill_context_local_nranks(ctx));
-    CHECK_MSG(
-        argc >= 2,
-        "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
-        "diverge_window first|middle|short N | diverge_home N | leave fini|coll | collstall | "
-        "window N",
-        argv[0]);
+    CHECK_MSG(argc >= 2,
+              "usage: %s chain SIZE | bcast | potrf P Q N NB | private | discard | diverge | "
+              "diverge_window first|middle|short N | diverge_home N | leave fini|coll | "
+              "fail_remote | collstall | "
+              "window N",
+              argv[0]);
     int rc = 1;
     const char *what = argv[1];
     if (!strcmp(what, "chain") && argc >= 3)
@@ -801,6 +838,8 @@ int main(int argc, char **argv)
         return test_collmismatch(ctx, argv[2]);
     else if (!strcmp(what, "diverge_window") && argc >= 4)
         rc = test_diverge_window(ctx, argv[2], atoi(argv[3]));
+    else if (!strcmp(what, "fail_remote"))
+        rc = test_fail_remote(ctx);
     else if (!strcmp(what, "leave") && argc >= 3)
         rc = test_leave(ctx, argv[2]);
     else if (!strcmp(what, "diverge_home") && argc >= 3)
