@@ -60,3 +60,9 @@ void rill_log_emit(const rill_log_comp_t *comp, const char *kind, const char *fm
     /* one fputs per line so concurrent threads do not interleave inside a line */
     fputs(line, stderr);
 }
+
+rill_status_t rill_log_arg_null(const rill_log_comp_t *comp, const char *call, const char *what)
+{
+    rill_log_emit(comp, "error", "%s: %s is NULL", call, what);
+    return RILL_ERR_INVALID_ARG;
+}

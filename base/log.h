@@ -35,6 +35,10 @@ rill_status_t rill_log_register_params(void);
 /** The rank printed in every line (-1: none). Set once by the comm layer. */
 void rill_log_set_rank(int rank);
 
+/** A public call given NULL for what it needs: says "call: what is NULL" (an error of comp)
+ * and returns RILL_ERR_INVALID_ARG. Any thread. */
+rill_status_t rill_log_arg_null(const rill_log_comp_t *comp, const char *call, const char *what);
+
 /** Emit one line "[rill <rank> <component>] <kind>: message" on stderr. Any thread. */
 void rill_log_emit(const rill_log_comp_t *comp, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1168,7 +1168,7 @@ int rill_param_get_enum(const rill_param_t *param)
 rill_status_t rill_param_lookup(const char *name, rill_param_t **param_p)
 {
     if (!name)
-        return RILL_ERR_INVALID_ARG;
+        return rill_log_arg_null(RILL_LOG_PARAMS, "rill_param_lookup", "the name");
     rill_param_t *p = reg_find(name);
     if (!p)
         return RILL_ERR_NOT_FOUND;
@@ -1371,7 +1371,7 @@ size_t rill_params_count(void)
 rill_status_t rill_params_info(size_t i, rill_param_info_t *info_p)
 {
     if (!info_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_log_arg_null(RILL_LOG_PARAMS, "rill_params_info", "info_p");
     if (i >= reg.nparams)
         return RILL_ERR_NOT_FOUND;
     const rill_param_t *p = reg.params[i];
@@ -1435,7 +1435,8 @@ rill_status_t rill_params_register_table(const rill_param_decl_t *decls, size_t 
 rill_status_t rill_param_set_same_on_all_ranks(rill_param_t *param)
 {
     if (!param)
-        return RILL_ERR_INVALID_ARG;
+        return rill_log_arg_null(RILL_LOG_PARAMS, "rill_param_set_same_on_all_ranks",
+                                 "the parameter");
     param->same_ranks = true;
     return RILL_SUCCESS;
 }

@@ -53,7 +53,7 @@ rill_status_t rill_info_register_params(int *argc, char ***argv)
 rill_status_t rill_info_print_topology(FILE *out)
 {
     if (!out)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_info_print_topology", "the stream (out)");
     /* this process's place on its node, from the launcher, without starting MPI */
     int local_rank, local_size;
     rill_launcher_local(&local_rank, &local_size);
@@ -82,7 +82,7 @@ rill_status_t rill_info_print_topology(FILE *out)
 rill_status_t rill_info_print_devices(FILE *out)
 {
     if (!out)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_info_print_devices", "the stream (out)");
     rill_cuda_print_devices(out);
     return RILL_SUCCESS;
 }
@@ -147,7 +147,7 @@ static rill_status_t params_agree(rill_context_t *ctx)
 rill_status_t rill_init(int *argc, char ***argv, rill_context_t **ctx_p)
 {
     if (!ctx_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_init", "ctx_p (where the context goes)");
     if (atomic_exchange(&context_live, true)) {
         RILL_ERROR(RILL_LOG_RUNTIME,
                    "rill_init: Rill is already initialised in this process; there is one "

@@ -1280,8 +1280,13 @@ void rill_gpu_managers_report(FILE *out)
 
 rill_status_t rill_context_gpu_counters(const rill_context_t *ctx, int i, rill_gpu_counters_t *c)
 {
-    if (!ctx || !c || i < 0 || i >= nmanagers)
+    if (!ctx || !c)
+        return rill_arg_null("rill_context_gpu_counters", ctx ? "c" : "the context");
+    if (i < 0 || i >= nmanagers) {
+        RILL_ERROR(RILL_LOG_GPU, "rill_context_gpu_counters: GPU %d: this process has %d", i,
+                   nmanagers);
         return RILL_ERR_INVALID_ARG;
+    }
     gm_t *m = managers[i];
     c->tasks = atomic_load(&m->n_tasks);
     c->h2d = atomic_load(&m->n_h2d);

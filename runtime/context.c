@@ -506,7 +506,7 @@ int rill_context_nranks(const rill_context_t *ctx)
 rill_status_t rill_context_allgather(rill_context_t *ctx, const void *in, size_t size, void *out)
 {
     if (!ctx)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_context_allgather", "the context");
     return rill_comm_allgather(ctx->comm, in, size, out);
 }
 

@@ -223,7 +223,7 @@ struct rill_context {
     void *sched_state;
     rill_evcount_t idle; /* idle workers sleep here; pushes and terminations signal */
     atomic_bool shutdown;
-    atomic_ullong progress; /* tasks completed, for the watchdog */
+    atomic_ullong progress;            /* tasks completed, for the watchdog */
     _Atomic uint32_t next_taskpool_id; /* main thread; read by the comm thread (dtd_seq) */
     uint32_t next_collection_id;
     int idle_spin_us;          /* how long an idle worker looks for work before sleeping */
@@ -260,6 +260,10 @@ rill_worker_t *rill_worker_self(void);
  * any_other_thread, a thread Rill did not start passes too (destroying an object after
  * rill_fini): only task bodies and workers are refused. Any thread. */
 rill_status_t rill_worker_check_main(const char *call, bool any_other_thread);
+
+/** A public call of the runtime or a front end given NULL for what it needs: says so
+ * (rill_log_arg_null) and returns RILL_ERR_INVALID_ARG. Any thread. */
+#define rill_arg_null(call, what) rill_log_arg_null(RILL_LOG_RUNTIME, (call), (what))
 
 /** Run one task: choose its device; on a GPU hand it to that GPU's manager; on the CPU,
  * have the host copies of its data brought up to date first (by the GPU that holds them),

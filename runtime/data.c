@@ -242,6 +242,10 @@ rill_status_t rill_data_create(rill_context_t *ctx, void *ptr, size_t size, rill
                    size);
         return RILL_ERR_INVALID_ARG;
     }
+    if (size > RILL_DATUM_MAX) {
+        RILL_ERROR(RILL_LOG_DATA, "rill_data_create: a datum of %zu bytes; at most 2^46", size);
+        return RILL_ERR_INVALID_ARG;
+    }
     rill_data_t *data = malloc(sizeof(*data));
     if (!data)
         return RILL_ERR_NO_MEMORY;
@@ -287,7 +291,7 @@ void rill_data_unuse(rill_data_t *data)
 rill_status_t rill_data_destroy(rill_data_t **data_p)
 {
     if (!data_p || !*data_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_data_destroy", data_p ? "*data_p (the datum)" : "data_p");
     if (rill_worker_check_main("rill_data_destroy", true) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     if ((*data_p)->dc) {
@@ -358,10 +362,10 @@ rill_status_t rill_collection_create(rill_context_t *ctx, size_t datum_size,
                                      rill_collection_rank_fn rank_of, void *arg,
                                      rill_collection_t **dc_p)
 {
-    if (!ctx || !rank_of || !dc_p || datum_size == 0) {
+    if (!ctx || !rank_of || !dc_p || datum_size == 0 || datum_size > RILL_DATUM_MAX) {
         RILL_ERROR(RILL_LOG_DATA,
                    "rill_collection_create: needs a context, a rank_of function, "
-                   "an output pointer and a datum size > 0 (got %zu)",
+                   "an output pointer and a datum size in 1 .. 2^46 (got %zu)",
                    datum_size);
         return RILL_ERR_INVALID_ARG;
     }
@@ -399,7 +403,7 @@ static rill_status_t collection_check_unused(const rill_collection_t *dc, const 
 rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
 {
     if (!dc_p || !*dc_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_collection_destroy", dc_p ? "*dc_p (the collection)" : "dc_p");
     if (rill_worker_check_main("rill_collection_destroy", true) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     rill_status_t s = collection_check_unused(*dc_p, "rill_collection_destroy");
@@ -414,7 +418,7 @@ rill_status_t rill_collection_destroy(rill_collection_t **dc_p)
 rill_status_t rill_collection_set_scratch(rill_collection_t *dc)
 {
     if (!dc)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_collection_set_scratch", "the collection");
     if (dc->data.count > 0) {
         RILL_ERROR(RILL_LOG_DATA,
                    "rill_collection_set_scratch: collection %u already has data; call it "
@@ -558,7 +562,9 @@ rill_status_t rill_matrix_create(rill_context_t *ctx, int m, int n, int mb, int 
 rill_status_t rill_matrix_create_dist(rill_context_t *ctx, int m, int n, int mb, int nb, int P,
                                       int Q, rill_matrix_dist_t dist, rill_matrix_t **A_p)
 {
-    if (!ctx || !A_p || m < 0 || n < 0 || mb <= 0 || nb <= 0 || P <= 0 || Q <= 0) {
+    if (!ctx || !A_p)
+        return rill_arg_null("rill_matrix_create_dist", ctx ? "A_p" : "the context");
+    if (m < 0 || n < 0 || mb <= 0 || nb <= 0 || P <= 0 || Q <= 0) {
         RILL_ERROR(RILL_LOG_DATA,
                    "rill_matrix_create: m=%d n=%d mb=%d nb=%d P=%d Q=%d: sizes must be >= 0, tile "
                    "sizes and the process grid > 0",
@@ -656,7 +662,7 @@ err_nomem:
 rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
 {
     if (!A)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_matrix_advise_gpus", "the matrix");
     int ngpus = rill_device_count() - 1;
     if (ngpus < 2)
         return RILL_SUCCESS;
@@ -679,7 +685,7 @@ rill_status_t rill_matrix_advise_gpus(rill_matrix_t *A)
 rill_status_t rill_matrix_destroy(rill_matrix_t **A_p)
 {
     if (!A_p || !*A_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_matrix_destroy", A_p ? "*A_p (the matrix)" : "A_p");
     if (rill_worker_check_main("rill_matrix_destroy", true) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     rill_status_t s = collection_check_unused(&(*A_p)->dc, "rill_matrix_destroy");

@@ -10,6 +10,10 @@
 #include "core.h"
 #include "hmap.h"
 
+/* The largest datum: 2^46 bytes (64 TiB), more than a process can map on common machines;
+ * a larger size is an argument error (it made collections whose every datum failed). */
+#define RILL_DATUM_MAX ((size_t)1 << 46)
+
 typedef enum rill_coherency {
     RILL_COHERENCY_INVALID = 0, /* no bytes, or stale ones: never read from it */
     RILL_COHERENCY_SHARED,      /* loaded from another copy; valid while its version is current */

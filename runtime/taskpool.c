@@ -89,7 +89,7 @@ static void taskpool_end_together(rill_taskpool_t *tp)
 rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
 {
     if (!tp)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_taskpool_wait", "the taskpool");
     /* the thread first: waited is the main thread's (a task body that called this read it
      * while the main thread set it: ThreadSanitizer, test_dtd_reentry_2w) */
     if (rill_worker_check_main("rill_taskpool_wait", false) != RILL_SUCCESS)
@@ -126,7 +126,7 @@ rill_status_t rill_taskpool_wait(rill_taskpool_t *tp)
 rill_status_t rill_taskpool_destroy(rill_taskpool_t **tp_p)
 {
     if (!tp_p || !*tp_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_taskpool_destroy", tp_p ? "*tp_p (the taskpool)" : "tp_p");
     if (rill_worker_check_main("rill_taskpool_destroy", true) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     rill_taskpool_t *tp = *tp_p;

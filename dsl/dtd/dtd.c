@@ -218,7 +218,7 @@ rill_status_t rill_dtd_class_set_flops(rill_dtd_class_t *cls, rill_dtd_flops_fn 
 rill_status_t rill_dtd_class_destroy(rill_dtd_class_t **cls_p)
 {
     if (!cls_p || !*cls_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_dtd_class_destroy", cls_p ? "*cls_p (the class)" : "cls_p");
     if (rill_worker_check_main("rill_dtd_class_destroy", true) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     if ((*cls_p)->users) {
@@ -935,7 +935,7 @@ static const rill_taskpool_ops_t dtd_taskpool_ops = {
 rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp_p)
 {
     if (!ctx || !tp_p)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_dtd_taskpool_create", ctx ? "tp_p" : "the context");
     if (rill_worker_check_main("rill_dtd_taskpool_create", false) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     dtd_taskpool_t *tp = calloc(1, sizeof(*tp));

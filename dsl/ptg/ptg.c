@@ -924,7 +924,7 @@ static double ptg_flops(const rill_task_t *task)
 rill_status_t rill_ptg_init(rill_context_t *ctx)
 {
     if (!ctx)
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_ptg_init", "the context");
     const char *e = getenv("RILL_PTG_TEST_GPU_RELEASE");
     test_gpu_release = e && !strcmp(e, "1");
     return ptg_remote_init(ctx);
@@ -1337,7 +1337,10 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
                                        const void *globals, rill_taskpool_t **tp_p)
 {
     if (!ctx || !prog || !tp_p || (prog->globals_size && !globals))
-        return RILL_ERR_INVALID_ARG;
+        return rill_arg_null("rill_ptg_taskpool_create", !ctx    ? "the context"
+                                                         : !prog ? "the program"
+                                                         : !tp_p ? "tp_p"
+                                                                 : "the globals");
     if (rill_worker_check_main("rill_ptg_taskpool_create", false) != RILL_SUCCESS)
         return RILL_ERR_BAD_STATE;
     if (ctx->nranks > 1 && !ptg_remote_ready()) {

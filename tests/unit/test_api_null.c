@@ -4,6 +4,7 @@
  * other pointers (outputs, objects). A crash here names the call that made it (each call is
  * announced on stdout before it is made). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rill/channel.h"
@@ -14,15 +15,30 @@
 #endif
 #include "test_util.h"
 
-static int checked;
+static int checked, silent;
 
+/* A refusal says why: something on stderr (most name the call). */
+static void said_why(const char *call, char *err)
+{
+    if (!err || !err[0]) {
+        printf("    SILENT: %s said nothing\n", call);
+        silent++;
+    }
+    free(err);
+}
+
+/* a status call must also say why on stderr */
 #define STATUS(call)                                                                               \
     do {                                                                                           \
         printf("  %s\n", #call);                                                                   \
         fflush(stdout);                                                                            \
+        test_capture_t cap_;                                                                       \
+        test_capture_begin(&cap_);                                                                 \
         rill_status_t s_ = (call);                                                                 \
+        char *err_ = test_capture_end(&cap_);                                                      \
         CHECK_MSG(s_ == RILL_ERR_INVALID_ARG, "%s returned %d (%s), not RILL_ERR_INVALID_ARG",     \
                   #call, s_, rill_status_string(s_));                                              \
+        said_why(#call, err_);                                                                     \
         checked++;                                                                                 \
     } while (0)
 #define VALUE(call, none)                                                                          \
@@ -224,6 +240,6 @@ int main(int argc, char **argv)
     CHECK(rill_init(&argc, &argv, &ctx) == RILL_SUCCESS);
     objects_null(ctx); /* (the refusals' messages go to stderr) */
     CHECK(rill_fini(&ctx) == RILL_SUCCESS);
-    printf("%d public calls given NULL: refused, none crashed\n", checked);
-    return 0;
+    printf("%d public calls given NULL: refused, none crashed; %d said nothing\n", checked, silent);
+    return silent ? 1 : 0;
 }
