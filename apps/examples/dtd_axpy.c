@@ -33,6 +33,12 @@ int main(int argc, char **argv)
 {
     rill_context_t *ctx;
     TRY(rill_init(&argc, &argv, &ctx)); /* consumes --mca name value */
+    if (argc > 1) { /* nothing else is an option of this example */
+        fprintf(stderr, "usage: %s [--mca name value]...; unknown argument '%s'\n", argv[0],
+                argv[1]);
+        rill_fini(&ctx);
+        return 2;
+    }
     double x[N], y[N], ref[N];
     rill_data_t *dx[N], *dy[N];
     for (int i = 0; i < N; i++) {

@@ -80,6 +80,12 @@ int main(int argc, char **argv)
 {
     rill_context_t *ctx;
     TRY(rill_init(&argc, &argv, &ctx));
+    if (argc > 1) { /* nothing else is an option of this example */
+        fprintf(stderr, "usage: %s [--mca name value]...; unknown argument '%s'\n", argv[0],
+                argv[1]);
+        rill_fini(&ctx);
+        return 2;
+    }
     int rank = rill_context_rank(ctx), nranks = rill_context_nranks(ctx);
 
     /* collections: created in the same order on every rank */
