@@ -1,9 +1,9 @@
 /* The vendor libraries alone on GPUs, as the reference for Rill's GPU runs: one
- * cusolverDnDpotrf or cublasDgemm call on GPU 0, or one cusolverMgPotrf call over GPUs
- * 0..G-1 (1D block-cyclic column tiles). Inputs are cuRAND uniform doubles (potrf: N added
- * to the diagonal, so the lower triangle read as a symmetric matrix is diagonally dominant,
- * hence positive definite), regenerated before every repetition outside the timed region;
- * one warm-up call is not counted. One line per repetition and a summary line:
+ * cusolverDnDpotrf, cusolverDnDgetrf or cublasDgemm call on GPU 0, or one cusolverMgPotrf call over
+ * GPUs 0..G-1 (1D block-cyclic column tiles). Inputs are cuRAND uniform doubles (potrf: N added to
+ * the diagonal, so the lower triangle read as a symmetric matrix is diagonally dominant, hence
+ * positive definite), regenerated before every repetition outside the timed region; one warm-up
+ * call is not counted. One line per repetition and a summary line:
  *
  *   vendor,<op>,N=<N>,gpus=<G>,tile=<T or 0>,rep=<i>,seconds=<s>,tflops=<x>
  *   vendor,<op>,N=<N>,gpus=<G>,tile=<T or 0>,best_tflops=<x>,median_tflops=<y>
@@ -250,10 +250,13 @@ static void fill_spd(curandGenerator_t gen, cublasHandle_t bh, double *A, int n,
     CUBLAS_CHECK(cublasDaxpy(bh, n, &alpha, ones, 1, A, n + 1));
 }
 
-static void run_potrf(int n, int reps)
+/* One cusolverDn factorization on GPU 0: potrf (lower, of an SPD matrix) or, with lu,
+ * getrf (partial pivoting, of a uniform random matrix). */
+static void run_factor(int n, int reps, int lu)
 {
+    const char *op = lu ? "getrf" : "potrf";
     const size_t mat_bytes = (size_t)n * (size_t)n * sizeof(double);
-    const double flops = (double)n * (double)n * (double)n / 3.0;
+    const double flops = (double)n * (double)n * (double)n * (lu ? 2.0 / 3.0 : 1.0 / 3.0);
     cudaStream_t st;
     cusolverDnHandle_t sh;
     cublasHandle_t bh;
@@ -271,25 +274,38 @@ static void run_potrf(int n, int reps)
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
 
-    need_memory(0, "potrf matrix (N*N doubles)", mat_bytes + (size_t)n * sizeof(double));
+    need_memory(0, lu ? "getrf matrix (N*N doubles) and pivots" : "potrf matrix (N*N doubles)",
+                mat_bytes + (size_t)n * sizeof(double));
     double *A = NULL, *work = NULL;
-    int *dinfo = NULL;
+    int *dinfo = NULL, *ipiv = NULL;
     CUDA_CHECK(cudaMalloc((void **)&A, mat_bytes));
     CUDA_CHECK(cudaMalloc((void **)&dinfo, sizeof(int)));
+    if (lu)
+        CUDA_CHECK(cudaMalloc((void **)&ipiv, (size_t)n * sizeof(int)));
     double *ones = device_ones(n);
     int lwork = 0;
-    CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(sh, CUBLAS_FILL_MODE_LOWER, n, A, n, &lwork));
-    need_memory(0, "potrf workspace", (size_t)lwork * sizeof(double));
+    if (lu)
+        CUSOLVER_CHECK(cusolverDnDgetrf_bufferSize(sh, n, n, A, n, &lwork));
+    else
+        CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(sh, CUBLAS_FILL_MODE_LOWER, n, A, n, &lwork));
+    need_memory(0, lu ? "getrf workspace" : "potrf workspace", (size_t)lwork * sizeof(double));
     CUDA_CHECK(cudaMalloc((void **)&work, (size_t)(lwork > 0 ? lwork : 1) * sizeof(double)));
 
     double *tf = calloc((size_t)reps, sizeof(double));
     if (!tf)
         exit(1);
     for (int r = -1; r < reps; r++) { /* r == -1: the warm-up, not counted */
-        fill_spd(gen, bh, A, n, ones);
+        if (lu)
+            fill_uniform(gen, 12345, A, (size_t)n * (size_t)n);
+        else
+            fill_spd(gen, bh, A, n, ones);
         CUDA_CHECK(cudaStreamSynchronize(st));
         CUDA_CHECK(cudaEventRecord(e0, st));
-        CUSOLVER_CHECK(cusolverDnDpotrf(sh, CUBLAS_FILL_MODE_LOWER, n, A, n, work, lwork, dinfo));
+        if (lu)
+            CUSOLVER_CHECK(cusolverDnDgetrf(sh, n, n, A, n, work, ipiv, dinfo));
+        else
+            CUSOLVER_CHECK(
+                cusolverDnDpotrf(sh, CUBLAS_FILL_MODE_LOWER, n, A, n, work, lwork, dinfo));
         CUDA_CHECK(cudaEventRecord(e1, st));
         CUDA_CHECK(cudaEventSynchronize(e1));
         float ms = 0.0f;
@@ -298,18 +314,23 @@ static void run_potrf(int n, int reps)
         CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost));
         if (info != 0) {
             fflush(stdout);
-            fprintf(stderr, PROG ": error: cusolverDnDpotrf returned devInfo = %d (%s) in %s %d\n",
-                    info, info > 0 ? "leading minor not positive definite" : "bad parameter",
+            fprintf(stderr, PROG ": error: cusolverDnD%s returned devInfo = %d (%s) in %s %d\n", op,
+                    info,
+                    info < 0 ? "bad parameter"
+                    : lu     ? "a zero pivot"
+                             : "leading minor not positive definite",
                     r < 0 ? "the warm-up" : "repetition", r < 0 ? 0 : r + 1);
             exit(1);
         }
         if (r >= 0)
-            print_rep("potrf", n, 1, 0, r + 1, 1e-3 * (double)ms, flops, &tf[r]);
+            print_rep(op, n, 1, 0, r + 1, 1e-3 * (double)ms, flops, &tf[r]);
     }
-    print_summary("potrf", n, 1, 0, tf, reps);
+    print_summary(op, n, 1, 0, tf, reps);
     free(tf);
 
     CUDA_CHECK(cudaFree(work));
+    if (ipiv)
+        CUDA_CHECK(cudaFree(ipiv));
     CUDA_CHECK(cudaFree(ones));
     CUDA_CHECK(cudaFree(dinfo));
     CUDA_CHECK(cudaFree(A));
@@ -775,6 +796,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " potrf N [reps]         cusolverDnDpotrf (lower) on GPU 0\n"
+            "       " PROG " getrf N [reps]         cusolverDnDgetrf (partial pivoting) on GPU 0\n"
             "       " PROG " gemm N [reps]          cublasDgemm C = A*B + C on GPU 0\n"
             "       " PROG " mgpotrf N G T [reps]   cusolverMgPotrf (lower) on GPUs 0..G-1,\n"
             "                                         column tile T (1D block-cyclic)\n"
@@ -810,17 +832,18 @@ int main(int argc, char **argv)
             return 0;
         }
     if (argc < 2) {
-        fprintf(stderr, PROG ": error: no operation given (potrf, gemm, mgpotrf or tiles; see "
-                             "--help)\n");
+        fprintf(stderr, PROG ": error: no operation given (potrf, getrf, gemm, mgpotrf or tiles; "
+                             "see --help)\n");
         return EXIT_USAGE;
     }
     const char *op = argv[1];
     int mg = !strcmp(op, "mgpotrf"), tiles = !strcmp(op, "tiles");
-    if (!mg && !tiles && strcmp(op, "potrf") && strcmp(op, "gemm")) {
-        fprintf(stderr,
-                PROG
-                ": error: unknown operation '%s' (potrf, gemm, mgpotrf or tiles; see --help)\n",
-                op);
+    if (!mg && !tiles && strcmp(op, "potrf") && strcmp(op, "getrf") && strcmp(op, "gemm")) {
+        fprintf(
+            stderr,
+            PROG
+            ": error: unknown operation '%s' (potrf, getrf, gemm, mgpotrf or tiles; see --help)\n",
+            op);
         return EXIT_USAGE;
     }
     int n = arg_int(argc, argv, 2, "N", 1, MAX_N);
@@ -858,8 +881,8 @@ int main(int argc, char **argv)
         run_mgpotrf(n, ngpus, tile, reps);
     else if (tiles)
         run_tiles(n, tile, reps);
-    else if (!strcmp(op, "potrf"))
-        run_potrf(n, reps);
+    else if (!strcmp(op, "potrf") || !strcmp(op, "getrf"))
+        run_factor(n, reps, !strcmp(op, "getrf"));
     else
         run_gemm(n, reps);
     return 0;
