@@ -30,6 +30,14 @@ static double flops_gemm(rill_task_t *task)
     return 2.0 * a.m * a.n * a.k;
 }
 
+/* dgetrf's panel: mp x kb, LU with partial pivoting (the row interchanges are not counted). */
+static double flops_getrf_panel(rill_task_t *task)
+{
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
+    double mp = (double)a->m - (double)a->k * a->mb, kb = a->rows_k;
+    return mp * kb * kb - kb * kb * kb / 3.0;
+}
+
 static double flops_scale(rill_task_t *task)
 {
     dla_kargs_t a = *(const dla_kargs_t *)rill_dtd_arg(task, 0); /* the first argument */
@@ -272,6 +280,93 @@ static rill_status_t cuda_gen(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
+/* dgetrf's PANEL(k) on a GPU (dla_body_getrf_panel's arguments): the tile column gathered
+ * into the workspace (mp x kb, ld mp), cuSOLVER's getrf on it, the tiles written back, and
+ * the step's pivot record made from cuSOLVER's pivots by dla_lu.cu's kernels. The
+ * workspace holds the panel, cuSOLVER's work array, its pivots and info, and the record's
+ * mp ints of scratch: device_cuda_workspace must hold them (a panel of 32768 x 2048 is 512
+ * MiB). */
+static size_t ws_align(size_t n)
+{
+    return (n + 255) & ~(size_t)255;
+}
+
+static rill_status_t cuda_getrf_panel(rill_task_t *task)
+{
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
+    int *piv = rill_dtd_arg(task, 1);
+    const int mp = a->m - a->k * a->mb, kb = a->rows_k, base = a->k * a->mb;
+    cudaStream_t st = rill_cuda_stream(task);
+    cusolverDnHandle_t h = rill_cuda_cusolver(task);
+    size_t ws_bytes;
+    char *ws = rill_cuda_workspace(task, &ws_bytes);
+    double *buf = (double *)ws;
+    int lwork = 0;
+    CU_LIB(cusolverDnDgetrf_bufferSize(h, mp, kb, buf, mp, &lwork), CUSOLVER_STATUS_SUCCESS);
+    const size_t off_work = ws_align((size_t)mp * kb * sizeof(double));
+    const size_t off_ints = off_work + ws_align((size_t)lwork * sizeof(double));
+    const size_t need = off_ints + ((size_t)kb + mp + 1) * sizeof(int);
+    if (need > ws_bytes) {
+        fprintf(stderr,
+                "rill dla: dgetrf's panel of %d x %d on a GPU needs a %zu-byte workspace (the "
+                "panel, cuSOLVER's work, the pivots); device_cuda_workspace is %zu bytes: raise "
+                "it (--mca device_cuda_workspace %zuM) or take a smaller NB\n",
+                mp, kb, need, ws_bytes, (need >> 20) + 1);
+        return RILL_ERR_NO_MEMORY;
+    }
+    double *work = (double *)(ws + off_work);
+    int *ipl = (int *)(ws + off_ints), *content = ipl + kb, *info = content + mp;
+    for (int t = 0; t < a->ntiles; t++) { /* the tiles' rows x kb into the panel's rows */
+        const int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
+        CU_RT(cudaMemcpy2DAsync(buf + (size_t)t * a->mb, (size_t)mp * sizeof(double),
+                                rill_dtd_arg(task, 2 + t), (size_t)rows * sizeof(double),
+                                (size_t)rows * sizeof(double), (size_t)kb, cudaMemcpyDeviceToDevice,
+                                st),
+              "gathering dgetrf's panel");
+    }
+    CU_LIB(cusolverDnDgetrf(h, mp, kb, buf, mp, work, ipl, info), CUSOLVER_STATUS_SUCCESS);
+    for (int t = 0; t < a->ntiles; t++) {
+        const int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
+        CU_RT(cudaMemcpy2DAsync(rill_dtd_arg(task, 2 + t), (size_t)rows * sizeof(double),
+                                buf + (size_t)t * a->mb, (size_t)mp * sizeof(double),
+                                (size_t)rows * sizeof(double), (size_t)kb, cudaMemcpyDeviceToDevice,
+                                st),
+              "writing dgetrf's panel back");
+    }
+    CU_RT(dla_lu_record_cuda(ipl, kb, mp, base, a->mb, content, info, piv, st),
+          "the pivot record's kernels");
+    return RILL_SUCCESS;
+}
+
+/* SWAP_TOP(k, j) on a GPU (dla_body_laswp_top's arguments). */
+static rill_status_t cuda_laswp_top(rill_task_t *task)
+{
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
+    CU_RT(dla_lu_laswp_top_cuda(rill_dtd_arg(task, 1), a->mb, a->k * a->mb, a->rows_k, a->cols_j,
+                                rill_dtd_arg(task, 2), rill_dtd_arg(task, 3),
+                                rill_cuda_stream(task)),
+          "SWAP_TOP's kernel");
+    return RILL_SUCCESS;
+}
+
+/* SWAP_PAIR(k, j) on a GPU (dla_body_laswp_pair's arguments). */
+static rill_status_t cuda_laswp_pair(rill_task_t *task)
+{
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
+    dla_lu_tiles_t tiles = { .n = a->ntiles };
+    for (int t = 0; t < a->ntiles; t++) {
+        const int i = a->tile_i[t];
+        tiles.lo[t] = i * a->mb;
+        tiles.rows[t] = i == a->mt - 1 ? a->m - i * a->mb : a->mb;
+        tiles.b[t] = rill_dtd_arg(task, 3 + t);
+    }
+    CU_RT(dla_lu_laswp_pair_cuda(rill_dtd_arg(task, 1), a->mb, a->rows_k, a->cols_j, &tiles,
+                                 rill_dtd_arg(task, 2), rill_dtd_arg(task, 3 + a->ntiles),
+                                 rill_cuda_stream(task)),
+          "SWAP_PAIR's kernels");
+    return RILL_SUCCESS;
+}
+
 /* C = beta C, in place (geam allows C as both input and output with the same ld). */
 static rill_status_t cuda_scale(rill_task_t *task)
 {
@@ -303,7 +398,9 @@ rill_status_t dla_cuda_add_bodies(rill_dla_t *dla)
         { DLA_CLASS_SYRK, flops_syrk, cuda_syrk },
         { DLA_CLASS_GEMM, flops_gemm, cuda_gemm },
         { DLA_CLASS_SCALE, flops_scale, cuda_scale },
+        { DLA_CLASS_GETRF_PANEL, flops_getrf_panel, cuda_getrf_panel },
 #else
+        { DLA_CLASS_GETRF_PANEL, flops_getrf_panel },
         { DLA_CLASS_POTRF, flops_potrf },
         { DLA_CLASS_TRSM, flops_trsm },
         { DLA_CLASS_TRTRI, flops_potrf },
@@ -315,6 +412,12 @@ rill_status_t dla_cuda_add_bodies(rill_dla_t *dla)
     };
 #if RILL_HAVE_CUDA
     rill_status_t g = rill_dtd_class_add_body(dla->cls[DLA_CLASS_GEN], RILL_BODY_CUDA, cuda_gen);
+    /* dgetrf's interchanges (no flops: they go where their tiles are; the panel is below) */
+    if (g == RILL_SUCCESS)
+        g = rill_dtd_class_add_body(dla->cls[DLA_CLASS_LASWP_TOP], RILL_BODY_CUDA, cuda_laswp_top);
+    if (g == RILL_SUCCESS)
+        g = rill_dtd_class_add_body(dla->cls[DLA_CLASS_LASWP_PAIR], RILL_BODY_CUDA,
+                                    cuda_laswp_pair);
     if (g == RILL_SUCCESS)
         g = rill_dtd_class_set_status_handler(dla->cls[DLA_CLASS_POTRF], potrf_status);
     if (g != RILL_SUCCESS)

@@ -122,6 +122,25 @@ rill_status_t dla_trsm_left_tile(rill_dla_t *dla, rill_taskpool_t *tp, int64_t p
                                  int trans, int diag, double alpha, rill_matrix_t *A, int k,
                                  rill_matrix_t *B, int bi, int bj);
 
+/* dgetrf's pivot record of a step, in a datum of (DLA_PIV_HEAD + 4 mb) ints: the head
+ * (the first zero pivot, the rows that go down, the panel's columns), then mb pivots as
+ * LAPACK numbers them (1-based, of the whole matrix), mb rows that go up (row p of tile k
+ * gets row up[p]), and the rows that go down (row down_dst[d] gets row down_src[d] of tile
+ * k as it was). */
+enum { DLA_PIV_INFO, DLA_PIV_NDOWN, DLA_PIV_KB, DLA_PIV_HEAD };
+
+/* dgetrf's tasks' VALUE argument (dla_lu.c, and their CUDA bodies in dla_cuda.c). */
+typedef struct dla_lu_args {
+    int k, j;   /* the step, the column */
+    int mb;     /* the tile size (square tiles) */
+    int m;      /* the order of the matrix */
+    int rows_k; /* rows of tile row k (= columns of the panel) */
+    int cols_j; /* columns of tile column j */
+    int ntiles; /* PANEL: tiles in the panel; SWAP_PAIR: lower tiles of the task */
+    int mt;     /* tile rows of the matrix */
+    int tile_i[RILL_DTD_MAX_ARGS]; /* SWAP_PAIR: their tile rows */
+} dla_lu_args_t;
+
 /* dgetrf's bodies (dla_lu.c). */
 rill_status_t dla_body_getrf_panel(rill_task_t *task);
 rill_status_t dla_body_laswp_top(rill_task_t *task);

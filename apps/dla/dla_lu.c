@@ -29,20 +29,6 @@
 
 #define INSERT(...) rill_dtd_insert_task(__VA_ARGS__, RILL_DTD_ARG_END)
 
-/* The pivot record of a step, in a datum of (DLA_PIV_HEAD + 4 nb) ints. */
-enum { PIV_INFO, PIV_NDOWN, PIV_KB, DLA_PIV_HEAD };
-
-typedef struct lu_args {
-    int k, j;   /* the step, the column */
-    int mb;     /* the tile size (square tiles) */
-    int m;      /* the order of the matrix */
-    int rows_k; /* rows of tile row k (= columns of the panel) */
-    int cols_j; /* columns of tile column j */
-    int ntiles; /* PANEL: tiles in the panel; SWAP_PAIR: lower tiles of the task */
-    int mt;     /* tile rows of the matrix */
-    int tile_i[RILL_DTD_MAX_ARGS]; /* SWAP_PAIR: their tile rows */
-} lu_args_t;
-
 static int *piv_ipiv(int *p)
 {
     return p + DLA_PIV_HEAD;
@@ -77,7 +63,7 @@ static void copy_row(int cols, const double *src, int lds, int r, double *dst, i
 /* The pivot record of the step whose panel starts at row base (mp rows, kb columns) from
  * its pivots ipl as LAPACK numbers a panel's (1-based, within the panel): the pivots in
  * the whole matrix's numbering and the step's interchanges as a net movement of rows.
- * content: mp ints of workspace. Leaves PIV_INFO alone. */
+ * content: mp ints of workspace. Leaves DLA_PIV_INFO alone. */
 static void piv_record_fill(int *piv, const lapack_int *ipl, int kb, int mp, int base, int mb,
                             int *content)
 {
@@ -101,15 +87,15 @@ static void piv_record_fill(int *piv, const lapack_int *ipl, int kb, int mp, int
             ddst[ndown] = base + x;
             dsrc[ndown++] = content[x];
         }
-    piv[PIV_NDOWN] = ndown;
-    piv[PIV_KB] = kb;
+    piv[DLA_PIV_NDOWN] = ndown;
+    piv[DLA_PIV_KB] = kb;
 }
 
 /* PANEL(k): args VALUE, the pivot record (OUTPUT, written whole), the panel's tiles
  * (INOUT). */
 rill_status_t dla_body_getrf_panel(rill_task_t *task)
 {
-    const lu_args_t *a = rill_dtd_arg(task, 0);
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     const int mp = a->m - a->k * a->mb, kb = a->rows_k;
     double *buf = malloc((size_t)mp * kb * sizeof(double) + 1);
@@ -132,7 +118,7 @@ rill_status_t dla_body_getrf_panel(rill_task_t *task)
     }
     const int base = a->k * a->mb;
     piv_record_fill(piv, ipl, kb, mp, base, a->mb, content);
-    piv[PIV_INFO] = info > 0 ? base + (int)info : 0;
+    piv[DLA_PIV_INFO] = info > 0 ? base + (int)info : 0;
     free(buf);
     free(ipl);
     free(content);
@@ -143,13 +129,13 @@ rill_status_t dla_body_getrf_panel(rill_task_t *task)
  * (OUTPUT). The rows of tile k that end in tile k, from the copy. */
 rill_status_t dla_body_laswp_top(rill_task_t *task)
 {
-    const lu_args_t *a = rill_dtd_arg(task, 0);
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     double *T = rill_dtd_arg(task, 2), *C = rill_dtd_arg(task, 3);
     const int rk = a->rows_k, base = a->k * a->mb;
     const int *up = piv_up(piv, a->mb);
     copy_block(rk, a->cols_j, T, rk, C, rk);
-    for (int p = 0; p < piv[PIV_KB]; p++)
+    for (int p = 0; p < piv[DLA_PIV_KB]; p++)
         if (up[p] != base + p && up[p] >= base && up[p] < base + rk)
             copy_row(a->cols_j, C, rk, up[p] - base, T, rk, p);
     return RILL_SUCCESS;
@@ -162,7 +148,7 @@ rill_status_t dla_body_laswp_top(rill_task_t *task)
  * the copy that come down into it. */
 rill_status_t dla_body_laswp_pair(rill_task_t *task)
 {
-    const lu_args_t *a = rill_dtd_arg(task, 0);
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     const double *C = rill_dtd_arg(task, 2);
     double *T = rill_dtd_arg(task, 3 + a->ntiles);
@@ -173,10 +159,10 @@ rill_status_t dla_body_laswp_pair(rill_task_t *task)
         double *B = rill_dtd_arg(task, 3 + t);
         const int i = a->tile_i[t], lo = i * a->mb;
         const int ri = i == a->mt - 1 ? a->m - lo : a->mb;
-        for (int p = 0; p < piv[PIV_KB]; p++)
+        for (int p = 0; p < piv[DLA_PIV_KB]; p++)
             if (up[p] >= lo && up[p] < lo + ri)
                 copy_row(a->cols_j, B, ri, up[p] - lo, T, rk, p);
-        for (int d = 0; d < piv[PIV_NDOWN]; d++)
+        for (int d = 0; d < piv[DLA_PIV_NDOWN]; d++)
             if (ddst[d] >= lo && ddst[d] < lo + ri)
                 copy_row(a->cols_j, C, rk, dsrc[d], B, ri, ddst[d] - lo);
     }
@@ -236,13 +222,13 @@ static rill_status_t insert_swaps(rill_dla_t *dla, rill_taskpool_t *tp, const lu
     rill_data_t *copy = rill_collection_data_of(st->copies, (uint64_t)(k % 2) * nt + j);
     if (!copy)
         return RILL_ERR_NO_MEMORY;
-    lu_args_t a = { .k = k,
-                    .j = j,
-                    .mb = mb,
-                    .mt = mt,
-                    .m = rill_matrix_m(A),
-                    .rows_k = rill_matrix_tile_rows(A, k),
-                    .cols_j = rill_matrix_tile_cols(A, j) };
+    dla_lu_args_t a = { .k = k,
+                        .j = j,
+                        .mb = mb,
+                        .mt = mt,
+                        .m = rill_matrix_m(A),
+                        .rows_k = rill_matrix_tile_rows(A, k),
+                        .cols_j = rill_matrix_tile_cols(A, j) };
     rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_LASWP_TOP], prio, RILL_DTD_VALUE, sizeof(a), &a,
                              RILL_DTD_INPUT, piv, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
                              rill_matrix_tile(A, k, j), RILL_DTD_OUTPUT, copy);
@@ -286,11 +272,11 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
     rill_data_t *piv = rill_collection_data_of(st->piv, (uint64_t)k);
     if (!piv)
         return RILL_ERR_NO_MEMORY;
-    lu_args_t a = { .k = k,
-                    .mb = mb,
-                    .m = rill_matrix_m(A),
-                    .rows_k = rill_matrix_tile_rows(A, k),
-                    .ntiles = mt - k };
+    dla_lu_args_t a = { .k = k,
+                        .mb = mb,
+                        .m = rill_matrix_m(A),
+                        .rows_k = rill_matrix_tile_rows(A, k),
+                        .ntiles = mt - k };
     rill_data_t *tiles[RILL_DTD_MAX_ARGS];
     for (int i = k; i < mt; i++)
         tiles[i - k] = rill_matrix_tile(A, i, k);
@@ -334,9 +320,9 @@ static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv
             s = RILL_ERR_NO_MEMORY;
             break;
         }
-        memcpy(mine + (size_t)k * mb, piv_ipiv(p), (size_t)p[PIV_KB] * sizeof(int));
-        if (p[PIV_INFO] > 0 && (mine[n] == 0 || p[PIV_INFO] < mine[n]))
-            mine[n] = p[PIV_INFO];
+        memcpy(mine + (size_t)k * mb, piv_ipiv(p), (size_t)p[DLA_PIV_KB] * sizeof(int));
+        if (p[DLA_PIV_INFO] > 0 && (mine[n] == 0 || p[DLA_PIV_INFO] < mine[n]))
+            mine[n] = p[DLA_PIV_INFO];
     }
     /* (every rank takes part, whatever its own status) */
     rill_status_t g = rill_context_allgather(dla->ctx, mine, each * sizeof(int), all);
@@ -435,7 +421,7 @@ static rill_status_t lu_records_from_ipiv(rill_dla_t *dla, const lu_state_t *st,
         for (int r = 0; r < kb; r++)
             ipl[r] = ipiv[base + r] - base;
         piv_record_fill(p, ipl, kb, n - base, base, mb, content);
-        p[PIV_INFO] = 0;
+        p[DLA_PIV_INFO] = 0;
     }
     free(content);
     free(ipl);

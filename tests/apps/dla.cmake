@@ -219,8 +219,16 @@ if(RILL_HAVE_CUDA)
     endfunction()
     dla_gpu_test(dla_dpotrf_gpu_inverse $<TARGET_FILE:testing_dpotrf> -N 3001 -t 512 -g 1 -x
         --nruns 2)
-    # dgetrf: the panel and the interchanges on the CPU, the trsm and gemm updates on the GPU
+    # dgetrf on the GPU: the panel (cuSOLVER's getrf on the gathered tile column, the pivot
+    # record by dla_lu.cu's kernels), the interchanges (kernels), the trsm and gemm updates;
+    # ragged, a matrix that needs pivoting, a singular one (info as LAPACK's), 30 tile rows
     dla_gpu_test(dla_dgetrf_gpu $<TARGET_FILE:testing_dgetrf> -N 3001 -t 512 -g 1 -x)
+    dla_gpu_test(dla_dgetrf_gpu_pivot $<TARGET_FILE:testing_dgetrf> -N 2999 -t 100 -g 1
+        --kind pivot -x)
+    dla_gpu_test(dla_dgetrf_gpu_singular $<TARGET_FILE:testing_dgetrf> -N 2000 -t 256 -g 1
+        --kind singular -x)
+    set_tests_properties(dla_dgetrf_gpu_singular PROPERTIES
+        PASS_REGULAR_EXPRESSION "# info 1001 \\(LAPACK's on the same matrix: 1001\\)")
     dla_gpu_test(dla_dgesv_gpu $<TARGET_FILE:testing_dgesv> -N 3001 -t 512 -g 1 --nrhs 600 -x)
     # tiles of 1536: the GPU's dtrtri recursion (halves of 768, leaves of 384)
     dla_gpu_test(dla_dpotrf_gpu_recursive $<TARGET_FILE:testing_dpotrf> -N 9500 -t 1536 -g 1
