@@ -48,6 +48,9 @@ typedef struct rill_ptg_class {
     const int *param_var;
     /** Each flow's access: RILL_PTG_READ | RILL_PTG_WRITE (0: a control flow). */
     const uint8_t *flow_mode;
+    /** Each flow's name and the .rill line that declares it (messages). */
+    const char *const *flow_names;
+    const int *flow_lines;
     /** Whether the parameters (set in v) lie in their ranges; fills the locals. */
     int (*valid)(const void *g, int64_t *v);
     /** Call visit(arg, v) for every tuple of the parameters' ranges (locals filled), in
@@ -64,6 +67,14 @@ typedef struct rill_ptg_class {
      * them: this task's flow, the task (class cls, params in its list order). */
     void (*sources)(const void *g, const int64_t *v,
                     void (*visit)(void *arg, int flow, int cls, const int64_t *params), void *arg);
+    /** Whether a delivery to flow flow comes from the task its input names: a flow's input
+     * is the first of its input dependencies whose guard holds (as PaRSEC's JDF). The
+     * sender is task (cls, p: its parameters in list order), its flow from. Returns how
+     * many inputs that dependency gives (1; a control gather: its range's tasks) when the
+     * sender is among them, else 0; want (cap bytes; NULL: not asked) gets what the input
+     * is, for messages ("X P(3) (file.rill:12)"). */
+    int64_t (*takes)(const void *g, const int64_t *v, int flow, int cls, int from, const int64_t *p,
+                     char *want, size_t cap);
     /** Set the data of the flows whose input is a tile of a collection. */
     void (*data_inputs)(const void *g, rill_ptg_task_t *t);
     /** Hand the outputs to their successors and tiles (once the body ran). */
@@ -92,6 +103,7 @@ typedef struct rill_ptg_global {
 
 typedef struct rill_ptg_program {
     const char *name;
+    const char *file; /* the .rill file's name (without its directories), for messages */
     int nclasses;
     const rill_ptg_class_t *classes;
     size_t globals_size;

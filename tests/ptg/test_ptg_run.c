@@ -32,6 +32,11 @@
  *          the creation fails naming the parameter and the values (no endless loop)
  *   div    run-time division and modulo by 0 and INT64_MIN / -1 in a local, a guard and a
  *          priority: the creation or the run fails naming the expression (no SIGFPE)
+ *   twoin  (1-2 ranks) a flow with two inputs whose guards both hold takes the first (its
+ *          value read exactly); a delivery from the second fails the run naming both sides
+ *   mismatch (1-2 ranks) deliveries the receiver's input does not name (another task, one
+ *          too many, after it ran): the run fails naming receiver, flow, sender and input;
+ *          a non-affine dependency that agrees runs
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -52,6 +57,7 @@
 #include "gpu_run.h"
 #include "hop_run.h"
 #include "keyed_run.h"
+#include "mismatch_run.h"
 #include "new_run.h"
 #include "noguard_run.h"
 #include "noprod_run.h"
@@ -59,6 +65,7 @@
 #include "range_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
+#include "twoin_run.h"
 #include "war2_run.h"
 #include "war_run.h"
 #include "dpotrf.h"
@@ -551,6 +558,14 @@ static rill_status_t create_div(rill_taskpool_t **tp, const void *g)
 {
     return div_run_taskpool_create(ctx, g, tp);
 }
+static rill_status_t create_twoin(rill_taskpool_t **tp, const void *g)
+{
+    return twoin_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_mismatch(rill_taskpool_t **tp, const void *g)
+{
+    return mismatch_run_taskpool_create(ctx, g, tp);
+}
 
 #define EXPECT_FAIL(s, log, want)                                                                  \
     do {                                                                                           \
@@ -733,6 +748,117 @@ static int test_war(void)
     return 0;
 }
 
+double twoin_run_seen[8];
+
+/* A flow whose two inputs' guards both hold takes the first (PaRSEC's rule): one input to
+ * wait for, the first's tile; a delivery from the second fails the run on the receivers'
+ * rank (the last), naming both sides. */
+static int test_twoin(void)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx), last = nranks - 1;
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2 * nranks, 2, 2, 1, nranks, &A));
+    twoin_run_globals_t g = { .N = 4, .M = 0, .LAST = last, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(twoin_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int i = 0; me == last && i < 4; i++)
+        CHECK_MSG(twoin_run_seen[i] == 100 + i, "twoin: C(%d) read %g, expected P(%d)'s %d", i,
+                  twoin_run_seen[i], i, 100 + i);
+    g.M = 1; /* Q(i) sends too */
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_twoin, &g, &log, &at_create);
+    if (me == last) {
+        EXPECT_FAIL(s, log, "PTG task C(");
+        EXPECT_FAIL(s, log, "flow X (twoin_run.rill:36): a delivery from Q(");
+        EXPECT_FAIL(s, log, "but its input is X P(");
+        EXPECT_FAIL(s, log, "(twoin_run.rill:36), the first whose guard holds");
+    } else
+        CHECK_MSG(s == RILL_SUCCESS, "twoin: the senders' rank %d failed: %s", me,
+                  log ? log : "(none)");
+    free(log);
+    CHECK_OK(rill_matrix_destroy(&A));
+    if (me == 0)
+        printf("twoin: on %d rank(s), the first input whose guard holds counts; a delivery from "
+               "the second fails the run naming both\n",
+               nranks);
+    return 0;
+}
+
+double mismatch_run_seen[16];
+
+static int test_mismatch(void)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx), last = nranks - 1;
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2 * nranks, 2, 2, 1, nranks, &A));
+    /* a non-affine dependency whose two sides agree: C0(i) reads P0(i - 1)'s value */
+    mismatch_run_globals_t g = { .N0 = 5, .LAST = last, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(mismatch_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int i = 0; me == last && i < 5; i++)
+        CHECK_MSG(mismatch_run_seen[i] == 100 + (i + 4) % 5,
+                  "mismatch: C0(%d) read %g, expected P0(%d)'s %d", i, mismatch_run_seen[i],
+                  (i + 4) % 5, 100 + (i + 4) % 5);
+    static const struct {
+        int n[6];
+        const char *want[3];
+    } cases[] = {
+        { { 0, 4, 0, 0, 0, 0 },
+          { "PTG task C1(0), flow X (mismatch_run.rill:53): a delivery from P1(1) (flow X)",
+            "but its input is X P1(0) (mismatch_run.rill:53)", NULL } },
+        { { 0, 0, 4, 0, 0, 0 },
+          { "flow X (mismatch_run.rill:76): a delivery from P2(", "but its input is X Q2(",
+            NULL } },
+        { { 0, 0, 3, 0, 0, 0 },
+          { "PTG task C2(0), flow X (mismatch_run.rill:76): a delivery from Q2(0) (flow X), "
+            "but its input is X P2(0)",
+            NULL } },
+        { { 0, 0, 0, 4, 0, 0 },
+          { "PTG task C3(1), flow X (mismatch_run.rill:91): a delivery from P3(0) (flow X), "
+            "but its input is X P3(1) (mismatch_run.rill:91)",
+            NULL } },
+        { { 0, 0, 0, 0, 2, 0 },
+          { "PTG task C4(0), flow X (mismatch_run.rill:115): delivery number 2 (one too many) "
+            "from P4(0) (flow X), but its input is X P4(0)",
+            NULL } },
+        { { 0, 0, 0, 0, 0, 2 },
+          { "PTG task C5(1), flow X (mismatch_run.rill:131): a delivery after C5(1) had all its "
+            "inputs (it ran) from P5(1) (flow X), but its input is X P5(1)",
+            NULL } },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        g = (mismatch_run_globals_t){ .N0 = cases[k].n[0],
+                                      .N1 = cases[k].n[1],
+                                      .N2 = cases[k].n[2],
+                                      .N3 = cases[k].n[3],
+                                      .N4 = cases[k].n[4],
+                                      .N5 = cases[k].n[5],
+                                      .LAST = last,
+                                      .A = A };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_mismatch, &g, &log, &at_create);
+        CHECK_MSG(!at_create, "mismatch case %zu: the creation failed: %s", k,
+                  log ? log : "(none)");
+        if (me == last)
+            for (int w = 0; w < 3 && cases[k].want[w]; w++)
+                EXPECT_FAIL(s, log, cases[k].want[w]);
+        else
+            CHECK_MSG(s == RILL_SUCCESS, "mismatch case %zu: the senders' rank %d failed: %s", k,
+                      me, log ? log : "(none)");
+        free(log);
+    }
+    CHECK_OK(rill_matrix_destroy(&A));
+    if (me == 0)
+        printf("mismatch: on %d rank(s), deliveries from another task, one too many and after "
+               "the task ran fail the run naming both sides; an agreeing non-affine one runs\n",
+               nranks);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -772,10 +898,15 @@ int main(int argc, char **argv)
         rc = test_range();
     else if (!strcmp(what, "div"))
         rc = test_div();
+    else if (!strcmp(what, "twoin"))
+        rc = test_twoin();
+    else if (!strcmp(what, "mismatch"))
+        rc = test_mismatch();
     else {
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
-                "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div\n",
+                "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div, twoin, "
+                "mismatch\n",
                 what);
         rc = 2;
     }
