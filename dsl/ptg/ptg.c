@@ -113,6 +113,47 @@ int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step
     return 1;
 }
 
+/* "CLASS(p0, p1, ...)" of params (nparams, list order) into buf */
+static const char *params_name(char *buf, size_t cap, const char *cname, const int64_t *params,
+                               int nparams)
+{
+    size_t o = (size_t)snprintf(buf, cap, "%s(", cname);
+    for (int k = 0; k < nparams && o < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)params[k]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, ")");
+    return buf;
+}
+
+int rill_ptg_tile_rank(const void *g, int *bad, const rill_matrix_t *A, int64_t i, int64_t j,
+                       const char *cname, const int64_t *params, int nparams, const char *where)
+{
+    int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A);
+    if (i >= 0 && j >= 0 && i < mt && j < nt)
+        return rill_matrix_tile_rank(A, (int)i, (int)j);
+    char task[112];
+    rill_ptg_expr_error(g, bad, params_name(task, sizeof(task), cname, params, nparams),
+                        "has the affinity %s, tile (%lld, %lld), outside the %d x %d-tile "
+                        "matrix (tile indices 0..%d, 0..%d): no rank would run it",
+                        where, (long long)i, (long long)j, mt, nt, mt - 1, nt - 1);
+    return -1;
+}
+
+int rill_ptg_datum_rank(const void *g, int *bad, const rill_collection_t *D, uint64_t key,
+                        const char *cname, const int64_t *params, int nparams, const char *where)
+{
+    int rank = rill_collection_rank_of(D, key);
+    int nranks = tp_of_globals(g)->super.ctx->nranks;
+    if (rank >= 0 && rank < nranks)
+        return rank;
+    char task[112];
+    rill_ptg_expr_error(g, bad, params_name(task, sizeof(task), cname, params, nparams),
+                        "has the affinity %s, datum %llu, which the collection's rank_of maps "
+                        "to rank %d, outside 0..%d: no rank would run it",
+                        where, (unsigned long long)key, rank, nranks - 1);
+    return -1;
+}
+
 /* testing (RILL_PTG_TEST_GPU_RELEASE=1): every completion takes the path of a GPU's, so
  * the CPU-only CI runs the release and chore tasks */
 static bool test_gpu_release;

@@ -170,12 +170,28 @@ static inline int64_t rill_ptg_div(const void *g, int *bad, int64_t a, int64_t b
 RILL_API int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step,
                             const char *what);
 
+/** The rank of a task whose affinity is tile (i, j) of A (the generated NAME_rank calls it):
+ * a tile outside A is reported (rill_ptg_expr_error: at the creation, which computes every
+ * task's rank, it fails NAME_taskpool_create) naming the class cname, the task's parameters
+ * (params, nparams: list order), where (the affinity as written and its .rill line), the
+ * tile and the valid indices; then -1 is returned and *bad set. */
+RILL_API int rill_ptg_tile_rank(const void *g, int *bad, const rill_matrix_t *A, int64_t i,
+                                int64_t j, const char *cname, const int64_t *params, int nparams,
+                                const char *where);
+/** The same for datum key of the keyed collection D: a rank_of outside 0 .. nranks - 1 is
+ * reported. */
+RILL_API int rill_ptg_datum_rank(const void *g, int *bad, const rill_collection_t *D, uint64_t key,
+                                 const char *cname, const int64_t *params, int nparams,
+                                 const char *where);
+
 /** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
  * without inputs from other tasks start at once. On several ranks every rank creates it,
  * in the same order as its other taskpools, with the same globals (its own matrices);
  * a task's output to a task of another rank travels as an activation message. A range
  * that cannot be enumerated (a step <= 0, an end above INT64_MAX - step) or a division that
- * cannot be computed in the ranges, locals or affinity is RILL_ERR_INVALID_ARG (out of
+ * cannot be computed in the ranges, locals or affinity, or an affinity outside its
+ * collection (a tile outside the matrix, a rank_of outside the ranks) is
+ * RILL_ERR_INVALID_ARG (out of
  * memory: RILL_ERR_NO_MEMORY), with a message naming them: the tasks it started run no
  * body, the taskpool ends and is destroyed, *tp is NULL (docs/ptg.md, "What the run
  * checks"). Main thread. */

@@ -34,6 +34,8 @@
  *          priority: the creation or the run fails naming the expression (no SIGFPE)
  *   twoin  (1-2 ranks) a flow with two inputs whose guards both hold takes the first (its
  *          value read exactly); a delivery from the second fails the run naming both sides
+ *   affinity (1-2 ranks) an affinity tile outside the matrix (past its end, 2^32) or a
+ *          keyed rank_of outside the ranks: the creation fails naming task, tile and range
  *   mismatch (1-2 ranks) deliveries the receiver's input does not name (another task, one
  *          too many, after it ran): the run fails naming receiver, flow, sender and input;
  *          a non-affine dependency that agrees runs
@@ -49,6 +51,7 @@
 #include "rill/rill.h"
 #include "rill_dla.h" /* (dpotrf.rill's globals name rill_dla_t) */
 
+#include "affinity_run.h"
 #include "chain_run.h"
 #include "cycle_run.h"
 #include "div_run.h"
@@ -786,6 +789,66 @@ static int test_twoin(void)
     return 0;
 }
 
+static rill_status_t create_affinity(rill_taskpool_t **tp, const void *g)
+{
+    return affinity_run_taskpool_create(ctx, g, tp);
+}
+
+/* datum 2 is homed on rank 5, which no run of these tests has */
+static int bad_rank_of(uint64_t key, void *arg)
+{
+    (void)arg;
+    return key == 2 ? 5 : 0;
+}
+
+static int test_affinity(void)
+{
+    int nranks = rill_context_nranks(ctx);
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 8, 2, 2, 2, nranks, 1, &A)); /* 4 x 1 tiles */
+    rill_collection_t *D;
+    CHECK_OK(rill_collection_create(ctx, sizeof(double), bad_rank_of, NULL, &D));
+    affinity_run_globals_t g = { .N = 4, .S = 0, .NK = 2, .A = A, .D = D };
+    rill_taskpool_t *tp;
+    CHECK_OK(affinity_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    static const struct {
+        int n;
+        int64_t s;
+        int nk;
+        const char *want;
+    } cases[] = {
+        { 4, 1, 0,
+          "T(3) has the affinity A(i + S, 0) (affinity_run.rill:15), tile (4, 0), outside the "
+          "4 x 1-tile matrix (tile indices 0..3, 0..0)" },
+        { 1, INT64_C(1) << 32, 0,
+          "T(0) has the affinity A(i + S, 0) (affinity_run.rill:15), tile (4294967296, 0), "
+          "outside" },
+        { 0, 0, 3,
+          "K(2) has the affinity D(i) (affinity_run.rill:23), datum 2, which the collection's "
+          "rank_of maps to rank 5, outside 0.." },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        g = (affinity_run_globals_t){
+            .N = cases[k].n, .S = cases[k].s, .NK = cases[k].nk, .A = A, .D = D
+        };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_affinity, &g, &log, &at_create);
+        CHECK_MSG(at_create, "affinity case %zu: the creation succeeded: %s", k,
+                  log ? log : "(none)");
+        EXPECT_FAIL(s, log, cases[k].want);
+        free(log);
+    }
+    CHECK_OK(rill_collection_destroy(&D));
+    CHECK_OK(rill_matrix_destroy(&A));
+    if (rill_context_rank(ctx) == 0)
+        printf("affinity: on %d rank(s), affinities outside the matrix or the ranks fail the "
+               "creation naming the task and the tile\n",
+               nranks);
+    return 0;
+}
+
 double mismatch_run_seen[16];
 
 static int test_mismatch(void)
@@ -898,6 +961,8 @@ int main(int argc, char **argv)
         rc = test_range();
     else if (!strcmp(what, "div"))
         rc = test_div();
+    else if (!strcmp(what, "affinity"))
+        rc = test_affinity();
     else if (!strcmp(what, "twoin"))
         rc = test_twoin();
     else if (!strcmp(what, "mismatch"))
@@ -906,7 +971,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
                 "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div, twoin, "
-                "mismatch\n",
+                "mismatch, affinity\n",
                 what);
         rc = 2;
     }

@@ -577,20 +577,38 @@ static void alt_takes(const tclass_t *c, const flow_t *f, int fi, const target_t
  * delivery comes from the task its flow's input names). */
 static void gen_graph(const tclass_t *c)
 {
-    /* rank */
+    /* rank: the affinity's, checked (rill_ptg_tile_rank: a tile outside the collection is
+     * reported naming the task) */
     fn_head("int", c, "rank", "const void *g, const int64_t *v");
-    if (global_is_keyed(global_named(c->aff_name))) {
-        fprintf(out, "    (void)v;\n    return rill_collection_rank_of(G->%s, (uint64_t)(",
-                c->aff_name);
+    fprintf(out, "    const int64_t p_[] = {");
+    for (int k = 0; k < c->nparams; k++)
+        fprintf(out, " v[%d],", def_index(c, c->params[k]));
+    fprintf(out, " 0 };\n");
+    bool keyed = global_is_keyed(global_named(c->aff_name));
+    fprintf(out, "    return rill_ptg_%s_rank(G, &bad_, G->%s, ", keyed ? "datum" : "tile",
+            c->aff_name);
+    if (keyed) {
+        fprintf(out, "(uint64_t)(");
         expr(c->aff_args->lo, c);
-        fprintf(out, "));\n}\n\n");
+        fprintf(out, ")");
     } else {
-        fprintf(out, "    (void)v;\n    return rill_matrix_tile_rank(G->%s, (int)(", c->aff_name);
         expr(c->aff_args->lo, c);
-        fprintf(out, "), (int)(");
+        fprintf(out, ", ");
         expr(c->aff_args->next->lo, c);
-        fprintf(out, "));\n}\n\n");
     }
+    fprintf(out, ", ");
+    c_string(c->name);
+    char where[400], text[300];
+    size_t o = (size_t)snprintf(text, sizeof(text), "%s(", c->aff_name);
+    for (const arg_t *a = c->aff_args; a; a = a->next) {
+        expr_text(a->lo, text, sizeof(text), &o, true);
+        if (o + 1 < sizeof(text))
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", a->next ? ", " : ")");
+    }
+    snprintf(where, sizeof(where), "%s (%s:%d)", text, file_base(), c->aff_loc.line);
+    fprintf(out, ", p_, %d, ", c->nparams);
+    c_string(where);
+    fprintf(out, ");\n}\n\n");
     /* ninputs: the inputs from tasks, one per flow (a control gather: each task of its
      * range) */
     fn_head("int", c, "ninputs", "const void *g, const int64_t *v");
