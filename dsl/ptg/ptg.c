@@ -882,6 +882,21 @@ static void write_place(rill_ptg_out_t *out, const place_t *p, int from_flow)
     }
     if (!d || tile == d) /* the flow's data is that tile already */
         return;
+    size_t size = out->from->t.size[from_flow];
+    if (size != p->bytes) { /* a tile is written whole: never a part of it, nor past it */
+        const ptg_inst_t *i = out->from;
+        const rill_ptg_class_t *c = &out->tp->prog->classes[i->cls];
+        char me[112], name[64];
+        task_name(me, sizeof(me), c, i->key);
+        rill_taskpool_fail(&out->tp->super, RILL_ERR_INVALID_ARG,
+                           "PTG task %s, flow %s (%s:%d): its data is %zu bytes, but it is "
+                           "written into %s of %zu bytes: a tile is written whole, from data of "
+                           "its size (NEW has the size of the task's affinity tile)",
+                           me, c->flow_names[from_flow], out->tp->prog->file,
+                           c->flow_lines[from_flow], size, place_name(p, name, sizeof(name)),
+                           p->bytes);
+        return;
+    }
     /* a GPU's copy of an older version of the tile may be landing in its host copy (a
      * chore, an eviction): one copy into a host buffer at a time, as the managers do
      * (landing 0 -> 1, held while the bytes go in; a transfer is bounded, so is the wait).
@@ -892,8 +907,7 @@ static void write_place(rill_ptg_out_t *out, const place_t *p, int from_flow)
              &host->landing, &z, 1, memory_order_acq_rel, memory_order_relaxed);
          z = 0)
         sched_yield();
-    size_t n = p->bytes < d->size ? p->bytes : d->size;
-    memcpy(host->ptr, host_ptr(d), n);
+    memcpy(host->ptr, host_ptr(d), size);
     rill_data_wrote(tile, 0); /* a GPU's copy of the tile is stale now */
     atomic_store_explicit(&host->landing, 0, memory_order_release);
 }

@@ -132,7 +132,8 @@ RILL_API void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, 
 /** The same of the size of a datum of D (the task's affinity is datum key). */
 RILL_API void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key);
 /** An output of the completing task's flow from_flow into tile (i, j) of A: copied there
- * unless the flow's data is that tile already. */
+ * (whole: data of another size fails the run, naming both sizes) unless the flow's data is
+ * that tile already. */
 RILL_API void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
                                   int from_flow);
 /** The same into datum key of D. */

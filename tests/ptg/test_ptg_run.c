@@ -36,6 +36,8 @@
  *          value read exactly); a delivery from the second fails the run naming both sides
  *   affinity (1-2 ranks) an affinity tile outside the matrix (past its end, 2^32) or a
  *          keyed rank_of outside the ranks: the creation fails naming task, tile and range
+ *   sizes  a NEW tile of a ragged tile's size written into a full tile: the run fails naming
+ *          the task, the flow and both sizes, and the tile is untouched (no partial copy)
  *   mismatch (1-2 ranks) deliveries the receiver's input does not name (another task, one
  *          too many, after it ran): the run fails naming receiver, flow, sender and input;
  *          a non-affine dependency that agrees runs
@@ -66,6 +68,7 @@
 #include "noprod_run.h"
 #include "outside_run.h"
 #include "range_run.h"
+#include "sizes_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
 #include "twoin_run.h"
@@ -849,6 +852,40 @@ static int test_affinity(void)
     return 0;
 }
 
+static rill_status_t create_sizes(rill_taskpool_t **tp, const void *g)
+{
+    return sizes_run_taskpool_create(ctx, g, tp);
+}
+
+static int test_sizes(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 5, 4, 4, 4, 1, 1, &A)); /* tile (1, 0) is 1 x 4 */
+    double *t = rill_matrix_tile_ptr(A, 0, 0);
+    for (int e = 0; e < 16; e++)
+        t[e] = -1;
+    sizes_run_globals_t g = { .K = 1, .A = A };
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_sizes, &g, &log, &at_create);
+    EXPECT_FAIL(s, log,
+                "PTG task P(0), flow X (sizes_run.rill:13): its data is 32 bytes, but it is "
+                "written into tile (0, 0) of 128 bytes");
+    free(log);
+    for (int e = 0; e < 16; e++)
+        CHECK_MSG(t[e] == -1, "sizes: element %d of tile (0, 0) is %g: a partial copy", e, t[e]);
+    g.K = 0; /* the same size: copied whole */
+    rill_taskpool_t *tp;
+    CHECK_OK(sizes_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int e = 0; e < 16; e++)
+        CHECK_MSG(t[e] == 7, "sizes: element %d of tile (0, 0) is %g, expected 7", e, t[e]);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("sizes: a tile of 4 doubles written into one of 16 fails the run, the tile "
+           "untouched; one of 16 is copied whole\n");
+    return 0;
+}
+
 double mismatch_run_seen[16];
 
 static int test_mismatch(void)
@@ -963,6 +1000,8 @@ int main(int argc, char **argv)
         rc = test_div();
     else if (!strcmp(what, "affinity"))
         rc = test_affinity();
+    else if (!strcmp(what, "sizes"))
+        rc = test_sizes();
     else if (!strcmp(what, "twoin"))
         rc = test_twoin();
     else if (!strcmp(what, "mismatch"))
@@ -971,7 +1010,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
                 "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div, twoin, "
-                "mismatch, affinity\n",
+                "mismatch, affinity, sizes\n",
                 what);
         rc = 2;
     }
