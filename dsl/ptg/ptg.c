@@ -853,6 +853,25 @@ void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint
     new_place(t, flow, datum_place(((ptg_inst_t *)t->rt)->super.tp, D, key, false, &p) ? &p : NULL);
 }
 
+void rill_ptg_no_input(rill_ptg_task_t *t, int flow)
+{
+    if (!t)
+        return;
+    ptg_inst_t *in = t->rt;
+    const ptg_tp_t *tp = (const ptg_tp_t *)in->super.tp;
+    const rill_ptg_class_t *c = &tp->prog->classes[in->cls];
+    if (flow < 0 || flow >= c->nflows)
+        return;
+    char me[112];
+    in->broken = true; /* its body would read or write through NULL */
+    task_name(me, sizeof(me), c, in->key);
+    rill_taskpool_fail(in->super.tp, RILL_ERR_INVALID_ARG,
+                       "PTG task %s, flow %s (%s:%d): none of its input guards holds, so its "
+                       "body would get NULL; add an input for this case (or '<- NULL', or "
+                       "': NULL', where the body does not use the flow then)",
+                       me, c->flow_names[flow], tp->prog->file, c->flow_lines[flow]);
+}
+
 static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
                       rill_ptg_out_t *out);
 

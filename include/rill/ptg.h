@@ -131,6 +131,10 @@ RILL_API void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, 
                                 int64_t j);
 /** The same of the size of a datum of D (the task's affinity is datum key). */
 RILL_API void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key);
+/** None of data flow flow's input guards holds (and no '<- NULL' says it may have
+ * nothing): its body would get NULL. Fails the run naming the task, the flow and its .rill
+ * line; the task runs no body. */
+RILL_API void rill_ptg_no_input(rill_ptg_task_t *t, int flow);
 /** An output of the completing task's flow from_flow into tile (i, j) of A: copied there
  * (whole: data of another size fails the run, naming both sizes) unless the flow's data is
  * that tile already. */

@@ -38,6 +38,8 @@
  *          keyed rank_of outside the ranks: the creation fails naming task, tile and range
  *   sizes  a NEW tile of a ragged tile's size written into a full tile: the run fails naming
  *          the task, the flow and both sizes, and the tile is untouched (no partial copy)
+ *   nullin a READ / RW flow whose input guards are all false fails the run naming it (no
+ *          NULL in the body); ': NULL' written out gives the body NULL, as the docs say
  *   mismatch (1-2 ranks) deliveries the receiver's input does not name (another task, one
  *          too many, after it ran): the run fails naming receiver, flow, sender and input;
  *          a non-affine dependency that agrees runs
@@ -66,6 +68,7 @@
 #include "new_run.h"
 #include "noguard_run.h"
 #include "noprod_run.h"
+#include "nullin_run.h"
 #include "outside_run.h"
 #include "range_run.h"
 #include "sizes_run.h"
@@ -886,6 +889,38 @@ static int test_sizes(void)
     return 0;
 }
 
+static rill_status_t create_nullin(rill_taskpool_t **tp, const void *g)
+{
+    return nullin_run_taskpool_create(ctx, g, tp);
+}
+
+int nullin_run_seen[4];
+
+static int test_nullin(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2, 2, 2, 1, 1, &A));
+    nullin_run_globals_t g = { .N = 3, .M = 0, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(nullin_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(nullin_run_seen[i] == (i == 0 ? 1 : 2), "nullin: D(%d)'s Y was %s", i,
+                  nullin_run_seen[i] == 1 ? "NULL" : "not NULL");
+    g = (nullin_run_globals_t){ .N = 0, .M = 2, .A = A };
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_nullin, &g, &log, &at_create);
+    EXPECT_FAIL(s, log,
+                "PTG task C(0), flow X (nullin_run.rill:15): none of its input guards holds, so "
+                "its body would get NULL");
+    free(log);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("nullin: an RW flow with no input at run time fails naming it; ': NULL' gives the "
+           "body NULL\n");
+    return 0;
+}
+
 double mismatch_run_seen[16];
 
 static int test_mismatch(void)
@@ -1002,6 +1037,8 @@ int main(int argc, char **argv)
         rc = test_affinity();
     else if (!strcmp(what, "sizes"))
         rc = test_sizes();
+    else if (!strcmp(what, "nullin"))
+        rc = test_nullin();
     else if (!strcmp(what, "twoin"))
         rc = test_twoin();
     else if (!strcmp(what, "mismatch"))
@@ -1010,7 +1047,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
                 "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div, twoin, "
-                "mismatch, affinity, sizes\n",
+                "mismatch, affinity, sizes, nullin\n",
                 what);
         rc = 2;
     }

@@ -507,6 +507,12 @@ static void check_class(tclass_t *c)
                          "flow '%s' of %s is %s but has no input: add '<- A(m, n)' (a tile), "
                          "'<- FLOW CLASS(args)' (a task's output) or '<- NEW'",
                          f->name, c->name, flow_kind_name(f->kind));
+        else if (inputs == 0 && f->kind == F_WRITE) /* its body would get NULL */
+            rillcc_error(f->loc,
+                         "flow '%s' of %s is WRITE but has no input, so its body would get "
+                         "NULL: add '<- NEW' (a fresh tile to write), '<- A(m, n)' (the tile "
+                         "it writes) or '<- FLOW CLASS(args)'",
+                         f->name, c->name);
         if (f->kind == F_CTL && f->type)
             rillcc_error(f->loc,
                          "control flow '%s' of %s has a type: it carries no data (a type "

@@ -682,6 +682,8 @@ static void alt_data(const tclass_t *c, const flow_t *f, int fi, const target_t 
         place_call("rill_ptg_new", "t", fi, c->aff_name, c->aff_args, c, -1);
     else if (t && t->kind == T_DATA)
         place_call("rill_ptg_in", "t", fi, t->name, t->args, c, -1);
+    else if (!t && f->kind != F_CTL) /* its body would get NULL: '<- NULL' says it may */
+        fprintf(out, "        rill_ptg_no_input(t, %d);\n", fi);
 }
 
 /* NAME_data_inputs (flows whose input is a tile) and NAME_release (outputs to tasks and
