@@ -81,6 +81,7 @@ typedef struct ptg_tp {
     /* the tasks of PTG's moves of a tile GPU to GPU (ptg_remote.c): the send, on the
      * producer's rank, and the receive; and how many of each are in flight (the watchdog) */
     rill_task_class_t gsend_tc, grecv_tc;
+    uint32_t prog_id; /* the program's identity in its activations (ptg_remote.c) */
     atomic_int gsends, grecvs;
     struct ptg_gate *gates; /* the data with sends GPU to GPU in flight (under lock) */
     struct ptg_tp *live_next;

@@ -21,9 +21,27 @@
  * (ptg_deliver_local). A tile that goes to several tasks of a rank travels once. */
 typedef struct ptg_hdr {
     uint32_t tp_id;
+    uint32_t prog_id; /* the program's identity (prog_identity): taskpools of two programs
+                       * created in different orders on the ranks are told apart */
     uint32_t ntargets;
     int32_t from_cls, from_flow;
 } ptg_hdr_t;
+
+/* A program's identity: a hash of its name and of its classes' names and shapes (FNV-1a).
+ * Two programs of the same shape and name (one .rill file with other globals) are one. */
+static uint32_t prog_identity(const rill_ptg_program_t *prog)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = prog->name; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    for (int c = 0; c < prog->nclasses; c++) {
+        for (const char *s = prog->classes[c].name; *s; s++)
+            h = (h ^ (unsigned char)*s) * 16777619u;
+        h = (h ^ (uint32_t)prog->classes[c].nparams) * 16777619u;
+        h = (h ^ (uint32_t)prog->classes[c].nflows) * 16777619u;
+    }
+    return h;
+}
 
 typedef struct ptg_target {
     int32_t cls, flow;
@@ -74,6 +92,7 @@ static rill_status_t message_header(ptg_tp_t *tp, const ptg_inst_t *from,
     if (!m)
         return RILL_ERR_NO_MEMORY;
     ptg_hdr_t h = { .tp_id = tp->super.id,
+                    .prog_id = tp->prog_id,
                     .ntargets = (uint32_t)n,
                     .from_cls = from->cls,
                     .from_flow = t[0]->from_flow };
@@ -333,6 +352,7 @@ void ptg_remote_classes(ptg_tp_t *tp)
                                         .flows = no_flows };
     atomic_init(&tp->gsends, 0);
     atomic_init(&tp->grecvs, 0);
+    tp->prog_id = prog_identity(tp->prog);
 }
 
 void ptg_remote_describe(ptg_tp_t *tp, FILE *out)
@@ -527,6 +547,17 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
         memcpy(&m, in.hdr, sizeof(m));
     const char *targets = ok ? (const char *)in.hdr + sizeof(m) : NULL;
     size_t tsize = ok ? in.hdr_len - sizeof(m) : 0;
+    if (ok && m.prog_id != tp->prog_id) { /* its targets name another's classes */
+        rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
+                           "PTG: an activation from rank %d for taskpool %u comes from another "
+                           "program (identity %08x) than the one this taskpool runs (%s, %08x): "
+                           "every rank must create its PTG taskpools in the same order",
+                           src, m.tp_id, m.prog_id, tp->prog->name, tp->prog_id);
+        if (in.gpu) /* its sender waits for this rank's request */
+            rill_rdep_abort(tp->super.ctx, 1);
+        rill_taskpool_pending_sub(&tp->super, 1);
+        return;
+    }
     if (!ok || !targets_valid(tp, &m, targets, tsize)) {
         rill_taskpool_fail(&tp->super, RILL_ERR_COMM,
                            "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "

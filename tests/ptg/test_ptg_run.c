@@ -40,6 +40,8 @@
  *          the task, the flow and both sizes, and the tile is untouched (no partial copy)
  *   nullin a READ / RW flow whose input guards are all false fails the run naming it (no
  *          NULL in the body); ': NULL' written out gives the body NULL, as the docs say
+ *   order  (2 ranks) two programs' taskpools created in opposite orders on the two ranks:
+ *          an activation of one reaching the other's taskpool fails the run saying so
  *   mismatch (1-2 ranks) deliveries the receiver's input does not name (another task, one
  *          too many, after it ran): the run fails naming receiver, flow, sender and input;
  *          a non-affine dependency that agrees runs
@@ -68,6 +70,8 @@
 #include "new_run.h"
 #include "noguard_run.h"
 #include "noprod_run.h"
+#include "ordera_run.h"
+#include "orderb_run.h"
 #include "nullin_run.h"
 #include "outside_run.h"
 #include "range_run.h"
@@ -994,6 +998,51 @@ static int test_mismatch(void)
     return 0;
 }
 
+/* ordera_run's and orderb_run's taskpools (one shape, other names), created in one order on
+ * rank 0 and in the other on rank 1 (the API says: the same order): the activations of one
+ * reach the other's taskpool of that id, and must be refused there, saying so (before, they
+ * were delivered to the other program's classes of the same numbers: the sums mixed). */
+static int test_order(void)
+{
+    if (rill_context_nranks(ctx) != 2) {
+        printf("order: skipped: it needs 2 ranks (this is %d)\n", rill_context_nranks(ctx));
+        return 77;
+    }
+    int me = rill_context_rank(ctx);
+    rill_matrix_t *A, *B;
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &A));
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &B));
+    ordera_run_globals_t ga = { .N = 50, .K = 1, .A = A };
+    orderb_run_globals_t gb = { .N = 50, .K = 1000, .A = B };
+    test_capture_t cap;
+    test_capture_begin(&cap);
+    rill_taskpool_t *ta = NULL, *tb = NULL;
+    if (me == 0) {
+        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+        CHECK_OK(orderb_run_taskpool_create(ctx, &gb, &tb));
+    } else {
+        CHECK_OK(orderb_run_taskpool_create(ctx, &gb, &tb));
+        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+    }
+    rill_status_t sa = rill_taskpool_wait(ta), sb = rill_taskpool_wait(tb);
+    char *log = test_capture_end(&cap);
+    CHECK_MSG(sa != RILL_SUCCESS && sb != RILL_SUCCESS,
+              "order: rank %d's waits returned %s and %s: %s", me, rill_status_string(sa),
+              rill_status_string(sb), log ? log : "(none)");
+    if (me == 1) /* rank 0 sends first: rank 1 receives the other program's activations */
+        CHECK_MSG(log && strstr(log, "comes from another program") &&
+                      strstr(log, "every rank must create its PTG taskpools in the same order"),
+                  "order: the message does not say so: %s", log ? log : "(none)");
+    free(log);
+    CHECK_OK(rill_taskpool_destroy(&ta));
+    CHECK_OK(rill_taskpool_destroy(&tb));
+    CHECK_OK(rill_matrix_destroy(&A));
+    CHECK_OK(rill_matrix_destroy(&B));
+    if (me == 1)
+        printf("order: an activation of another program's taskpool is refused, saying why\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -1039,6 +1088,8 @@ int main(int argc, char **argv)
         rc = test_sizes();
     else if (!strcmp(what, "nullin"))
         rc = test_nullin();
+    else if (!strcmp(what, "order"))
+        rc = test_order();
     else if (!strcmp(what, "twoin"))
         rc = test_twoin();
     else if (!strcmp(what, "mismatch"))
@@ -1047,7 +1098,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
                 "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div, twoin, "
-                "mismatch, affinity, sizes, nullin\n",
+                "mismatch, affinity, sizes, nullin, order\n",
                 what);
         rc = 2;
     }
