@@ -113,6 +113,47 @@ int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step
     return 1;
 }
 
+/* "CLASS(p0, p1, ...)" of params (nparams, list order) into buf */
+static const char *params_name(char *buf, size_t cap, const char *cname, const int64_t *params,
+                               int nparams)
+{
+    size_t o = (size_t)snprintf(buf, cap, "%s(", cname);
+    for (int k = 0; k < nparams && o < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)params[k]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, ")");
+    return buf;
+}
+
+int rill_ptg_tile_rank(const void *g, int *bad, const rill_matrix_t *A, int64_t i, int64_t j,
+                       const char *cname, const int64_t *params, int nparams, const char *where)
+{
+    int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A);
+    if (i >= 0 && j >= 0 && i < mt && j < nt)
+        return rill_matrix_tile_rank(A, (int)i, (int)j);
+    char task[112];
+    rill_ptg_expr_error(g, bad, params_name(task, sizeof(task), cname, params, nparams),
+                        "has the affinity %s, tile (%lld, %lld), outside the %d x %d-tile "
+                        "matrix (tile indices 0..%d, 0..%d): no rank would run it",
+                        where, (long long)i, (long long)j, mt, nt, mt - 1, nt - 1);
+    return -1;
+}
+
+int rill_ptg_datum_rank(const void *g, int *bad, const rill_collection_t *D, uint64_t key,
+                        const char *cname, const int64_t *params, int nparams, const char *where)
+{
+    int rank = rill_collection_rank_of(D, key);
+    int nranks = tp_of_globals(g)->super.ctx->nranks;
+    if (rank >= 0 && rank < nranks)
+        return rank;
+    char task[112];
+    rill_ptg_expr_error(g, bad, params_name(task, sizeof(task), cname, params, nparams),
+                        "has the affinity %s, datum %llu, which the collection's rank_of maps "
+                        "to rank %d, outside 0..%d: no rank would run it",
+                        where, (unsigned long long)key, rank, nranks - 1);
+    return -1;
+}
+
 /* testing (RILL_PTG_TEST_GPU_RELEASE=1): every completion takes the path of a GPU's, so
  * the CPU-only CI runs the release and chore tasks */
 static bool test_gpu_release;
@@ -210,6 +251,7 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     memset(i->t.size, 0, sizeof(size_t) * (size_t)c->nflows);
     memset(i->owned, 0, sizeof(void *) * (size_t)c->nflows);
     memset(i->dat, 0, sizeof(void *) * (size_t)c->nflows);
+    memset(i->got, 0, sizeof(i->got[0]) * (size_t)c->nflows);
     memcpy(i->t.v, params, sizeof(int64_t) * (size_t)c->nvars);
     memcpy(i->key, key, sizeof(int64_t) * (size_t)c->nparams);
     c->data_inputs(tp->globals, &i->t);
@@ -218,6 +260,97 @@ static ptg_inst_t *inst_new(ptg_tp_t *tp, int cls, const int64_t *params, const 
     rill_taskpool_pending_add(&tp->super, 1);
     atomic_fetch_add_explicit(&tp->created, 1, memory_order_relaxed);
     return i;
+}
+
+/* "NAME(p0, p1, ...)": a task of class c with the parameters key (list order) */
+static void task_name(char *buf, size_t cap, const rill_ptg_class_t *c, const int64_t *key)
+{
+    size_t o = (size_t)snprintf(buf, cap, "%s(", c->name);
+    for (int k = 0; k < c->nparams && o < cap; k++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)key[k]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, ")");
+}
+
+/* ------------------------------------------------------------ the done set
+ *
+ * The tasks that left the table with all their inputs, by class and key (the tasks made at
+ * the creation take no input from tasks: a delivery to one fails the sender check). Under
+ * the table's lock, like the table: an instance leaves the table and enters the set in one
+ * critical section, so a delivery on any thread (a worker's release, the comm thread's
+ * activation) finds the task in one or the other, never in neither, and cannot make a
+ * second instance of it. An entry is the key only (no instance), in blocks freed with the
+ * taskpool. */
+typedef struct ptg_done {
+    struct ptg_done *next;
+    uint64_t hash;
+    int cls;
+    int64_t key[];
+} ptg_done_t;
+
+typedef struct ptg_done_block {
+    struct ptg_done_block *next;
+    size_t used, cap;
+    max_align_t bytes[];
+} ptg_done_block_t;
+
+#define PTG_DONE_BLOCK (64u << 10)
+
+/* Whether task (cls, key, hash h) is in the done set (table lock held). */
+static bool done_find(const ptg_tp_t *tp, int cls, const int64_t *key, uint64_t h)
+{
+    if (!tp->ndbuckets)
+        return false;
+    size_t n = sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
+    for (const ptg_done_t *e = tp->dbuckets[h % tp->ndbuckets]; e; e = e->next)
+        if (e->hash == h && e->cls == cls && !memcmp(e->key, key, n))
+            return true;
+    return false;
+}
+
+/* Task i left the table to run: into the done set, and counted as started (table lock held).
+ * Out of memory fails the run (false): the task runs, but a second delivery to it could not
+ * be told. */
+static bool done_add(ptg_tp_t *tp, const ptg_inst_t *i)
+{
+    atomic_fetch_add_explicit(&tp->nstarted[i->cls], 1, memory_order_relaxed);
+    size_t kb = sizeof(int64_t) * (size_t)tp->prog->classes[i->cls].nparams;
+    size_t need = (sizeof(ptg_done_t) + kb + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    if (tp->ndone >= 2 * tp->ndbuckets) { /* grow: a chain stays short */
+        size_t nb = tp->ndbuckets ? 4 * tp->ndbuckets : 4096;
+        ptg_done_t **b = calloc(nb, sizeof(*b));
+        if (!b)
+            return false;
+        for (size_t k = 0; k < tp->ndbuckets; k++)
+            while (tp->dbuckets[k]) {
+                ptg_done_t *e = tp->dbuckets[k];
+                tp->dbuckets[k] = e->next;
+                e->next = b[e->hash % nb];
+                b[e->hash % nb] = e;
+            }
+        free(tp->dbuckets);
+        tp->dbuckets = b;
+        tp->ndbuckets = nb;
+    }
+    ptg_done_block_t *blk = tp->dblocks;
+    if (!blk || blk->cap - blk->used < need) {
+        size_t cap = need > PTG_DONE_BLOCK ? need : PTG_DONE_BLOCK;
+        if (!(blk = malloc(sizeof(*blk) + cap)))
+            return false;
+        blk->used = 0;
+        blk->cap = cap;
+        blk->next = tp->dblocks;
+        tp->dblocks = blk;
+    }
+    ptg_done_t *e = (ptg_done_t *)((char *)blk->bytes + blk->used);
+    blk->used += need;
+    e->hash = i->hash;
+    e->cls = i->cls;
+    memcpy(e->key, i->key, kb);
+    e->next = tp->dbuckets[i->hash % tp->ndbuckets];
+    tp->dbuckets[i->hash % tp->ndbuckets] = e;
+    tp->ndone++;
+    return true;
 }
 
 /* ------------------------------------------------------------ gates
@@ -313,10 +446,13 @@ void ptg_gate_give(ptg_tp_t *tp, ptg_gate_t *g)
     /* its writers: ready now, unless another datum of theirs has a gate too */
     rill_task_t *ready = NULL;
     int nready = 0;
+    bool nomem = false;
     for (int k = 0; k < g->n; k++) {
         ptg_inst_t *i = g->held[k];
         if (--i->remaining == 0 && !gate_check(tp, i)) {
             table_unlink(tp, i);
+            if (!done_add(tp, i))
+                nomem = true;
             i->super.next = ready;
             ready = &i->super;
             nready++;
@@ -325,14 +461,59 @@ void ptg_gate_give(ptg_tp_t *tp, ptg_gate_t *g)
     rill_spinlock_unlock(&tp->lock);
     free(g->held);
     free(g);
+    if (nomem)
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (PTG's done set)");
     rill_sched_push(tp->super.ctx, NULL, ready, nready);
 }
 
+/* A delivery the receiver's input does not name: fail the run, naming the receiver (class c,
+ * params), its flow, the sender and what the flow takes (want; why: what is wrong). */
+static void deliver_refused(ptg_tp_t *tp, const rill_ptg_class_t *c, const int64_t *params,
+                            int flow, const ptg_from_t *from, const char *why, const char *want)
+{
+    const rill_ptg_class_t *sc = &tp->prog->classes[from->cls];
+    char me[112], src[112];
+    task_name(me, sizeof(me), c, params);
+    task_name(src, sizeof(src), sc, from->params);
+    rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
+                       "PTG task %s, flow %s (%s:%d): %s from %s (flow %s), but its input is "
+                       "%s, the first whose guard holds: the two sides disagree (a guard, an "
+                       "argument)",
+                       me, c->flow_names[flow], tp->prog->file, c->flow_lines[flow], why, src,
+                       sc->flow_names[from->flow], want);
+}
+
+/*
+ * Ordering and ownership: deliveries come from workers (a completing task's release), from
+ * a GPU manager's completions and from the comm thread (activations), concurrently. The
+ * check that the sender is the one the receiver's input names needs no lock (it reads the
+ * globals and the receiver's variables only); everything about the instance (found or made,
+ * its counts, out of the table into the done set) happens under the table's lock, so two
+ * deliveries to one task are ordered there: the second sees the first's count, or the task
+ * in the done set. A delivery that is refused keeps nothing: its reference of buf is given
+ * back after the lock.
+ */
 void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken)
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken,
+                       const ptg_from_t *from)
 {
     ptg_tp_t *tp = out->tp;
     const rill_ptg_class_t *c = &tp->prog->classes[cls];
+    /* the sender must be the task the flow's input names (PaRSEC's rule: the first input
+     * dependency whose guard holds); a guard that cannot be computed failed the run */
+    char want[160] = "";
+    unsigned errs = ptg_expr_errors;
+    int64_t takes =
+        c->takes(tp->globals, v, flow, from->cls, from->flow, from->params, NULL, sizeof(want));
+    if (ptg_expr_errors != errs) {
+        broken = true;
+        takes = INT64_MAX;
+    } else if (takes == 0) {
+        c->takes(tp->globals, v, flow, from->cls, from->flow, from->params, want, sizeof(want));
+        deliver_refused(tp, c, params, flow, from, "a delivery", want);
+        ptg_buf_unref(buf); /* on a manager never the last: the sender holds one */
+        return;
+    }
     uint64_t h = key_hash(cls, params, c->nparams);
     size_t b = h % tp->nbuckets;
     rill_spinlock_lock(&tp->lock);
@@ -341,6 +522,16 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
                   !memcmp(i->key, params, sizeof(int64_t) * (size_t)c->nparams))) {
         pp = &i->hnext;
         i = i->hnext;
+    }
+    if (!i && done_find(tp, cls, params, h)) { /* it ran (or is running) already */
+        rill_spinlock_unlock(&tp->lock);
+        char me[112], why[200];
+        task_name(me, sizeof(me), c, params);
+        snprintf(why, sizeof(why), "a delivery after %s had all its inputs (it ran)", me);
+        c->takes(tp->globals, v, flow, from->cls, from->flow, from->params, want, sizeof(want));
+        deliver_refused(tp, c, params, flow, from, why, want);
+        ptg_buf_unref(buf);
+        return;
     }
     if (!i) {
         i = inst_new(tp, cls, v, params);
@@ -351,7 +542,7 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
             return;
         }
         i->hash = h;
-        unsigned errs = ptg_expr_errors;
+        errs = ptg_expr_errors;
         i->remaining = c->ninputs(tp->globals, v);
         if (ptg_expr_errors != errs)
             i->broken = true;
@@ -360,6 +551,17 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
         pp = &tp->buckets[b];
         tp->nwaiting++;
         tp->nwait_cls[cls]++;
+    }
+    if (flow >= 0 && flow < c->nflows && ++i->got[flow] > takes) {
+        /* one more than the flow's input gives: refused, the instance unchanged */
+        int32_t got = i->got[flow]--;
+        rill_spinlock_unlock(&tp->lock);
+        char why[80];
+        snprintf(why, sizeof(why), "delivery number %d (one too many)", (int)got);
+        c->takes(tp->globals, v, flow, from->cls, from->flow, from->params, want, sizeof(want));
+        deliver_refused(tp, c, params, flow, from, why, want);
+        ptg_buf_unref(buf);
+        return;
     }
     if (broken) /* its input was lost (the run failed, saying why): the body must not run */
         i->broken = true;
@@ -376,13 +578,17 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
     bool ready = --i->remaining == 0 && !gate_check(tp, i);
     bool excess = i->remaining < 0; /* read under the lock: once it is released, another
                                      * deliverer may make i ready, run and free it */
-    if (ready) {                    /* no more inputs: out of the table */
+    bool nomem = false;
+    if (ready) { /* no more inputs: out of the table, into the done set */
         *pp = i->hnext;
         tp->nwaiting--;
         tp->nwait_cls[cls]--;
+        nomem = !done_add(tp, i);
     }
     rill_spinlock_unlock(&tp->lock);
     ptg_buf_unref(buf); /* not kept (NULL when it was): give the reference back */
+    if (nomem)
+        rill_taskpool_fail(&tp->super, RILL_ERR_NO_MEMORY, "out of memory (PTG's done set)");
     if (excess)
         rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
                            "%s received more inputs than its dependencies say: the two sides of "
@@ -490,7 +696,8 @@ void rill_ptg_deliver(rill_ptg_out_t *out, int cls, const int64_t *params, int f
         memcpy(r->params, params, sizeof(int64_t) * (size_t)c->nparams);
         return;
     }
-    ptg_deliver_local(out, cls, v, params, flow, d, size, owned_ref(from, d), false);
+    ptg_from_t sender = { .cls = from->cls, .flow = from_flow, .params = from->key };
+    ptg_deliver_local(out, cls, v, params, flow, d, size, owned_ref(from, d), false, &sender);
 }
 
 /* Where a flow's input or output is: a tile of a matrix or a datum of a keyed collection,
@@ -646,6 +853,25 @@ void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint
     new_place(t, flow, datum_place(((ptg_inst_t *)t->rt)->super.tp, D, key, false, &p) ? &p : NULL);
 }
 
+void rill_ptg_no_input(rill_ptg_task_t *t, int flow)
+{
+    if (!t)
+        return;
+    ptg_inst_t *in = t->rt;
+    const ptg_tp_t *tp = (const ptg_tp_t *)in->super.tp;
+    const rill_ptg_class_t *c = &tp->prog->classes[in->cls];
+    if (flow < 0 || flow >= c->nflows)
+        return;
+    char me[112];
+    in->broken = true; /* its body would read or write through NULL */
+    task_name(me, sizeof(me), c, in->key);
+    rill_taskpool_fail(in->super.tp, RILL_ERR_INVALID_ARG,
+                       "PTG task %s, flow %s (%s:%d): none of its input guards holds, so its "
+                       "body would get NULL; add an input for this case (or '<- NULL', or "
+                       "': NULL', where the body does not use the flow then)",
+                       me, c->flow_names[flow], tp->prog->file, c->flow_lines[flow]);
+}
+
 static void chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
                       rill_ptg_out_t *out);
 
@@ -675,6 +901,21 @@ static void write_place(rill_ptg_out_t *out, const place_t *p, int from_flow)
     }
     if (!d || tile == d) /* the flow's data is that tile already */
         return;
+    size_t size = out->from->t.size[from_flow];
+    if (size != p->bytes) { /* a tile is written whole: never a part of it, nor past it */
+        const ptg_inst_t *i = out->from;
+        const rill_ptg_class_t *c = &out->tp->prog->classes[i->cls];
+        char me[112], name[64];
+        task_name(me, sizeof(me), c, i->key);
+        rill_taskpool_fail(&out->tp->super, RILL_ERR_INVALID_ARG,
+                           "PTG task %s, flow %s (%s:%d): its data is %zu bytes, but it is "
+                           "written into %s of %zu bytes: a tile is written whole, from data of "
+                           "its size (NEW has the size of the task's affinity tile)",
+                           me, c->flow_names[from_flow], out->tp->prog->file,
+                           c->flow_lines[from_flow], size, place_name(p, name, sizeof(name)),
+                           p->bytes);
+        return;
+    }
     /* a GPU's copy of an older version of the tile may be landing in its host copy (a
      * chore, an eviction): one copy into a host buffer at a time, as the managers do
      * (landing 0 -> 1, held while the bytes go in; a transfer is bounded, so is the wait).
@@ -685,8 +926,7 @@ static void write_place(rill_ptg_out_t *out, const place_t *p, int from_flow)
              &host->landing, &z, 1, memory_order_acq_rel, memory_order_relaxed);
          z = 0)
         sched_yield();
-    size_t n = p->bytes < d->size ? p->bytes : d->size;
-    memcpy(host->ptr, host_ptr(d), n);
+    memcpy(host->ptr, host_ptr(d), size);
     rill_data_wrote(tile, 0); /* a GPU's copy of the tile is stale now */
     atomic_store_explicit(&host->landing, 0, memory_order_release);
 }
@@ -791,7 +1031,6 @@ static void ptg_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
             ptg_buf_unref(i->owned[f]);
     rill_sched_push(tp->super.ctx, w, out.ready, out.nready);
     atomic_fetch_add_explicit(&tp->completed, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&tp->ndone[i->cls], 1, memory_order_relaxed);
     rill_mempool_free(&inst_pool, i);
     rill_taskpool_pending_sub(&tp->super, 1);
 }
@@ -932,16 +1171,6 @@ rill_status_t rill_ptg_init(rill_context_t *ctx)
 
 /* ------------------------------------------------------------ taskpool */
 
-/* "NAME(p0, p1, ...)": a task of class c with the parameters key (list order) */
-static void task_name(char *buf, size_t cap, const rill_ptg_class_t *c, const int64_t *key)
-{
-    size_t o = (size_t)snprintf(buf, cap, "%s(", c->name);
-    for (int k = 0; k < c->nparams && o < cap; k++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", k ? ", " : "", (long long)key[k]);
-    if (o < cap)
-        snprintf(buf + o, cap - o, ")");
-}
-
 typedef struct start_arg {
     ptg_tp_t *tp;
     int cls;
@@ -1014,6 +1243,7 @@ static int start_visit(void *arg, const int64_t *v)
         a->failed = true;
         return 1;
     }
+    atomic_fetch_add_explicit(&tp->nstarted[a->cls], 1, memory_order_relaxed);
     a->local |= i->broken; /* it runs no body; the run failed, saying why */
     i->super.next = a->out->ready;
     a->out->ready = &i->super;
@@ -1044,10 +1274,12 @@ static bool locally_idle(void *arg)
 }
 
 /* The tasks of class cls of this rank that never received an input, at the end (locally
- * idle): its tasks, less those that completed and those waiting in the table. */
+ * idle): its tasks, less those that started (each once: the done set refuses a second
+ * delivery, so no completion can cancel a task that never ran) and those waiting in the
+ * table. */
 static uint64_t never_started(ptg_tp_t *tp, int cls, uint64_t waiting)
 {
-    uint64_t done = atomic_load_explicit(&tp->ndone[cls], memory_order_relaxed) + waiting;
+    uint64_t done = atomic_load_explicit(&tp->nstarted[cls], memory_order_relaxed) + waiting;
     return tp->nlocal[cls] > done ? tp->nlocal[cls] - done : 0;
 }
 
@@ -1077,8 +1309,8 @@ static ptg_inst_t *table_find(ptg_tp_t *tp, int cls, const int64_t *key)
     return i;
 }
 
-/* The tasks of a class of this rank that wait for task inputs and are not in the table:
- * they either ran or never received an input. The first few are kept. */
+/* The tasks of a class of this rank that wait for task inputs and are neither in the table
+ * nor in the done set: they never received an input. The first few are kept. */
 typedef struct stuck_arg {
     ptg_tp_t *tp;
     int cls;
@@ -1099,7 +1331,8 @@ static int stuck_visit(void *arg, const int64_t *v)
     int64_t key[RILL_PTG_MAX_VARS];
     for (int k = 0; k < c->nparams; k++)
         key[k] = v[c->param_var[k]];
-    if (n == 0 || table_find(tp, a->cls, key))
+    if (n == 0 || table_find(tp, a->cls, key) ||
+        done_find(tp, a->cls, key, key_hash(a->cls, key, c->nparams)))
         return 0;
     if (a->kept < 4) {
         memcpy(a->keys[a->kept], key, sizeof(key));
@@ -1319,7 +1552,13 @@ static void ptg_destroy(rill_taskpool_t *super)
     free(tp->buckets);
     free(tp->tcs);
     free(tp->nlocal);
-    free(tp->ndone);
+    free(tp->nstarted);
+    free(tp->dbuckets);
+    while (tp->dblocks) {
+        ptg_done_block_t *blk = tp->dblocks;
+        tp->dblocks = blk->next;
+        free(blk);
+    }
     free(tp->nwait_cls);
     free((globals_head_t *)tp->globals - 1);
     free(tp);
@@ -1383,15 +1622,15 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     tp->tcs = calloc((size_t)prog->nclasses, sizeof(*tp->tcs));
     size_t ncls = prog->nclasses ? (size_t)prog->nclasses : 1;
     tp->nlocal = calloc(ncls, sizeof(*tp->nlocal));
-    tp->ndone = calloc(ncls, sizeof(*tp->ndone));
+    tp->nstarted = calloc(ncls, sizeof(*tp->nstarted));
     tp->nwait_cls = calloc(ncls, sizeof(*tp->nwait_cls));
     /* the globals after a header naming the taskpool (rill_ptg_expr_error) */
     globals_head_t *head = malloc(sizeof(*head) + (prog->globals_size ? prog->globals_size : 1));
-    if (!tp->buckets || !tp->tcs || !tp->nlocal || !tp->ndone || !tp->nwait_cls || !head) {
+    if (!tp->buckets || !tp->tcs || !tp->nlocal || !tp->nstarted || !tp->nwait_cls || !head) {
         free(tp->buckets);
         free(tp->tcs);
         free(tp->nlocal);
-        free(tp->ndone);
+        free(tp->nstarted);
         free(tp->nwait_cls);
         free(head);
         free(tp);
@@ -1402,7 +1641,7 @@ rill_status_t rill_ptg_taskpool_create(rill_context_t *ctx, const rill_ptg_progr
     if (prog->globals_size)
         memcpy(tp->globals, globals, prog->globals_size);
     for (int c = 0; c < prog->nclasses; c++)
-        atomic_init(&tp->ndone[c], 0);
+        atomic_init(&tp->nstarted[c], 0);
     atomic_init(&tp->cancelled, false);
     rill_spinlock_init(&tp->lock);
     atomic_init(&tp->created, 0);

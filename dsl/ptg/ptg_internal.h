@@ -39,6 +39,9 @@ typedef struct ptg_inst {
     bool broken;   /* an input could not be had: the body does not run (the task completes) */
     bool wrote;    /* its writes are counted (a GPU ran it; its release runs on a worker) */
     int remaining; /* inputs still to come (under the table's lock) */
+    /* the deliveries each flow received (under the table's lock): at most what its input's
+     * dependency gives (one; a control gather: its range's tasks) */
+    int32_t got[RILL_PTG_MAX_FLOWS];
     /* the flows whose data left for other ranks GPU to GPU when its body was launched
      * (ptg_send_early: the completion's release skips them) */
     uint32_t early_flows;
@@ -61,17 +64,24 @@ typedef struct ptg_tp {
     atomic_ullong created, completed;
     atomic_ullong sent, received; /* activation messages (termination, ptg_close) */
     /* per class: the tasks of this rank (counted when the creation enumerates the ranges)
-     * and those that completed: at the end, the difference that is not waiting in the
-     * table never received any input (ptg_stuck) */
+     * and those that started (made at the creation, or out of the table with all their
+     * inputs: each once, the done set refuses a second), so at the end the difference that
+     * is not waiting in the table never received any input (ptg_stuck) */
     uint64_t *nlocal;
-    atomic_ullong *ndone;
-    uint64_t *nwait_cls; /* per class: the instances in the table (under lock) */
+    atomic_ullong *nstarted;
+    /* the done set: the tasks that left the table (all their inputs came), by key, so a
+     * delivery to one of them fails the run instead of making it again (under lock) */
+    struct ptg_done **dbuckets;
+    size_t ndbuckets, ndone;
+    struct ptg_done_block *dblocks; /* where the entries live (freed with the taskpool) */
+    uint64_t *nwait_cls;            /* per class: the instances in the table (under lock) */
     /* the creation failed (a range or an expression that every rank computes): the bodies
      * of the tasks it started already do not run */
     atomic_bool cancelled;
     /* the tasks of PTG's moves of a tile GPU to GPU (ptg_remote.c): the send, on the
      * producer's rank, and the receive; and how many of each are in flight (the watchdog) */
     rill_task_class_t gsend_tc, grecv_tc;
+    uint32_t prog_id; /* the program's identity in its activations (ptg_remote.c) */
     atomic_int gsends, grecvs;
     struct ptg_gate *gates; /* the data with sends GPU to GPU in flight (under lock) */
     struct ptg_tp *live_next;
@@ -127,12 +137,21 @@ struct rill_ptg_out {
  * compares it around its calls to know whether what they computed is usable */
 extern _Thread_local unsigned ptg_expr_errors;
 
-/* Deliver datum d (size bytes; NULL: control) to flow of a local instance; buf (may be
- * NULL): PTG's tile behind d, one reference of which is handed to the instance. broken:
- * its input was lost (the body must not run). An instance that becomes ready waits at the
- * gate of a datum it writes, if there is one. */
+/* The sender of a delivery: task (cls, params in list order), its flow flow. */
+typedef struct ptg_from {
+    int cls, flow;
+    const int64_t *params;
+} ptg_from_t;
+
+/* Deliver datum d (size bytes; NULL: control) from the sender from to flow of a local
+ * instance; buf (may be NULL): PTG's tile behind d, one reference of which is handed to the
+ * instance. broken: its input was lost (the body must not run). A delivery that the flow's
+ * input does not name (another sender, one more than it takes, a task that ran already)
+ * fails the run, naming both sides, and is dropped. An instance that becomes ready waits at
+ * the gate of a datum it writes, if there is one. */
 void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int64_t *params,
-                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken);
+                       int flow, rill_data_t *d, size_t size, ptg_buf_t *buf, bool broken,
+                       const ptg_from_t *from);
 
 /* Take datum d's gate (made if none; NULL and the run failed: no memory). Any thread. */
 ptg_gate_t *ptg_gate_take(ptg_tp_t *tp, rill_data_t *d);

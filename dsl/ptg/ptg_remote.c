@@ -15,20 +15,47 @@
 
 /** An activation's header, on the remote-dependency engine's channel (remote_dep.h),
  * which carries the tile (inside, or exposed for the receiver's GET) and its priority (the
- * targets' highest): ntargets tasks of one rank, each a ptg_target_t and its class's
- * parameters (int64_t, list order) after this. A tile that goes to several tasks of a rank
- * travels once. */
+ * targets' highest): the sender (class from_cls, its flow from_flow, then its parameters:
+ * int64_t, list order) and ntargets tasks of one rank, each a ptg_target_t and its class's
+ * parameters after this. The receiver checks the sender against each target's input
+ * (ptg_deliver_local). A tile that goes to several tasks of a rank travels once. */
 typedef struct ptg_hdr {
     uint32_t tp_id;
+    uint32_t prog_id; /* the program's identity (prog_identity): taskpools of two programs
+                       * created in different orders on the ranks are told apart */
     uint32_t ntargets;
+    int32_t from_cls, from_flow;
 } ptg_hdr_t;
+
+/* A program's identity: a hash of its name and of its classes' names and shapes (FNV-1a).
+ * Two programs of the same shape and name (one .rill file with other globals) are one. */
+static uint32_t prog_identity(const rill_ptg_program_t *prog)
+{
+    uint32_t h = 2166136261u;
+    for (const char *s = prog->name; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    for (int c = 0; c < prog->nclasses; c++) {
+        for (const char *s = prog->classes[c].name; *s; s++)
+            h = (h ^ (unsigned char)*s) * 16777619u;
+        h = (h ^ (uint32_t)prog->classes[c].nparams) * 16777619u;
+        h = (h ^ (uint32_t)prog->classes[c].nflows) * 16777619u;
+    }
+    return h;
+}
 
 typedef struct ptg_target {
     int32_t cls, flow;
 } ptg_target_t;
 
-/* the targets of one message take at most this many bytes */
-#define PTG_TARGETS_MAX_BYTES (rill_rdep_header_max() - sizeof(ptg_hdr_t))
+/* the sender's parameters after the header */
+static size_t from_bytes(const ptg_tp_t *tp, int cls)
+{
+    return sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
+}
+
+/* the targets of one message from a task of class cls take at most this many bytes */
+#define PTG_TARGETS_MAX_BYTES(tp, cls)                                                             \
+    (rill_rdep_header_max() - sizeof(ptg_hdr_t) - from_bytes(tp, cls))
 
 static int msg_tag = -1; /* the engine's channel of PTG's activations */
 /* live taskpools of this process, and activations that arrived before their taskpool was
@@ -50,21 +77,29 @@ static size_t target_bytes(const ptg_tp_t *tp, int cls)
     return sizeof(ptg_target_t) + sizeof(int64_t) * (size_t)tp->prog->classes[cls].nparams;
 }
 
-/* The header of one activation for targets t[0 .. n-1] (same tile), malloc'd into *hdr
- * (its length in *len); the highest of their priorities into *prio. */
-static rill_status_t message_header(ptg_tp_t *tp, const ptg_remote_t *const *t, int n, void **hdr,
-                                    size_t *len, int32_t *prio)
+/* The header of one activation from instance from for targets t[0 .. n-1] (same tile, from
+ * its flow t[0]->from_flow), malloc'd into *hdr (its length in *len); the highest of their
+ * priorities into *prio. */
+static rill_status_t message_header(ptg_tp_t *tp, const ptg_inst_t *from,
+                                    const ptg_remote_t *const *t, int n, void **hdr, size_t *len,
+                                    int32_t *prio)
 {
     const rill_ptg_program_t *prog = tp->prog;
-    size_t tbytes = 0;
+    size_t tbytes = from_bytes(tp, from->cls);
     for (int k = 0; k < n; k++)
         tbytes += target_bytes(tp, t[k]->cls);
     char *m = malloc(sizeof(ptg_hdr_t) + tbytes);
     if (!m)
         return RILL_ERR_NO_MEMORY;
-    ptg_hdr_t h = { .tp_id = tp->super.id, .ntargets = (uint32_t)n };
+    ptg_hdr_t h = { .tp_id = tp->super.id,
+                    .prog_id = tp->prog_id,
+                    .ntargets = (uint32_t)n,
+                    .from_cls = from->cls,
+                    .from_flow = t[0]->from_flow };
     memcpy(m, &h, sizeof(h));
     char *p = m + sizeof(h);
+    memcpy(p, from->key, from_bytes(tp, from->cls));
+    p += from_bytes(tp, from->cls);
     for (int k = 0; k < n; k++) {
         ptg_target_t tg = { .cls = t[k]->cls, .flow = t[k]->flow };
         size_t pb = sizeof(int64_t) * (size_t)prog->classes[t[k]->cls].nparams;
@@ -170,7 +205,7 @@ static void gsend_start(ptg_tp_t *tp, const rill_ptg_out_t *out, const ptg_remot
 static void gpu_send_group(const rill_ptg_out_t *out, const ptg_remote_t *const *g, int n)
 {
     ptg_tp_t *tp = out->tp;
-    size_t max = rill_rdep_header_max_gpu() - sizeof(ptg_hdr_t);
+    size_t max = rill_rdep_header_max_gpu() - sizeof(ptg_hdr_t) - from_bytes(tp, out->from->cls);
     int first = 0, used = 0;
     size_t bytes = 0;
     for (int e = 0; e <= n; e++) {
@@ -179,7 +214,8 @@ static void gpu_send_group(const rill_ptg_out_t *out, const ptg_remote_t *const 
             void *hdr;
             size_t len;
             int32_t prio = INT32_MIN;
-            rill_status_t s = message_header(tp, g + first, e - first, &hdr, &len, &prio);
+            rill_status_t s =
+                message_header(tp, out->from, g + first, e - first, &hdr, &len, &prio);
             if (s == RILL_SUCCESS)
                 gsend_start(tp, out, g[0], hdr, len, prio, g[used++]->buf);
             else
@@ -316,6 +352,7 @@ void ptg_remote_classes(ptg_tp_t *tp)
                                         .flows = no_flows };
     atomic_init(&tp->gsends, 0);
     atomic_init(&tp->grecvs, 0);
+    tp->prog_id = prog_identity(tp->prog);
 }
 
 void ptg_remote_describe(ptg_tp_t *tp, FILE *out)
@@ -335,7 +372,7 @@ void ptg_remote_describe(ptg_tp_t *tp, FILE *out)
  * most PTG_TARGETS_MAX_BYTES of targets, sent on the engine's channel (the tile inside
  * each, or one copy exposed for their GETs). Counted in sent before they leave
  * (termination). */
-static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
+static void send_group(ptg_tp_t *tp, const ptg_inst_t *from, const ptg_remote_t *const *g, int n)
 {
     const ptg_remote_t *r = g[0];
     int nmsg = 0, first = 0;
@@ -356,8 +393,8 @@ static void send_group(ptg_tp_t *tp, const ptg_remote_t *const *g, int n)
     rill_status_t s = RILL_SUCCESS;
     for (int e = 0; e <= n && s == RILL_SUCCESS; e++) {
         size_t tb = e < n ? target_bytes(tp, g[e]->cls) : 0;
-        if (e == n || (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES)) {
-            s = message_header(tp, g + first, e - first, &hdrs[nmsg], &lens[nmsg], &prio);
+        if (e == n || (e > first && bytes + tb > PTG_TARGETS_MAX_BYTES(tp, from->cls))) {
+            s = message_header(tp, from, g + first, e - first, &hdrs[nmsg], &lens[nmsg], &prio);
             if (s == RILL_SUCCESS)
                 nmsg++;
             first = e;
@@ -411,7 +448,7 @@ void ptg_send_remote(rill_ptg_out_t *out)
         if (r->gpu)
             gpu_send_group(out, group, n);
         else
-            send_group(tp, group, n);
+            send_group(tp, out->from, group, n);
         for (int e = 0; e < n; e++)
             ((ptg_remote_t *)group[e])->dst = -1;
     }
@@ -435,12 +472,16 @@ typedef struct get_arg {
 } get_arg_t;
 
 /* A message's tile is here (inside it, or landed by the GET; buf NULL with a size: lost,
- * the run failed already): deliver it to each target, each taking one of buf's references. */
+ * the run failed already): deliver it to each target, each taking one of buf's references.
+ * targets: the sender's parameters, then the targets (as after the header). */
 static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, const char *targets,
                             ptg_buf_t *buf, bool lost)
 {
     rill_ptg_out_t out = { .tp = tp, .errors = ptg_expr_errors };
-    const char *p = targets;
+    int64_t sender[RILL_PTG_MAX_VARS];
+    memcpy(sender, targets, from_bytes(tp, m->from_cls));
+    ptg_from_t from = { .cls = m->from_cls, .flow = m->from_flow, .params = sender };
+    const char *p = targets + from_bytes(tp, m->from_cls);
     for (uint32_t k = 0; k < m->ntargets; k++) {
         ptg_target_t tg;
         memcpy(&tg, p, sizeof(tg));
@@ -453,7 +494,7 @@ static void activation_land(ptg_tp_t *tp, const ptg_hdr_t *m, uint64_t size, con
         unsigned errs = ptg_expr_errors;
         c->valid(tp->globals, v); /* the locals (a failed expression failed the run) */
         ptg_deliver_local(&out, tg.cls, v, params, tg.flow, buf ? &buf->data : NULL, size, buf,
-                          lost || (size && !buf) || ptg_expr_errors != errs);
+                          lost || (size && !buf) || ptg_expr_errors != errs, &from);
     }
     rill_sched_push(tp->super.ctx, NULL, out.ready, out.nready);
     rill_taskpool_pending_sub(&tp->super, 1); /* the message's hold */
@@ -476,7 +517,10 @@ static void get_done(void *arg, rill_status_t status)
  * (else the sender wrote something this program does not have). */
 static bool targets_valid(const ptg_tp_t *tp, const ptg_hdr_t *m, const char *p, size_t len)
 {
-    size_t used = 0;
+    if (m->from_cls < 0 || m->from_cls >= tp->prog->nclasses || m->from_flow < 0 ||
+        m->from_flow >= tp->prog->classes[m->from_cls].nflows || len < from_bytes(tp, m->from_cls))
+        return false;
+    size_t used = from_bytes(tp, m->from_cls);
     for (uint32_t k = 0; k < m->ntargets; k++) {
         ptg_target_t tg;
         if (len - used < sizeof(tg))
@@ -503,6 +547,17 @@ static void activation_take(ptg_tp_t *tp, int src, const void *msg, size_t len)
         memcpy(&m, in.hdr, sizeof(m));
     const char *targets = ok ? (const char *)in.hdr + sizeof(m) : NULL;
     size_t tsize = ok ? in.hdr_len - sizeof(m) : 0;
+    if (ok && m.prog_id != tp->prog_id) { /* its targets name another's classes */
+        rill_taskpool_fail(&tp->super, RILL_ERR_INVALID_ARG,
+                           "PTG: an activation from rank %d for taskpool %u comes from another "
+                           "program (identity %08x) than the one this taskpool runs (%s, %08x): "
+                           "every rank must create its PTG taskpools in the same order",
+                           src, m.tp_id, m.prog_id, tp->prog->name, tp->prog_id);
+        if (in.gpu) /* its sender waits for this rank's request */
+            rill_rdep_abort(tp->super.ctx, 1);
+        rill_taskpool_pending_sub(&tp->super, 1);
+        return;
+    }
     if (!ok || !targets_valid(tp, &m, targets, tsize)) {
         rill_taskpool_fail(&tp->super, RILL_ERR_COMM,
                            "PTG: a malformed activation from rank %d (%zu bytes, %u targets): "

@@ -48,6 +48,9 @@ typedef struct rill_ptg_class {
     const int *param_var;
     /** Each flow's access: RILL_PTG_READ | RILL_PTG_WRITE (0: a control flow). */
     const uint8_t *flow_mode;
+    /** Each flow's name and the .rill line that declares it (messages). */
+    const char *const *flow_names;
+    const int *flow_lines;
     /** Whether the parameters (set in v) lie in their ranges; fills the locals. */
     int (*valid)(const void *g, int64_t *v);
     /** Call visit(arg, v) for every tuple of the parameters' ranges (locals filled), in
@@ -64,6 +67,14 @@ typedef struct rill_ptg_class {
      * them: this task's flow, the task (class cls, params in its list order). */
     void (*sources)(const void *g, const int64_t *v,
                     void (*visit)(void *arg, int flow, int cls, const int64_t *params), void *arg);
+    /** Whether a delivery to flow flow comes from the task its input names: a flow's input
+     * is the first of its input dependencies whose guard holds (as PaRSEC's JDF). The
+     * sender is task (cls, p: its parameters in list order), its flow from. Returns how
+     * many inputs that dependency gives (1; a control gather: its range's tasks) when the
+     * sender is among them, else 0; want (cap bytes; NULL: not asked) gets what the input
+     * is, for messages ("X P(3) (file.rill:12)"). */
+    int64_t (*takes)(const void *g, const int64_t *v, int flow, int cls, int from, const int64_t *p,
+                     char *want, size_t cap);
     /** Set the data of the flows whose input is a tile of a collection. */
     void (*data_inputs)(const void *g, rill_ptg_task_t *t);
     /** Hand the outputs to their successors and tiles (once the body ran). */
@@ -92,6 +103,7 @@ typedef struct rill_ptg_global {
 
 typedef struct rill_ptg_program {
     const char *name;
+    const char *file; /* the .rill file's name (without its directories), for messages */
     int nclasses;
     const rill_ptg_class_t *classes;
     size_t globals_size;
@@ -119,8 +131,13 @@ RILL_API void rill_ptg_new_tile(rill_ptg_task_t *t, int flow, rill_matrix_t *A, 
                                 int64_t j);
 /** The same of the size of a datum of D (the task's affinity is datum key). */
 RILL_API void rill_ptg_new_datum(rill_ptg_task_t *t, int flow, rill_collection_t *D, uint64_t key);
+/** None of data flow flow's input guards holds (and no '<- NULL' says it may have
+ * nothing): its body would get NULL. Fails the run naming the task, the flow and its .rill
+ * line; the task runs no body. */
+RILL_API void rill_ptg_no_input(rill_ptg_task_t *t, int flow);
 /** An output of the completing task's flow from_flow into tile (i, j) of A: copied there
- * unless the flow's data is that tile already. */
+ * (whole: data of another size fails the run, naming both sizes) unless the flow's data is
+ * that tile already. */
 RILL_API void rill_ptg_write_tile(rill_ptg_out_t *out, rill_matrix_t *A, int64_t i, int64_t j,
                                   int from_flow);
 /** The same into datum key of D. */
@@ -158,12 +175,28 @@ static inline int64_t rill_ptg_div(const void *g, int *bad, int64_t a, int64_t b
 RILL_API int rill_ptg_range(const void *g, int *bad, int64_t lo, int64_t hi, int64_t step,
                             const char *what);
 
+/** The rank of a task whose affinity is tile (i, j) of A (the generated NAME_rank calls it):
+ * a tile outside A is reported (rill_ptg_expr_error: at the creation, which computes every
+ * task's rank, it fails NAME_taskpool_create) naming the class cname, the task's parameters
+ * (params, nparams: list order), where (the affinity as written and its .rill line), the
+ * tile and the valid indices; then -1 is returned and *bad set. */
+RILL_API int rill_ptg_tile_rank(const void *g, int *bad, const rill_matrix_t *A, int64_t i,
+                                int64_t j, const char *cname, const int64_t *params, int nparams,
+                                const char *where);
+/** The same for datum key of the keyed collection D: a rank_of outside 0 .. nranks - 1 is
+ * reported. */
+RILL_API int rill_ptg_datum_rank(const void *g, int *bad, const rill_collection_t *D, uint64_t key,
+                                 const char *cname, const int64_t *params, int nparams,
+                                 const char *where);
+
 /** Create a taskpool that runs prog with these globals (copied): the tasks of this rank
  * without inputs from other tasks start at once. On several ranks every rank creates it,
  * in the same order as its other taskpools, with the same globals (its own matrices);
  * a task's output to a task of another rank travels as an activation message. A range
  * that cannot be enumerated (a step <= 0, an end above INT64_MAX - step) or a division that
- * cannot be computed in the ranges, locals or affinity is RILL_ERR_INVALID_ARG (out of
+ * cannot be computed in the ranges, locals or affinity, or an affinity outside its
+ * collection (a tile outside the matrix, a rank_of outside the ranks) is
+ * RILL_ERR_INVALID_ARG (out of
  * memory: RILL_ERR_NO_MEMORY), with a message naming them: the tasks it started run no
  * body, the taskpool ends and is destroyed, *tp is NULL (docs/ptg.md, "What the run
  * checks"). Main thread. */

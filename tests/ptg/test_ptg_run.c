@@ -32,6 +32,19 @@
  *          the creation fails naming the parameter and the values (no endless loop)
  *   div    run-time division and modulo by 0 and INT64_MIN / -1 in a local, a guard and a
  *          priority: the creation or the run fails naming the expression (no SIGFPE)
+ *   twoin  (1-2 ranks) a flow with two inputs whose guards both hold takes the first (its
+ *          value read exactly); a delivery from the second fails the run naming both sides
+ *   affinity (1-2 ranks) an affinity tile outside the matrix (past its end, 2^32) or a
+ *          keyed rank_of outside the ranks: the creation fails naming task, tile and range
+ *   sizes  a NEW tile of a ragged tile's size written into a full tile: the run fails naming
+ *          the task, the flow and both sizes, and the tile is untouched (no partial copy)
+ *   nullin a READ / RW flow whose input guards are all false fails the run naming it (no
+ *          NULL in the body); ': NULL' written out gives the body NULL, as the docs say
+ *   order  (2 ranks) two programs' taskpools created in opposite orders on the two ranks:
+ *          an activation of one reaching the other's taskpool fails the run saying so
+ *   mismatch (1-2 ranks) deliveries the receiver's input does not name (another task, one
+ *          too many, after it ran): the run fails naming receiver, flow, sender and input;
+ *          a non-affine dependency that agrees runs
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -44,6 +57,7 @@
 #include "rill/rill.h"
 #include "rill_dla.h" /* (dpotrf.rill's globals name rill_dla_t) */
 
+#include "affinity_run.h"
 #include "chain_run.h"
 #include "cycle_run.h"
 #include "div_run.h"
@@ -52,13 +66,19 @@
 #include "gpu_run.h"
 #include "hop_run.h"
 #include "keyed_run.h"
+#include "mismatch_run.h"
 #include "new_run.h"
 #include "noguard_run.h"
 #include "noprod_run.h"
+#include "ordera_run.h"
+#include "orderb_run.h"
+#include "nullin_run.h"
 #include "outside_run.h"
 #include "range_run.h"
+#include "sizes_run.h"
 #include "remote_run.h"
 #include "stencil_run.h"
+#include "twoin_run.h"
 #include "war2_run.h"
 #include "war_run.h"
 #include "dpotrf.h"
@@ -553,6 +573,14 @@ static rill_status_t create_div(rill_taskpool_t **tp, const void *g)
 {
     return div_run_taskpool_create(ctx, g, tp);
 }
+static rill_status_t create_twoin(rill_taskpool_t **tp, const void *g)
+{
+    return twoin_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_mismatch(rill_taskpool_t **tp, const void *g)
+{
+    return mismatch_run_taskpool_create(ctx, g, tp);
+}
 
 #define EXPECT_FAIL(s, log, want)                                                                  \
     do {                                                                                           \
@@ -735,6 +763,288 @@ static int test_war(void)
     return 0;
 }
 
+double twoin_run_seen[8];
+
+/* A flow whose two inputs' guards both hold takes the first (PaRSEC's rule): one input to
+ * wait for, the first's tile; a delivery from the second fails the run on the receivers'
+ * rank (the last), naming both sides. */
+static int test_twoin(void)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx), last = nranks - 1;
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2 * nranks, 2, 2, 1, nranks, &A));
+    twoin_run_globals_t g = { .N = 4, .M = 0, .LAST = last, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(twoin_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int i = 0; me == last && i < 4; i++)
+        CHECK_MSG(twoin_run_seen[i] == 100 + i, "twoin: C(%d) read %g, expected P(%d)'s %d", i,
+                  twoin_run_seen[i], i, 100 + i);
+    g.M = 1; /* Q(i) sends too */
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_twoin, &g, &log, &at_create);
+    if (me == last) {
+        EXPECT_FAIL(s, log, "PTG task C(");
+        EXPECT_FAIL(s, log, "flow X (twoin_run.rill:36): a delivery from Q(");
+        EXPECT_FAIL(s, log, "but its input is X P(");
+        EXPECT_FAIL(s, log, "(twoin_run.rill:36), the first whose guard holds");
+    } else
+        CHECK_MSG(s == RILL_SUCCESS, "twoin: the senders' rank %d failed: %s", me,
+                  log ? log : "(none)");
+    free(log);
+    CHECK_OK(rill_matrix_destroy(&A));
+    if (me == 0)
+        printf("twoin: on %d rank(s), the first input whose guard holds counts; a delivery from "
+               "the second fails the run naming both\n",
+               nranks);
+    return 0;
+}
+
+static rill_status_t create_affinity(rill_taskpool_t **tp, const void *g)
+{
+    return affinity_run_taskpool_create(ctx, g, tp);
+}
+
+/* datum 2 is homed on rank 5, which no run of these tests has */
+static int bad_rank_of(uint64_t key, void *arg)
+{
+    (void)arg;
+    return key == 2 ? 5 : 0;
+}
+
+static int test_affinity(void)
+{
+    int nranks = rill_context_nranks(ctx);
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 8, 2, 2, 2, nranks, 1, &A)); /* 4 x 1 tiles */
+    rill_collection_t *D;
+    CHECK_OK(rill_collection_create(ctx, sizeof(double), bad_rank_of, NULL, &D));
+    affinity_run_globals_t g = { .N = 4, .S = 0, .NK = 2, .A = A, .D = D };
+    rill_taskpool_t *tp;
+    CHECK_OK(affinity_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    static const struct {
+        int n;
+        int64_t s;
+        int nk;
+        const char *want;
+    } cases[] = {
+        { 4, 1, 0,
+          "T(3) has the affinity A(i + S, 0) (affinity_run.rill:15), tile (4, 0), outside the "
+          "4 x 1-tile matrix (tile indices 0..3, 0..0)" },
+        { 1, INT64_C(1) << 32, 0,
+          "T(0) has the affinity A(i + S, 0) (affinity_run.rill:15), tile (4294967296, 0), "
+          "outside" },
+        { 0, 0, 3,
+          "K(2) has the affinity D(i) (affinity_run.rill:23), datum 2, which the collection's "
+          "rank_of maps to rank 5, outside 0.." },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        g = (affinity_run_globals_t){
+            .N = cases[k].n, .S = cases[k].s, .NK = cases[k].nk, .A = A, .D = D
+        };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_affinity, &g, &log, &at_create);
+        CHECK_MSG(at_create, "affinity case %zu: the creation succeeded: %s", k,
+                  log ? log : "(none)");
+        EXPECT_FAIL(s, log, cases[k].want);
+        free(log);
+    }
+    CHECK_OK(rill_collection_destroy(&D));
+    CHECK_OK(rill_matrix_destroy(&A));
+    if (rill_context_rank(ctx) == 0)
+        printf("affinity: on %d rank(s), affinities outside the matrix or the ranks fail the "
+               "creation naming the task and the tile\n",
+               nranks);
+    return 0;
+}
+
+static rill_status_t create_sizes(rill_taskpool_t **tp, const void *g)
+{
+    return sizes_run_taskpool_create(ctx, g, tp);
+}
+
+static int test_sizes(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 5, 4, 4, 4, 1, 1, &A)); /* tile (1, 0) is 1 x 4 */
+    double *t = rill_matrix_tile_ptr(A, 0, 0);
+    for (int e = 0; e < 16; e++)
+        t[e] = -1;
+    sizes_run_globals_t g = { .K = 1, .A = A };
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_sizes, &g, &log, &at_create);
+    EXPECT_FAIL(s, log,
+                "PTG task P(0), flow X (sizes_run.rill:13): its data is 32 bytes, but it is "
+                "written into tile (0, 0) of 128 bytes");
+    free(log);
+    for (int e = 0; e < 16; e++)
+        CHECK_MSG(t[e] == -1, "sizes: element %d of tile (0, 0) is %g: a partial copy", e, t[e]);
+    g.K = 0; /* the same size: copied whole */
+    rill_taskpool_t *tp;
+    CHECK_OK(sizes_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int e = 0; e < 16; e++)
+        CHECK_MSG(t[e] == 7, "sizes: element %d of tile (0, 0) is %g, expected 7", e, t[e]);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("sizes: a tile of 4 doubles written into one of 16 fails the run, the tile "
+           "untouched; one of 16 is copied whole\n");
+    return 0;
+}
+
+static rill_status_t create_nullin(rill_taskpool_t **tp, const void *g)
+{
+    return nullin_run_taskpool_create(ctx, g, tp);
+}
+
+int nullin_run_seen[4];
+
+static int test_nullin(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2, 2, 2, 1, 1, &A));
+    nullin_run_globals_t g = { .N = 3, .M = 0, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(nullin_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(nullin_run_seen[i] == (i == 0 ? 1 : 2), "nullin: D(%d)'s Y was %s", i,
+                  nullin_run_seen[i] == 1 ? "NULL" : "not NULL");
+    g = (nullin_run_globals_t){ .N = 0, .M = 2, .A = A };
+    char *log;
+    bool at_create;
+    rill_status_t s = failing_run(create_nullin, &g, &log, &at_create);
+    EXPECT_FAIL(s, log,
+                "PTG task C(0), flow X (nullin_run.rill:15): none of its input guards holds, so "
+                "its body would get NULL");
+    free(log);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("nullin: an RW flow with no input at run time fails naming it; ': NULL' gives the "
+           "body NULL\n");
+    return 0;
+}
+
+double mismatch_run_seen[16];
+
+static int test_mismatch(void)
+{
+    int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx), last = nranks - 1;
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2 * nranks, 2, 2, 1, nranks, &A));
+    /* a non-affine dependency whose two sides agree: C0(i) reads P0(i - 1)'s value */
+    mismatch_run_globals_t g = { .N0 = 5, .LAST = last, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(mismatch_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int i = 0; me == last && i < 5; i++)
+        CHECK_MSG(mismatch_run_seen[i] == 100 + (i + 4) % 5,
+                  "mismatch: C0(%d) read %g, expected P0(%d)'s %d", i, mismatch_run_seen[i],
+                  (i + 4) % 5, 100 + (i + 4) % 5);
+    static const struct {
+        int n[6];
+        const char *want[3];
+    } cases[] = {
+        { { 0, 4, 0, 0, 0, 0 },
+          { "PTG task C1(0), flow X (mismatch_run.rill:53): a delivery from P1(1) (flow X)",
+            "but its input is X P1(0) (mismatch_run.rill:53)", NULL } },
+        { { 0, 0, 4, 0, 0, 0 },
+          { "flow X (mismatch_run.rill:76): a delivery from P2(", "but its input is X Q2(",
+            NULL } },
+        { { 0, 0, 3, 0, 0, 0 },
+          { "PTG task C2(0), flow X (mismatch_run.rill:76): a delivery from Q2(0) (flow X), "
+            "but its input is X P2(0)",
+            NULL } },
+        { { 0, 0, 0, 4, 0, 0 },
+          { "PTG task C3(1), flow X (mismatch_run.rill:91): a delivery from P3(0) (flow X), "
+            "but its input is X P3(1) (mismatch_run.rill:91)",
+            NULL } },
+        { { 0, 0, 0, 0, 2, 0 },
+          { "PTG task C4(0), flow X (mismatch_run.rill:115): delivery number 2 (one too many) "
+            "from P4(0) (flow X), but its input is X P4(0)",
+            NULL } },
+        { { 0, 0, 0, 0, 0, 2 },
+          { "PTG task C5(1), flow X (mismatch_run.rill:131): a delivery after C5(1) had all its "
+            "inputs (it ran) from P5(1) (flow X), but its input is X P5(1)",
+            NULL } },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        g = (mismatch_run_globals_t){ .N0 = cases[k].n[0],
+                                      .N1 = cases[k].n[1],
+                                      .N2 = cases[k].n[2],
+                                      .N3 = cases[k].n[3],
+                                      .N4 = cases[k].n[4],
+                                      .N5 = cases[k].n[5],
+                                      .LAST = last,
+                                      .A = A };
+        char *log;
+        bool at_create;
+        rill_status_t s = failing_run(create_mismatch, &g, &log, &at_create);
+        CHECK_MSG(!at_create, "mismatch case %zu: the creation failed: %s", k,
+                  log ? log : "(none)");
+        if (me == last)
+            for (int w = 0; w < 3 && cases[k].want[w]; w++)
+                EXPECT_FAIL(s, log, cases[k].want[w]);
+        else
+            CHECK_MSG(s == RILL_SUCCESS, "mismatch case %zu: the senders' rank %d failed: %s", k,
+                      me, log ? log : "(none)");
+        free(log);
+    }
+    CHECK_OK(rill_matrix_destroy(&A));
+    if (me == 0)
+        printf("mismatch: on %d rank(s), deliveries from another task, one too many and after "
+               "the task ran fail the run naming both sides; an agreeing non-affine one runs\n",
+               nranks);
+    return 0;
+}
+
+/* ordera_run's and orderb_run's taskpools (one shape, other names), created in one order on
+ * rank 0 and in the other on rank 1 (the API says: the same order): the activations of one
+ * reach the other's taskpool of that id, and must be refused there, saying so (before, they
+ * were delivered to the other program's classes of the same numbers: the sums mixed). */
+static int test_order(void)
+{
+    if (rill_context_nranks(ctx) != 2) {
+        printf("order: skipped: it needs 2 ranks (this is %d)\n", rill_context_nranks(ctx));
+        return 77;
+    }
+    int me = rill_context_rank(ctx);
+    rill_matrix_t *A, *B;
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &A));
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &B));
+    ordera_run_globals_t ga = { .N = 50, .K = 1, .A = A };
+    orderb_run_globals_t gb = { .N = 50, .K = 1000, .A = B };
+    test_capture_t cap;
+    test_capture_begin(&cap);
+    rill_taskpool_t *ta = NULL, *tb = NULL;
+    if (me == 0) {
+        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+        CHECK_OK(orderb_run_taskpool_create(ctx, &gb, &tb));
+    } else {
+        CHECK_OK(orderb_run_taskpool_create(ctx, &gb, &tb));
+        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+    }
+    rill_status_t sa = rill_taskpool_wait(ta), sb = rill_taskpool_wait(tb);
+    char *log = test_capture_end(&cap);
+    CHECK_MSG(sa != RILL_SUCCESS && sb != RILL_SUCCESS,
+              "order: rank %d's waits returned %s and %s: %s", me, rill_status_string(sa),
+              rill_status_string(sb), log ? log : "(none)");
+    if (me == 1) /* rank 0 sends first: rank 1 receives the other program's activations */
+        CHECK_MSG(log && strstr(log, "comes from another program") &&
+                      strstr(log, "every rank must create its PTG taskpools in the same order"),
+                  "order: the message does not say so: %s", log ? log : "(none)");
+    free(log);
+    CHECK_OK(rill_taskpool_destroy(&ta));
+    CHECK_OK(rill_taskpool_destroy(&tb));
+    CHECK_OK(rill_matrix_destroy(&A));
+    CHECK_OK(rill_matrix_destroy(&B));
+    if (me == 1)
+        printf("order: an activation of another program's taskpool is refused, saying why\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -774,10 +1084,23 @@ int main(int argc, char **argv)
         rc = test_range();
     else if (!strcmp(what, "div"))
         rc = test_div();
+    else if (!strcmp(what, "affinity"))
+        rc = test_affinity();
+    else if (!strcmp(what, "sizes"))
+        rc = test_sizes();
+    else if (!strcmp(what, "nullin"))
+        rc = test_nullin();
+    else if (!strcmp(what, "order"))
+        rc = test_order();
+    else if (!strcmp(what, "twoin"))
+        rc = test_twoin();
+    else if (!strcmp(what, "mismatch"))
+        rc = test_mismatch();
     else {
         fprintf(stderr,
                 "unknown scenario '%s': chain, fan, potrf, guard, hop, "
-                "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div\n",
+                "stencil, expr, remote, new, keyed, gpu, war, noprod, cycle, range, div, twoin, "
+                "mismatch, affinity, sizes, nullin, order\n",
                 what);
         rc = 2;
     }

@@ -6,7 +6,11 @@ file) are refused with exit 2, and generated ones (an expression of 200,000 term
 parentheses) are reported, not a crash; and rillcc never crashes: every prefix of the good files and seeded random byte
 mutations of them end with exit 0 or 1 and a message, never a signal or a hang.
 
-usage: test_rillcc.py RILLCC CORPUS_DIR
+With a C compiler and include directories after them, the C that rillcc writes for a
+program in a directory named 'c*' and a file named 'o"q.rill' compiles (-Werror): the path
+is escaped in the generated comments and #line directives.
+
+usage: test_rillcc.py RILLCC CORPUS_DIR [CC INCLUDE_DIR...]
 """
 import os
 import random
@@ -78,6 +82,59 @@ def special_inputs(rillcc, env, tmp):
     return fails
 
 
+ODD_PATH_PROGRAM = """%{
+static void add_one(double *x) { x[0] += 1; }
+%}
+A [type = "rill_matrix_t *"]
+
+T(i)
+    i = 0 .. 1
+    : A(0, 0)
+    RW X <- A(0, 0)
+         -> A(0, 0)
+BODY
+    add_one(X);
+END
+"""
+
+
+def odd_path(rillcc, env, tmp, cc, includes):
+    """A .rill path holding '*/' (it would close the generated files' first comment) and
+    '"' (it would end #line's string): the generated C compiles with -Werror, and a body's
+    error is reported at the .rill path."""
+    d = os.path.join(tmp, "c*")
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, 'o"q.rill')
+    with open(src, "w") as fh:
+        fh.write(ODD_PATH_PROGRAM)
+    out_c = os.path.join(tmp, "odd.c")
+    p = subprocess.run([rillcc, src, "-o", out_c], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=20, env=env)
+    if p.returncode != 0:
+        print(f"FAIL odd path: rillcc exited {p.returncode}:\n{p.stderr}")
+        return 1
+    flags = ["-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Werror", "-fsyntax-only"]
+    flags += [f"-I{i}" for i in includes]
+    p = subprocess.run([cc] + flags + [out_c], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    if p.returncode != 0:
+        print(f"FAIL odd path: the generated C does not compile:\n{p.stderr[-2000:]}")
+        return 1
+    with open(src, "a") as fh:  # a body that does not compile: reported at the .rill path
+        fh.write("\nU(i)\n    i = 0 .. 1\n    : A(0, 0)\n    RW X <- A(0, 0) -> A(0, 0)\n"
+                 "BODY\n    no_such_call(X);\nEND\n")
+    subprocess.run([rillcc, src, "-o", out_c], env=env, timeout=20, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE)
+    p = subprocess.run([cc] + flags + [out_c], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    if p.returncode == 0 or 'o"q.rill:20' not in p.stderr:
+        print(f"FAIL odd path: a body's error is not reported at the .rill path:\n"
+              f"{p.stderr[-2000:]}")
+        return 1
+    print("a .rill path with '*/' and '\"': the generated C compiles, #line names it")
+    return 0
+
+
 def main():
     rillcc, corpus = sys.argv[1], sys.argv[2]
     env = dict(os.environ)
@@ -109,6 +166,8 @@ def main():
     runs = 0
     with tempfile.TemporaryDirectory() as tmp:
         fails += special_inputs(rillcc, env, tmp)
+        if len(sys.argv) > 3:
+            fails += odd_path(rillcc, env, tmp, sys.argv[3], sys.argv[4:])
         path = os.path.join(tmp, "cut.rill")
         for f in good:
             with open(f, "rb") as fh:

@@ -107,8 +107,105 @@ static cval_t check_expr(const expr_t *e, const tclass_t *c, const def_t *upto, 
 /* A call f(args): f is a C function of the prologue (its value an int64_t), not a name of
  * the program; each argument one value, a global of any type (a collection, a struct: what
  * the function needs to compute the value) or an expression. */
+/* ---------------------------------------------------------------- reserved names
+ *
+ * The generated C declares the globals as a struct's members and, in each body, the
+ * globals, parameters, locals and flows as variables next to its own: G (the globals),
+ * rill_t_ (the task), rill_bytes_FLOW, RILL_BYTES, task (a CUDA body's runtime task), and
+ * the types size_t and int. Its other functions compute the expressions with v (the
+ * variables), a (a target's arguments), n, p, ... and names ending in '_' or lo_N, hi_N,
+ * st_N, ok_aN: a function called in an expression must not be one of those. */
+
+static const char *const c_keywords[] = {
+    "auto",       "break",     "case",           "char",
+    "const",      "continue",  "default",        "do",
+    "double",     "else",      "enum",           "extern",
+    "float",      "for",       "goto",           "if",
+    "inline",     "int",       "long",           "register",
+    "restrict",   "return",    "short",          "signed",
+    "sizeof",     "static",    "struct",         "switch",
+    "typedef",    "union",     "unsigned",       "void",
+    "volatile",   "while",     "_Alignas",       "_Alignof",
+    "_Atomic",    "_Bool",     "_Complex",       "_Generic",
+    "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local",
+    "alignas",    "alignof",   "bool",           "constexpr",
+    "false",      "nullptr",   "static_assert",  "thread_local",
+    "true",       "typeof",    "typeof_unqual",
+};
+
+/* the generated functions' own names, which a called function's name would be hidden by */
+static const char *const gen_locals[] = {
+    "g", "v", "a", "p", "t", "n", "out", "visit", "arg", "want", "cap", "cls", "from", "flow",
+};
+
+/* name_N / name_aN (lo_0, ok_a2): the generated ranges' and arguments' names */
+static bool gen_numbered(const char *s)
+{
+    static const char *const pre[] = { "lo_", "hi_", "st_", "ok_" };
+    for (size_t k = 0; k < sizeof(pre) / sizeof(pre[0]); k++)
+        if (!strncmp(s, pre[k], 3)) {
+            const char *d = s + 3 + (s[3] == 'a');
+            if (!*d)
+                return false;
+            while (*d >= '0' && *d <= '9')
+                d++;
+            return !*d;
+        }
+    return false;
+}
+
+/* Why name, declared as what (a global, a parameter, ..., or a function for a call), cannot
+ * be in the generated C (NULL: it can). cuda: a CUDA body sees it (task is taken there). */
+static const char *reserved_why(const char *name, bool call, bool cuda)
+{
+    for (size_t k = 0; k < sizeof(c_keywords) / sizeof(c_keywords[0]); k++)
+        if (!strcmp(name, c_keywords[k]))
+            return "it is a C keyword";
+    if (!strcmp(name, "G"))
+        return "G is the generated code's pointer to the globals";
+    if (call) {
+        for (size_t k = 0; k < sizeof(gen_locals) / sizeof(gen_locals[0]); k++)
+            if (!strcmp(name, gen_locals[k]))
+                return "the generated functions that compute expressions have a variable of "
+                       "that name, which would hide the function";
+        size_t n = strlen(name);
+        if ((n && name[n - 1] == '_') || gen_numbered(name))
+            return "the generated functions name their variables so (names ending in '_', "
+                   "lo_N, hi_N, st_N, ok_aN)";
+        return NULL;
+    }
+    if (!strncmp(name, "rill_", 5) || !strncmp(name, "RILL_", 5))
+        return "names starting with rill_ or RILL_ are Rill's and the generated code's "
+               "(rill_t_, rill_bytes_FLOW, RILL_BYTES)";
+    if (!strcmp(name, "size_t"))
+        return "a body declares its flows' sizes as size_t";
+    if (cuda && !strcmp(name, "task"))
+        return "a CUDA body sees the runtime's task as task";
+    return NULL;
+}
+
+/* An error when name (declared at loc as what) is reserved. */
+static void check_reserved(loc_t loc, const char *name, const char *what, bool call, bool cuda)
+{
+    const char *why = reserved_why(name, call, cuda);
+    if (why)
+        rillcc_error(loc, "the name '%s' of %s is reserved in the generated C: %s; rename it", name,
+                     what, why);
+}
+
+/* whether class c has a CUDA body (any class, for c NULL) */
+static bool has_cuda(const tclass_t *c)
+{
+    for (const tclass_t *k = c ? c : prog->classes; k; k = c ? NULL : k->next)
+        for (const body_t *b = k->bodies; b; b = b->next)
+            if (b->type && !strcmp(b->type, "CUDA"))
+                return true;
+    return false;
+}
+
 static void check_call(const expr_t *e, const tclass_t *c, const def_t *upto)
 {
+    check_reserved(e->loc, e->text, "a function", true, false);
     if (global_find(e->text) || (c && def_find(c, e->text)))
         rillcc_error(e->loc,
                      "'%s' is a value, not a function: a call f(...) names a C function of the "
@@ -437,6 +534,8 @@ static void check_class(tclass_t *c)
             if (strcmp(e->name, d->name) == 0)
                 rillcc_error(d->loc, "'%s' is defined twice in %s (first at line %d)", d->name,
                              c->name, e->loc.line);
+        check_reserved(d->loc, d->name, d->is_param ? "a parameter" : "a local", false,
+                       has_cuda(c));
         if (!d->is_param && d->hi)
             rillcc_error(d->loc,
                          "'%s' has a range but is not a parameter of %s: add it to %s(...) or "
@@ -483,6 +582,7 @@ static void check_class(tclass_t *c)
             if (strcmp(e->name, f->name) == 0)
                 rillcc_error(f->loc, "flow '%s' of %s is declared twice (first at line %d)",
                              f->name, c->name, e->loc.line);
+        check_reserved(f->loc, f->name, "a flow", false, has_cuda(c));
         /* a body sees globals, parameters, locals and flows under their names */
         if (global_find(f->name))
             rillcc_error(f->loc,
@@ -507,6 +607,12 @@ static void check_class(tclass_t *c)
                          "flow '%s' of %s is %s but has no input: add '<- A(m, n)' (a tile), "
                          "'<- FLOW CLASS(args)' (a task's output) or '<- NEW'",
                          f->name, c->name, flow_kind_name(f->kind));
+        else if (inputs == 0 && f->kind == F_WRITE) /* its body would get NULL */
+            rillcc_error(f->loc,
+                         "flow '%s' of %s is WRITE but has no input, so its body would get "
+                         "NULL: add '<- NEW' (a fresh tile to write), '<- A(m, n)' (the tile "
+                         "it writes) or '<- FLOW CLASS(args)'",
+                         f->name, c->name);
         if (f->kind == F_CTL && f->type)
             rillcc_error(f->loc,
                          "control flow '%s' of %s has a type: it carries no data (a type "
@@ -975,6 +1081,7 @@ int rillcc_check(program_t *p)
                              e->loc.line);
         if (!g->type[0])
             rillcc_error(g->loc, "global '%s' has an empty type", g->name);
+        check_reserved(g->loc, g->name, "a global", false, has_cuda(NULL));
     }
     for (tclass_t *c = p->classes; c; c = c->next) {
         for (tclass_t *e = p->classes; e != c; e = e->next)

@@ -150,20 +150,37 @@ static const char *file_base(void)
     return b ? b + 1 : prog->file;
 }
 
-/* a C string literal of s (the file's name may hold any character) */
-static void c_string(const char *s)
+/* a C string literal of s into f (the file's name may hold any character: a '"' or a '\\'
+ * is escaped, a control or non-ASCII byte written in octal; #line takes such a literal) */
+static void c_string_to(FILE *f, const char *s)
 {
-    fputc('"', out);
+    fputc('"', f);
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
         if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
+            fprintf(f, "\\%c", ch);
         else if (ch < 32 || ch >= 127)
-            fprintf(out, "\\%03o", ch);
+            fprintf(f, "\\%03o", ch);
         else
-            fputc(ch, out);
+            fputc(ch, f);
     }
-    fputc('"', out);
+    fputc('"', f);
+}
+
+static void c_string(const char *s)
+{
+    c_string_to(out, s);
+}
+
+/* s inside a comment into f: a "*" "/" in it (a path 'c*' '/o.rill') would end the comment, so
+ * it is written "*" "\\/" */
+static void comment_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        fputc(*s, f);
+        if (s[0] == '*' && s[1] == '/')
+            fputc('\\', f);
+    }
 }
 
 /* The C of e. Names become v[i] (a parameter or local) or G->name (a global). An integer
@@ -352,7 +369,9 @@ static void gen_body(const tclass_t *c, const body_t *b, const char *kind)
                     "    (void)rill_bytes_%s;\n",
                     f->name, fi, f->name);
         }
-    fprintf(out, "#line %d \"%s\"\n%s\n%s\n", b->code_line, prog->file, b->code, LINE_MARK);
+    fprintf(out, "#line %d ", b->code_line);
+    c_string(prog->file);
+    fprintf(out, "\n%s\n%s\n", b->code, LINE_MARK);
     fprintf(out, "    return RILL_SUCCESS;\n}\n");
 }
 
@@ -372,6 +391,16 @@ static void gen_tables(const tclass_t *c)
                 : f->kind == F_WRITE ? "RILL_PTG_WRITE"
                 : f->kind == F_RW    ? "RILL_PTG_READ | RILL_PTG_WRITE"
                                      : "0");
+    fprintf(out, " };\n");
+    fprintf(out, "static const char *const %s_flow_names[] = {", c->name);
+    for (const flow_t *f = c->flows; f; f = f->next) {
+        fprintf(out, " ");
+        c_string(f->name);
+        fprintf(out, ",");
+    }
+    fprintf(out, " };\nstatic const int %s_flow_lines[] = {", c->name);
+    for (const flow_t *f = c->flows; f; f = f->next)
+        fprintf(out, " %d,", f->loc.line);
     fprintf(out, " };\n\n");
 }
 
@@ -433,63 +462,209 @@ static void gen_enumerate(const tclass_t *c)
     fprintf(out, "    return 0;\n}\n\n");
 }
 
-/* NAME_rank, NAME_ninputs (inputs from tasks: ranges of a control gather count each task) and
- * NAME_sources (the tasks of those inputs, as ninputs counts them). */
+/* ---------------------------------------------------------------- a flow's input
+ *
+ * A flow's input is the first of its input dependencies whose guard holds (as PaRSEC's
+ * JDF): '<- (g) ? T' is taken when g holds, else the next one is tried; '<- (g) ? T : U'
+ * and '<- T' always give one. Every function that looks at inputs (ninputs, sources,
+ * data_inputs, takes) walks the same chain, so they agree on which one it is. */
+
+/* What the chain does for one choice: t the target taken (NULL: no guard holds), fi the
+ * flow's index, ind the indentation. */
+typedef void (*alt_fn)(const tclass_t *c, const flow_t *f, int fi, const target_t *t,
+                       const char *ind);
+
+/* The chain of flow f's inputs (index fi): if (g1) { ... } else if (g2) { ... } else { ... },
+ * each branch written by alt. Nothing for a flow without inputs. */
+static void input_chain(const tclass_t *c, const flow_t *f, int fi, alt_fn alt)
+{
+    bool any = false, open = false;
+    for (const dep_t *d = f->deps; d; d = d->next) {
+        if (d->dir != '<')
+            continue;
+        any = true;
+        if (!d->guard) { /* always: the chain ends */
+            fprintf(out, "    %s{\n", open ? "} else " : "");
+            alt(c, f, fi, d->then, "        ");
+            fprintf(out, "    }\n");
+            return;
+        }
+        fprintf(out, "    %sif (", open ? "} else " : "");
+        expr(d->guard, c);
+        fprintf(out, ") {\n");
+        alt(c, f, fi, d->then, "        ");
+        open = true;
+        if (d->other) { /* one or the other: the chain ends */
+            fprintf(out, "    } else {\n");
+            alt(c, f, fi, d->other, "        ");
+            fprintf(out, "    }\n");
+            return;
+        }
+    }
+    if (!any)
+        return;
+    fprintf(out, "    } else {\n"); /* no guard holds */
+    alt(c, f, fi, NULL, "        ");
+    fprintf(out, "    }\n");
+}
+
+static void alt_count(const tclass_t *c, const flow_t *f, int fi, const target_t *t,
+                      const char *ind)
+{
+    (void)f;
+    (void)fi;
+    if (!t || t->kind != T_TASK)
+        return;
+    open_args(t, c, ind);
+    fprintf(out, "%s        n++;\n%s}\n", ind, ind);
+}
+
+static void alt_visit(const tclass_t *c, const flow_t *f, int fi, const target_t *t,
+                      const char *ind)
+{
+    (void)f;
+    if (!t || t->kind != T_TASK)
+        return;
+    open_args(t, c, ind);
+    fprintf(out, "%s        visit(arg, %d, %d, a);\n%s}\n", ind, fi, class_index(t->name), ind);
+}
+
+/* takes: whether the sender (class cls, flow from, parameters p) is the task the taken input
+ * names (how many inputs that one gives: a gather's range counts each task), and what it
+ * names, into want (for messages) */
+static void alt_takes(const tclass_t *c, const flow_t *f, int fi, const target_t *t,
+                      const char *ind)
+{
+    (void)f;
+    (void)fi;
+    if (!t) {
+        fprintf(out,
+                "%sif (want)\n%s    snprintf(want, cap, \"no input: none of its input guards "
+                "holds\");\n",
+                ind, ind);
+        return;
+    }
+    if (t->kind != T_TASK) {
+        fprintf(out, "%sif (want)\n%s    snprintf(want, cap, \"%%s (%%s:%%d)\", ", ind, ind);
+        c_string(t->kind == T_DATA         ? "a tile or datum of its collection"
+                 : !strcmp(t->name, "NEW") ? "NEW"
+                                           : "NULL (no input)");
+        fprintf(out, ", ");
+        c_string(file_base());
+        fprintf(out, ", %d);\n", t->loc.line);
+        return;
+    }
+    /* its arguments: lo_k .. hi_k (one value: lo_k == hi_k) */
+    int k = 0;
+    for (const arg_t *a = t->args; a; a = a->next, k++) {
+        fprintf(out, "%sconst int64_t lo_%d = ", ind, k);
+        expr(a->lo, c);
+        fprintf(out, ", hi_%d = ", k);
+        expr(a->hi ? a->hi : a->lo, c);
+        fprintf(out, ";\n");
+    }
+    /* "X P(1, 0 .. 3) (file.rill:12)" */
+    fprintf(out, "%sif (want) {\n%s    size_t o_ = (size_t)snprintf(want, cap, \"%%s %%s(\", ", ind,
+            ind);
+    c_string(t->flow);
+    fprintf(out, ", ");
+    c_string(t->name);
+    fprintf(out, ");\n");
+    for (k = 0; k < t->nargs; k++)
+        fprintf(out,
+                "%s    if (o_ < cap)\n%s        o_ += (size_t)(lo_%d == hi_%d ? snprintf(want + "
+                "o_, cap - o_, \"%s%%lld\", (long long)lo_%d) : snprintf(want + o_, cap - o_, "
+                "\"%s%%lld .. %%lld\", (long long)lo_%d, (long long)hi_%d));\n",
+                ind, ind, k, k, k ? ", " : "", k, k ? ", " : "", k, k);
+    fprintf(out, "%s    if (o_ < cap)\n%s        snprintf(want + o_, cap - o_, \") (%%s:%%d)\", ",
+            ind, ind);
+    c_string(file_base());
+    fprintf(out, ", %d);\n%s}\n", t->loc.line, ind);
+    fprintf(out, "%sif (cls != %d || from != %d)\n%s    return 0;\n", ind, class_index(t->name),
+            flow_index(class_at(class_index(t->name)), t->flow), ind);
+    fprintf(out, "%sint64_t n_ = 1;\n", ind);
+    for (k = 0; k < t->nargs; k++)
+        fprintf(out,
+                "%sif (p[%d] < lo_%d || p[%d] > hi_%d)\n%s    return 0;\n"
+                "%sn_ *= hi_%d - lo_%d + 1;\n",
+                ind, k, k, k, k, ind, ind, k, k);
+    fprintf(out, "%sreturn n_;\n", ind);
+}
+
+/* NAME_rank, NAME_ninputs (inputs from tasks: ranges of a control gather count each task),
+ * NAME_sources (the tasks of those inputs, as ninputs counts them) and NAME_takes (whether a
+ * delivery comes from the task its flow's input names). */
 static void gen_graph(const tclass_t *c)
 {
-    /* rank */
+    /* rank: the affinity's, checked (rill_ptg_tile_rank: a tile outside the collection is
+     * reported naming the task) */
     fn_head("int", c, "rank", "const void *g, const int64_t *v");
-    if (global_is_keyed(global_named(c->aff_name))) {
-        fprintf(out, "    (void)v;\n    return rill_collection_rank_of(G->%s, (uint64_t)(",
-                c->aff_name);
+    fprintf(out, "    const int64_t p_[] = {");
+    for (int k = 0; k < c->nparams; k++)
+        fprintf(out, " v[%d],", def_index(c, c->params[k]));
+    fprintf(out, " 0 };\n");
+    bool keyed = global_is_keyed(global_named(c->aff_name));
+    fprintf(out, "    return rill_ptg_%s_rank(G, &bad_, G->%s, ", keyed ? "datum" : "tile",
+            c->aff_name);
+    if (keyed) {
+        fprintf(out, "(uint64_t)(");
         expr(c->aff_args->lo, c);
-        fprintf(out, "));\n}\n\n");
+        fprintf(out, ")");
     } else {
-        fprintf(out, "    (void)v;\n    return rill_matrix_tile_rank(G->%s, (int)(", c->aff_name);
         expr(c->aff_args->lo, c);
-        fprintf(out, "), (int)(");
+        fprintf(out, ", ");
         expr(c->aff_args->next->lo, c);
-        fprintf(out, "));\n}\n\n");
     }
-    /* ninputs: inputs from tasks (ranges of a control gather count each task) */
+    fprintf(out, ", ");
+    c_string(c->name);
+    char where[400], text[300];
+    size_t o = (size_t)snprintf(text, sizeof(text), "%s(", c->aff_name);
+    for (const arg_t *a = c->aff_args; a; a = a->next) {
+        expr_text(a->lo, text, sizeof(text), &o, true);
+        if (o + 1 < sizeof(text))
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", a->next ? ", " : ")");
+    }
+    snprintf(where, sizeof(where), "%s (%s:%d)", text, file_base(), c->aff_loc.line);
+    fprintf(out, ", p_, %d, ", c->nparams);
+    c_string(where);
+    fprintf(out, ");\n}\n\n");
+    /* ninputs: the inputs from tasks, one per flow (a control gather: each task of its
+     * range) */
     fn_head("int", c, "ninputs", "const void *g, const int64_t *v");
     fprintf(out, "    (void)v;\n    int n = 0;\n");
-    for (const flow_t *f = c->flows; f; f = f->next)
-        for (const dep_t *d = f->deps; d; d = d->next) {
-            if (d->dir != '<')
-                continue;
-            const target_t *ts[2] = { d->then, d->other };
-            for (int k = 0; k < 2; k++) {
-                if (!ts[k] || ts[k]->kind != T_TASK)
-                    continue;
-                guard_open(d, c, ts[k]);
-                int loops = open_args(ts[k], c, "        ");
-                fprintf(out, "            n++;\n        }\n    }\n");
-                (void)loops;
-            }
-        }
+    int fi = 0;
+    for (const flow_t *f = c->flows; f; f = f->next, fi++)
+        input_chain(c, f, fi, alt_count);
     fprintf(out, "    return n;\n}\n\n");
     /* sources: the tasks of those inputs, as ninputs counts them */
     fn_head("void", c, "sources",
             "const void *g, const int64_t *v, void (*visit)(void *arg, int flow, int cls, "
             "const int64_t *params), void *arg");
     fprintf(out, "    (void)v;\n    (void)visit;\n    (void)arg;\n");
-    int sfi = 0;
-    for (const flow_t *f = c->flows; f; f = f->next, sfi++)
-        for (const dep_t *d = f->deps; d; d = d->next) {
-            if (d->dir != '<')
-                continue;
-            const target_t *ts[2] = { d->then, d->other };
-            for (int k = 0; k < 2; k++) {
-                if (!ts[k] || ts[k]->kind != T_TASK)
-                    continue;
-                guard_open(d, c, ts[k]);
-                open_args(ts[k], c, "        ");
-                fprintf(out, "            visit(arg, %d, %d, a);\n        }\n    }\n", sfi,
-                        class_index(ts[k]->name));
-            }
-        }
+    fi = 0;
+    for (const flow_t *f = c->flows; f; f = f->next, fi++)
+        input_chain(c, f, fi, alt_visit);
     fprintf(out, "}\n\n");
+    /* takes */
+    fn_head("int64_t", c, "takes",
+            "const void *g, const int64_t *v, int flow, int cls, int from, const int64_t *p, "
+            "char *want, size_t cap");
+    fprintf(out, "    (void)v;\n    (void)cls;\n    (void)from;\n    (void)p;\n");
+    fprintf(out, "    if (want)\n        snprintf(want, cap, \"nothing (no such flow)\");\n"
+                 "    switch (flow) {\n");
+    fi = 0;
+    for (const flow_t *f = c->flows; f; f = f->next, fi++) {
+        fprintf(out, "    case %d: {\n", fi);
+        bool any = false;
+        for (const dep_t *d = f->deps; d; d = d->next)
+            any |= d->dir == '<';
+        if (!any)
+            fprintf(out, "    if (want)\n        snprintf(want, cap, \"no input: the flow has "
+                         "none\");\n");
+        input_chain(c, f, fi, alt_takes);
+        fprintf(out, "    return 0;\n    }\n");
+    }
+    fprintf(out, "    }\n    return 0;\n}\n\n");
 }
 
 /* "        rill_ptg_in_tile(t, 2, G->A, m, n);" or, for a keyed collection, "..._datum(t, 2,
@@ -517,34 +692,29 @@ static void place_call(const char *fn, const char *first, int flow, const char *
     fprintf(out, ");\n");
 }
 
+/* data_inputs: a tile, a datum or NEW (a fresh tile of the affinity tile's size) */
+static void alt_data(const tclass_t *c, const flow_t *f, int fi, const target_t *t, const char *ind)
+{
+    (void)f;
+    (void)ind;
+    if (t && t->kind == T_NONE && !strcmp(t->name, "NEW"))
+        place_call("rill_ptg_new", "t", fi, c->aff_name, c->aff_args, c, -1);
+    else if (t && t->kind == T_DATA)
+        place_call("rill_ptg_in", "t", fi, t->name, t->args, c, -1);
+    else if (!t && f->kind != F_CTL) /* its body would get NULL: '<- NULL' says it may */
+        fprintf(out, "        rill_ptg_no_input(t, %d);\n", fi);
+}
+
 /* NAME_data_inputs (flows whose input is a tile) and NAME_release (outputs to tasks and
  * tiles). */
 static void gen_data(const tclass_t *c)
 {
-    /* data_inputs: flows whose input is a tile */
+    /* data_inputs: flows whose input is a tile or NEW */
     fn_head("void", c, "data_inputs", "const void *g, rill_ptg_task_t *t");
     fprintf(out, "    const int64_t *v = t->v;\n    (void)v;\n");
     int fi = 0;
     for (const flow_t *f = c->flows; f; f = f->next, fi++)
-        for (const dep_t *d = f->deps; d; d = d->next) {
-            if (d->dir != '<')
-                continue;
-            const target_t *ts[2] = { d->then, d->other };
-            for (int k = 0; k < 2; k++) {
-                if (ts[k] && ts[k]->kind == T_NONE && !strcmp(ts[k]->name, "NEW")) {
-                    /* a fresh tile of the affinity tile's size */
-                    guard_open(d, c, ts[k]);
-                    place_call("rill_ptg_new", "t", fi, c->aff_name, c->aff_args, c, -1);
-                    fprintf(out, "    }\n");
-                    continue;
-                }
-                if (!ts[k] || ts[k]->kind != T_DATA)
-                    continue;
-                guard_open(d, c, ts[k]);
-                place_call("rill_ptg_in", "t", fi, ts[k]->name, ts[k]->args, c, -1);
-                fprintf(out, "    }\n");
-            }
-        }
+        input_chain(c, f, fi, alt_data);
     fprintf(out, "}\n\n");
     /* release: outputs to tasks and tiles */
     fn_head("void", c, "release", "const void *g, const rill_ptg_task_t *t, rill_ptg_out_t *out");
@@ -634,38 +804,31 @@ static void gen_class_entry(const tclass_t *c)
         nvars++;
     for (const flow_t *f = c->flows; f; f = f->next)
         nflows++;
+    const char *n = c->name;
     fprintf(out,
-            "    { \"%s\", %d, %d, %d, %s_param_var, %s_flow_mode, %s_valid, %s_enumerate, "
-            "%s_rank, %s_ninputs, %s_sources, %s_data_inputs, %s_release, ",
-            c->name, c->nparams, nvars, nflows, c->name, c->name, c->name, c->name, c->name,
-            c->name, c->name, c->name, c->name);
+            "    { .name = \"%s\", .nparams = %d, .nvars = %d, .nflows = %d,\n"
+            "      .param_var = %s_param_var, .flow_mode = %s_flow_mode,\n"
+            "      .flow_names = %s_flow_names, .flow_lines = %s_flow_lines,\n"
+            "      .valid = %s_valid, .enumerate = %s_enumerate, .rank = %s_rank,\n"
+            "      .ninputs = %s_ninputs, .sources = %s_sources, .takes = %s_takes,\n"
+            "      .data_inputs = %s_data_inputs, .release = %s_release,\n",
+            n, c->nparams, nvars, nflows, n, n, n, n, n, n, n, n, n, n, n, n);
     if (c->priority)
-        fprintf(out, "%s_priority, ", c->name);
-    else
-        fprintf(out, "NULL, ");
+        fprintf(out, "      .priority = %s_priority,\n", n);
     if (c->flops)
-        fprintf(out, "%s_flops, ", c->name);
-    else
-        fprintf(out, "NULL, ");
+        fprintf(out, "      .flops = %s_flops,\n", n);
     if (c->urgent)
-        fprintf(out, "%s_urgent, ", c->name);
-    else
-        fprintf(out, "NULL, ");
+        fprintf(out, "      .urgent = %s_urgent,\n", n);
     bool cpu = false, cuda = false;
     for (const body_t *b = c->bodies; b; b = b->next) {
         cpu |= !b->type;
         cuda |= b->type && !strcmp(b->type, "CUDA");
     }
     if (cpu)
-        fprintf(out, "%s_body_cpu, ", c->name);
-    else
-        fprintf(out, "NULL, ");
+        fprintf(out, "      .body_cpu = %s_body_cpu,\n", n);
     if (cuda)
-        fprintf(out,
-                "\n#if RILL_HAVE_CUDA\n      %s_body_cuda\n#else\n      NULL\n#endif\n    },\n",
-                c->name);
-    else
-        fprintf(out, "NULL },\n");
+        fprintf(out, "#if RILL_HAVE_CUDA\n      .body_cuda = %s_body_cuda,\n#endif\n", n);
+    fprintf(out, "    },\n");
 }
 
 int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_out,
@@ -678,11 +841,23 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
     }
     if (bad)
         return bad;
+    /* a header whose name #include cannot take */
+    if (strpbrk(h_name, "\"\\\n")) {
+        rillcc_error((loc_t){ 1, 1 },
+                     "the generated header's name '%s' holds a '\"', a '\\' or a newline, which "
+                     "#include \"...\" cannot take: name it otherwise (-H)",
+                     h_name);
+        return 1;
+    }
     /* the header */
-    fprintf(h_out, "/* Generated by rillcc from %s: do not edit. */\n", p->file);
+    fprintf(h_out, "/* Generated by rillcc from ");
+    comment_text(h_out, p->file);
+    fprintf(h_out, ": do not edit. */\n");
     fprintf(h_out, "#ifndef RILLCC_%s_H\n#define RILLCC_%s_H\n\n", name, name);
     fprintf(h_out, "#include \"rill/ptg.h\"\n\n");
-    fprintf(h_out, "/** The globals of %s: set them, then %s_taskpool_create. */\n", p->file, name);
+    fprintf(h_out, "/** The globals of ");
+    comment_text(h_out, p->file);
+    fprintf(h_out, ": set them, then %s_taskpool_create. */\n", name);
     fprintf(h_out, "typedef struct %s_globals {\n", name);
     for (const global_t *g = p->globals; g; g = g->next)
         fprintf(h_out, "    %s %s;\n", g->type, g->name);
@@ -690,9 +865,9 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
         fprintf(h_out, "    int unused_;\n");
     fprintf(h_out, "} %s_globals_t;\n\n", name);
     fprintf(h_out, "extern const rill_ptg_program_t %s_program;\n\n", name);
-    fprintf(h_out,
-            "/** A taskpool that runs %s with globals g (copied); then rill_taskpool_wait. */\n",
-            p->file);
+    fprintf(h_out, "/** A taskpool that runs ");
+    comment_text(h_out, p->file);
+    fprintf(h_out, " with globals g (copied); then rill_taskpool_wait. */\n");
     fprintf(h_out,
             "static inline rill_status_t %s_taskpool_create(rill_context_t *ctx, const "
             "%s_globals_t *g,\n        rill_taskpool_t **tp)\n{\n    return "
@@ -706,13 +881,18 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
         rillcc_error((loc_t){ 1, 1 }, "code generation: out of memory");
         return 1;
     }
-    fprintf(out, "/* Generated by rillcc from %s: do not edit. */\n", p->file);
-    fprintf(
-        out,
-        "#include <stddef.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    fprintf(out, "/* Generated by rillcc from ");
+    comment_text(out, p->file);
+    fprintf(out, ": do not edit. */\n");
+    fprintf(out, "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include "
+                 "<stdlib.h>\n#include "
+                 "<string.h>\n\n");
     fprintf(out, "#include \"rill/config.h\" /* RILL_HAVE_CUDA, for the CUDA bodies */\n");
-    if (p->prologue)
-        fprintf(out, "#line %d \"%s\"\n%s\n", p->prologue_loc.line, p->file, p->prologue);
+    if (p->prologue) {
+        fprintf(out, "#line %d ", p->prologue_loc.line);
+        c_string(p->file);
+        fprintf(out, "\n%s\n", p->prologue);
+    }
     fprintf(out, "#include \"%s\"\n", h_name);
     fprintf(out,
             "/* a data flow's bytes, in a body */\n#define RILL_BYTES(flow) (rill_bytes_##flow)\n");
@@ -732,18 +912,22 @@ int rillcc_generate(const program_t *p, const char *name, FILE *c_out, FILE *h_o
             ncoll++;
         }
     fprintf(out, "%s};\n", ncoll ? "\n" : " { NULL, 0, 0 } ");
+    fprintf(out, "\nconst rill_ptg_program_t %s_program = { .name = \"%s\", .file = ", name, name);
+    c_string(file_base());
     fprintf(out,
-            "\nconst rill_ptg_program_t %s_program = { \"%s\", %d, %s_classes, "
-            "sizeof(%s_globals_t), %d, %s_collections };\n",
-            name, name, ci, name, name, ncoll, name);
+            ", .nclasses = %d, .classes = %s_classes, .globals_size = sizeof(%s_globals_t), "
+            ".ncollections = %d, .collections = %s_collections };\n",
+            ci, name, name, ncoll, name);
     fclose(out);
     int line = 1;
     for (char *p = buf; p && *p;) {
         char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
-        if (n == strlen(LINE_MARK) && !strncmp(p, LINE_MARK, n))
-            fprintf(c_out, "#line %d \"%s\"\n", line + 1, c_name ? c_name : "rillcc.c");
-        else
+        if (n == strlen(LINE_MARK) && !strncmp(p, LINE_MARK, n)) {
+            fprintf(c_out, "#line %d ", line + 1);
+            c_string_to(c_out, c_name ? c_name : "rillcc.c");
+            fputc('\n', c_out);
+        } else
             fprintf(c_out, "%.*s\n", (int)n, p);
         line++;
         p = nl ? nl + 1 : p + n;
