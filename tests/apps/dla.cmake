@@ -456,12 +456,14 @@ endif()
 
 # Runs of a path another test covers on another grid shape, or over the other wire between
 # simulated nodes (each wire keeps one DTD and one PTG run, and dposv one), or a distribution
-# another run keeps (3 x 1 by dpotrf, diag by dpotrf on 2 ranks, inverse by PTG on 3 ranks):
+# another run keeps (3 x 1 by dpotrf, diag by dpotrf on 2 ranks, inverse by PTG on 3 ranks;
+# dgesv's interchanges and solves on 2 x 1 and 3 x 1 by dgetrf's and its own 2 x 2):
 # label shape, which the sanitizer suites leave out; the Release suite runs them all
 foreach(t dla_dpotrf_np4_2x2_cyclic dla_dpotrf_np3_3x1_cyclic dla_dposv_np4_skewed
         dla_dposv_np4_2x2_diag dla_dpotrf_nodes_mpi_dtd_np4 dla_dpotrf_nodes_ucx_ptg_np4
         dla_dgemm_nodes_mpi_dtd_np4 dla_dgemm_nodes_ucx_ptg_np4 dla_dposv_nodes_mpi_np4
-        dla_dposv_np3_3x1 dla_dgemm_np3_diag dla_dpotrf_np3_inverse)
+        dla_dposv_np3_3x1 dla_dgemm_np3_diag dla_dpotrf_np3_inverse dla_dgesv_np2_2x1
+        dla_dgesv_np3_3x1)
     if(TEST ${t})
         set_property(TEST ${t} APPEND PROPERTY LABELS shape)
     endif()
