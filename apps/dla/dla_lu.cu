@@ -19,8 +19,8 @@ __global__ static void content_init_kernel(int mp, int *content)
 
 // One thread: the step's interchanges in order (each acts on what the earlier ones left),
 // the pivots in the whole matrix's numbering, the rows that go up, the head.
-__global__ static void record_swaps_kernel(const int *ipl, int kb, int base, int mb,
-                                           int *content, const int *info, int *piv)
+__global__ static void record_swaps_kernel(const int *ipl, int kb, int base, int mb, int *content,
+                                           const int *info, int *piv)
 {
     if (blockIdx.x || threadIdx.x)
         return;
@@ -59,8 +59,8 @@ extern "C" int dla_lu_record_cuda(const int *ipl, int kb, int mp, int base, int 
     content_init_kernel<<<blocks, 256, 0, stream>>>(mp, content);
     record_swaps_kernel<<<1, 1, 0, stream>>>(ipl, kb, base, mb, content, info, piv);
     if (mp > kb)
-        record_down_kernel<<<(unsigned)((mp - kb + 255) / 256), 256, 0, stream>>>(kb, mp, base,
-                                                                                    mb, content, piv);
+        record_down_kernel<<<(unsigned)((mp - kb + 255) / 256), 256, 0, stream>>>(kb, mp, base, mb,
+                                                                                  content, piv);
     return (int)cudaGetLastError();
 }
 
@@ -79,8 +79,8 @@ __global__ static void laswp_top_kernel(const int *piv, int mb, int base, int rk
 extern "C" int dla_lu_laswp_top_cuda(const int *piv, int mb, int base, int rk, int cols, double *T,
                                      double *C, cudaStream_t stream)
 {
-    cudaError_t e = cudaMemcpyAsync(C, T, (size_t)rk * cols * sizeof(double),
-                                    cudaMemcpyDeviceToDevice, stream);
+    cudaError_t e =
+        cudaMemcpyAsync(C, T, (size_t)rk * cols * sizeof(double), cudaMemcpyDeviceToDevice, stream);
     if (e != cudaSuccess || rk <= 0 || cols <= 0)
         return (int)e;
     dim3 grid((unsigned)((mb + 127) / 128), (unsigned)cols);

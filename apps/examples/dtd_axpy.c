@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     rill_context_t *ctx;
     TRY(rill_init(&argc, &argv, &ctx)); /* consumes --mca name value */
-    if (argc > 1) { /* nothing else is an option of this example */
+    if (argc > 1) {                     /* nothing else is an option of this example */
         fprintf(stderr, "usage: %s [--mca name value]...; unknown argument '%s'\n", argv[0],
                 argv[1]);
         rill_fini(&ctx);
