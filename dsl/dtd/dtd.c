@@ -1156,16 +1156,17 @@ static rill_status_t collect_args(const rill_dtd_class_t *cls, va_list *ap, dtd_
     return RILL_SUCCESS;
 }
 
-/* A distributed taskpool's insertion sequence, one task more: its class, priority, the rank
- * that runs it and its arguments (a collection's datum with its home rank) into the hash the
- * ranks compare (dtd_seq). The ranks must agree on where the task runs and where each datum
- * lives as much as on the task itself: a distribution (or a rank_of) that differs between
- * ranks makes each run what it thinks it owns and wait for versions nobody sends. */
-static void seq_hash(dtd_taskpool_t *tp, const rill_dtd_class_t *cls, int32_t priority, int exec,
+/* A distributed taskpool's insertion sequence, one task more: its class, priority and
+ * arguments (a collection's datum with its home rank) into the hash the ranks compare
+ * (dtd_seq). The ranks must agree on where each datum lives as much as on the task itself:
+ * a distribution (or a rank_of) that differs between ranks makes each run what it thinks
+ * it owns and wait for versions nobody sends. (The rank that runs the task follows from
+ * those homes, or is each rank itself for a private datum: not hashed.) */
+static void seq_hash(dtd_taskpool_t *tp, const rill_dtd_class_t *cls, int32_t priority,
                      const dtd_arg_t *args, int nargs)
 {
     uint64_t h = hash_mix(tp->hash, cls->name_hash);
-    h = hash_mix(h, (uint64_t)(uint32_t)priority | (uint64_t)(uint32_t)exec << 32);
+    h = hash_mix(h, (uint64_t)(uint32_t)priority);
     for (int i = 0; i < nargs; i++) {
         h = hash_mix(h,
                      args[i].kind | (uint64_t)args[i].affinity << 8 | (uint64_t)args[i].size << 16);
@@ -1267,7 +1268,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     tp->super.used = true;
     tp->inserted++;
     if (tp->distributed) {
-        seq_hash(tp, cls, priority, exec, args, nargs);
+        seq_hash(tp, cls, priority, args, nargs);
         dtd_seq_record(tp);
         if (dtd_seq_pending())
             dtd_seq_check(tp);

@@ -393,6 +393,14 @@ static rill_status_t count_body(rill_task_t *task)
     return RILL_SUCCESS;
 }
 
+static rill_status_t inc_body(rill_task_t *task)
+{
+    double *counter;
+    rill_dtd_unpack_args(task, &counter);
+    *counter += 1;
+    return RILL_SUCCESS;
+}
+
 static int test_private(rill_context_t *ctx)
 {
     int nranks = rill_context_nranks(ctx), me = rill_context_rank(ctx);
@@ -404,8 +412,9 @@ static int test_private(rill_context_t *ctx)
     if (me == 1)
         CHECK(rill_data_create(ctx, &extra, sizeof(extra), &dextra) == 0);
     CHECK(rill_data_create(ctx, &counter, sizeof(counter), &dcounter) == 0);
-    rill_dtd_class_t *cls;
+    rill_dtd_class_t *cls, *inc;
     CHECK(rill_dtd_class_create(ctx, "count", count_body, &cls) == 0);
+    CHECK(rill_dtd_class_create(ctx, "inc", inc_body, &inc) == 0);
     rill_taskpool_t *tp;
     CHECK(rill_dtd_taskpool_create(ctx, &tp) == 0);
     const int ntasks = 50;
@@ -413,9 +422,13 @@ static int test_private(rill_context_t *ctx)
         CHECK(rill_dtd_insert_task(tp, cls, 0, RILL_DTD_INPUT | RILL_DTD_AFFINITY,
                                    rill_collection_data_of(anchors, (uint64_t)(k % nranks)),
                                    RILL_DTD_INOUT, dcounter, RILL_DTD_ARG_END) == 0);
+    /* a task placed with a private datum runs on every rank (its home is each rank): not a
+     * divergence either */
+    CHECK(rill_dtd_insert_task(tp, inc, 0, RILL_DTD_INOUT | RILL_DTD_AFFINITY, dcounter,
+                               RILL_DTD_ARG_END) == 0);
     CHECK(rill_taskpool_wait(tp) == RILL_SUCCESS);
     rill_taskpool_destroy(&tp);
-    int expect = 0;
+    int expect = 1;
     for (int k = 0; k < ntasks; k++)
         expect += k % nranks == me;
     CHECK_MSG(counter == expect, "rank %d counted %g tasks in its private datum, expected %d", me,
@@ -424,6 +437,7 @@ static int test_private(rill_context_t *ctx)
     if (dextra)
         rill_data_destroy(&dextra);
     rill_dtd_class_destroy(&cls);
+    rill_dtd_class_destroy(&inc);
     rill_collection_destroy(&anchors);
     return 0;
 }
