@@ -1433,7 +1433,10 @@ static void ptg_purge(ptg_tp_t *tp)
  * waves (the collectives match). While a wave's allreduce is under way the main thread
  * keeps running tasks (the comm waiter). Each wave also sums the tasks that wait for
  * inputs (ptg_stuck): at the end, any means they wait forever, and every rank fails (each
- * naming its own).
+ * naming its own). And it sums a 16-bit tag of the taskpool (its id and program) and the
+ * tag's square: the ranks wait for the same taskpool only when n x (sum of squares) =
+ * (sum)^2 (Cauchy-Schwarz: equality iff every rank's tag is the same); else their waves
+ * count different taskpools' messages, which would never balance, and every rank fails.
  */
 static rill_status_t ptg_close(rill_taskpool_t *super)
 {
@@ -1442,18 +1445,33 @@ static rill_status_t ptg_close(rill_taskpool_t *super)
     uint64_t stuck_all;
     if (ctx->nranks > 1) {
         rill_worker_t *w = rill_worker_self();
+        uint32_t x = tp->prog_id ^ (super->id * 0x9e3779b1u);
+        const uint64_t tag = (x ^ x >> 16) & 0xffffu;
         for (int round = 0;; round++) {
-            uint64_t c[2][3];
+            uint64_t c[2][5];
             for (int wave = 0; wave < 2; wave++) {
                 rill_context_wait(w, locally_idle, tp, "PTG: this rank's tasks (termination)",
                                   super);
                 c[wave][0] = atomic_load(&tp->sent);
                 c[wave][1] = atomic_load(&tp->received);
                 c[wave][2] = ptg_stuck(tp);
+                c[wave][3] = tag;
+                c[wave][4] = tag * tag;
                 rill_status_t s =
-                    rill_context_allreduce_u64(ctx, c[wave], c[wave], 3, RILL_COMM_SUM);
+                    rill_context_allreduce_u64(ctx, c[wave], c[wave], 5, RILL_COMM_SUM);
+                if (s == RILL_SUCCESS &&
+                    (uint64_t)ctx->nranks * c[wave][4] != c[wave][3] * c[wave][3])
+                    s = RILL_ERR_MISMATCH;
                 if (s != RILL_SUCCESS) {
-                    rill_taskpool_fail(super, s, "PTG termination: the allreduce failed");
+                    if (s == RILL_ERR_MISMATCH)
+                        rill_taskpool_fail(super, s,
+                                           "PTG %s: the ranks wait for different taskpools "
+                                           "(this rank for taskpool %u): every rank must create "
+                                           "its PTG taskpools, and wait for them, in the same "
+                                           "order",
+                                           tp->prog->name, super->id);
+                    else
+                        rill_taskpool_fail(super, s, "PTG termination: the allreduce failed");
                     ptg_purge(tp);
                     rill_taskpool_pending_sub(super, 1);
                     return s;

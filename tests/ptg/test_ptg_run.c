@@ -1049,6 +1049,50 @@ static int test_order(void)
     return 0;
 }
 
+/* Two programs of other shapes (ordera_run, chain_run) created in opposite orders on 2
+ * ranks, each rank waiting for ordera first: the ranks wait for different taskpools, whose
+ * messages their termination waves would count together for ever (a hang). Every wait
+ * must fail on both ranks, saying why. */
+static int test_order_shape(void)
+{
+    if (rill_context_nranks(ctx) != 2) {
+        printf("order_shape: skipped: it needs 2 ranks (this is %d)\n", rill_context_nranks(ctx));
+        return 77;
+    }
+    int me = rill_context_rank(ctx);
+    rill_matrix_t *A, *B;
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &A));
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &B));
+    ordera_run_globals_t ga = { .N = 50, .K = 1, .A = A };
+    chain_run_globals_t gc = { .N = 20, .A = B };
+    test_capture_t cap;
+    test_capture_begin(&cap);
+    rill_taskpool_t *ta = NULL, *tc = NULL;
+    if (me == 0) {
+        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+        CHECK_OK(chain_run_taskpool_create(ctx, &gc, &tc));
+    } else {
+        CHECK_OK(chain_run_taskpool_create(ctx, &gc, &tc));
+        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+    }
+    rill_status_t sa = rill_taskpool_wait(ta), sc = rill_taskpool_wait(tc);
+    char *log = test_capture_end(&cap);
+    CHECK_MSG(sa != RILL_SUCCESS && sc != RILL_SUCCESS,
+              "order_shape: rank %d's waits returned %s and %s: %s", me, rill_status_string(sa),
+              rill_status_string(sc), log ? log : "(none)");
+    CHECK_MSG(log && strstr(log, "the ranks wait for different taskpools"),
+              "order_shape: rank %d does not say the ranks wait for different taskpools: %s", me,
+              log ? log : "(none)");
+    free(log);
+    CHECK_OK(rill_taskpool_destroy(&ta));
+    CHECK_OK(rill_taskpool_destroy(&tc));
+    CHECK_OK(rill_matrix_destroy(&A));
+    CHECK_OK(rill_matrix_destroy(&B));
+    if (me == 0)
+        printf("order_shape: ranks waiting for different taskpools fail, saying so\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "chain";
@@ -1096,6 +1140,8 @@ int main(int argc, char **argv)
         rc = test_nullin();
     else if (!strcmp(what, "order"))
         rc = test_order();
+    else if (!strcmp(what, "order_shape"))
+        rc = test_order_shape();
     else if (!strcmp(what, "twoin"))
         rc = test_twoin();
     else if (!strcmp(what, "mismatch"))
