@@ -70,7 +70,11 @@ def machine():
 
 
 def commit():
-    """The short hash of the tree measured, '+dirty' when tracked files changed."""
+    """The short hash of the tree measured, '+dirty' when tracked files changed;
+    RILL_BENCH_COMMIT when set (a copy of the tree whose .git is not its own: the GPU
+    machines' copies kept the session's first HEAD)."""
+    if os.environ.get("RILL_BENCH_COMMIT"):
+        return os.environ["RILL_BENCH_COMMIT"]
     head = _capture(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
     dirty = _capture(["git", "status", "--porcelain", "--untracked-files=no"])
     return head + ("+dirty" if dirty else "")

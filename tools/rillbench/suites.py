@@ -90,9 +90,12 @@ def run_dla(bench, a):
 
 
 def add_getrf(p):
-    p.add_argument("--sizes", default="8000", help="matrix orders ('8000')")
-    p.add_argument("--nbs", default="288 400",
-                   help="Rill's tile sizes ('288 400'; N / NB at most 30: its panel is one task)")
+    p.add_argument("--cpu", action="store_true", help="the CPU rows even on a GPU machine")
+    p.add_argument("--sizes", default=None,
+                   help="matrix orders (CPU default '8000'; GPU default '16384 32768')")
+    p.add_argument("--nbs", default=None,
+                   help="Rill's tile sizes (CPU default '288 400', GPU '1024 2048'; N / NB at "
+                        "most 30: its panel is one task)")
     p.add_argument("--scalapack-nbs", default="64 128", help="ScaLAPACK's block sizes ('64 128')")
     p.add_argument("--nruns", type=int, default=3, help="timed runs per call (3)")
 
@@ -102,6 +105,8 @@ def run_getrf(bench, a):
     LAPACKE_dgetrf with 2 threads; 2 processes x 1 core (grids 1 x 2 and 2 x 1, each process
     bound to its core, so Rill's other threads share it) next to ScaLAPACK's pdgetrf on the
     same grids (bench_scalapack_getrf, when ScaLAPACK was found)."""
+    if bench.gpus and not a.cpu:
+        return getrf_gpu(bench, a)
     BIND = ("--bind-to", "core")
     bench.build(["testing_dgetrf"])
     scalapack = True
@@ -112,7 +117,7 @@ def run_getrf(bench, a):
         bench.say(f"  ScaLAPACK left out: {e}")
         scalapack = False
     cases = []
-    for n in a.sizes.split():
+    for n in (a.sizes or "8000").split():
         size = f"N={n}"
         ref1 = "LAPACKE_dgetrf, 2 threads"
         cases.append(tester_case(ref1, "dgetrf", size, ["-N", n, "-c", 2, "--ref", "--nruns",
@@ -132,7 +137,7 @@ def run_getrf(bench, a):
                     vals = parse.tester_runs(r.text) if r.ok else []
                     return {(size, "GFLOP/s"): vals} if vals else {}
                 cases.append(Case(name, run, unit="GFLOP/s", seconds=60))
-        for nb in a.nbs.split():
+        for nb in (a.nbs or "288 400").split():
             common = ["-N", n, "-t", nb, "--nruns", a.nruns]
             cases.append(tester_case(f"rill dgetrf NB={nb}, 1 process x 2 cores", "dgetrf", size,
                                      common + ["-c", 2], scale=1, figure="GFLOP/s",
@@ -142,6 +147,25 @@ def run_getrf(bench, a):
                                          "dgetrf", size, common + pq + dist + ["-c", 1], np=2,
                                          scale=1, figure="GFLOP/s", reference=refs.get(grid, ""),
                                          mpi_extra=BIND))
+    finish(bench, cases)
+
+
+def getrf_gpu(bench, a):
+    """dgetrf on one GPU (its panel on cuSOLVER, gathered in the stream's workspace, which
+    must hold N x NB doubles) next to one cusolverDnDgetrf; tile sizes with N / NB over 30
+    are left out (the panel is one task)."""
+    bench.build(["testing_dgetrf", "bench_gpu_vendor"])
+    cases, runs = [], str(a.nruns)
+    for n in (a.sizes or "16384 32768").split():
+        size, ref = f"N={n}", "cusolverDnDgetrf, 1 GPU"
+        cases.append(vendor_case(ref, size, ["getrf", n, runs]))
+        for nb in (a.nbs or "1024 2048").split():
+            if -(-int(n) // int(nb)) > 30:
+                continue
+            ws = f"{(int(n) * int(nb) * 8 >> 20) + 64}M"
+            cases.append(tester_case(f"rill dgetrf NB={nb}, 1 GPU", "dgetrf", size,
+                                     ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--mca",
+                                      "device_cuda_workspace", ws], reference=ref, env=TIMED))
     finish(bench, cases)
 
 
@@ -736,7 +760,8 @@ def run_ptg(bench, a):
 
 SUITES = {
     "dla": (add_dla, run_dla, "dense linear algebra next to LAPACK / cuSOLVER / cuBLAS"),
-    "getrf": (add_getrf, run_getrf, "LU with partial pivoting next to LAPACKE and ScaLAPACK (CPU)"),
+    "getrf": (add_getrf, run_getrf, "LU with partial pivoting next to LAPACKE and ScaLAPACK (CPU), "
+              "cuSOLVER (GPU)"),
     "scale": (add_scale, run_scale, "dpotrf per GPU as N and the GPUs grow"),
     "four": (add_four, run_four, "4 processes x 1 GPU: dpotrf and dgemm next to cusolverMg"),
     "ab": (add_ab, run_ab, "variants of a tester interleaved (A/B)"),
