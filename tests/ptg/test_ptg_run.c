@@ -81,6 +81,7 @@
 #include "twoin_run.h"
 #include "war2_run.h"
 #include "war_run.h"
+#include "wide_run.h"
 #include "dpotrf.h"
 #include "test_util.h"
 
@@ -1049,6 +1050,26 @@ static int test_order(void)
     return 0;
 }
 
+/* Parameters past int: each task's body sees its own (int64_t). */
+int64_t wide_run_seen[3];
+
+static int test_wide(void)
+{
+    rill_matrix_t *A;
+    CHECK_OK(rill_matrix_create(ctx, 2, 2, 2, 2, 1, 1, &A));
+    const int64_t lo = ((int64_t)1 << 32) + 5;
+    wide_run_globals_t g = { .LO = lo, .A = A };
+    rill_taskpool_t *tp;
+    CHECK_OK(wide_run_taskpool_create(ctx, &g, &tp));
+    run(tp);
+    for (int k = 0; k < 3; k++)
+        CHECK_MSG(wide_run_seen[k] == lo + k, "wide: T(%lld) saw i = %lld", (long long)(lo + k),
+                  (long long)wide_run_seen[k]);
+    CHECK_OK(rill_matrix_destroy(&A));
+    printf("wide: parameters past int reach the bodies whole\n");
+    return 0;
+}
+
 /* Two programs of other shapes (ordera_run, chain_run) created in opposite orders on 2
  * ranks, each rank waiting for ordera first: the ranks wait for different taskpools, whose
  * messages their termination waves would count together for ever (a hang). Every wait
@@ -1142,6 +1163,8 @@ int main(int argc, char **argv)
         rc = test_order();
     else if (!strcmp(what, "order_shape"))
         rc = test_order_shape();
+    else if (!strcmp(what, "wide"))
+        rc = test_wide();
     else if (!strcmp(what, "twoin"))
         rc = test_twoin();
     else if (!strcmp(what, "mismatch"))

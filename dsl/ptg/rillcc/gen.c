@@ -355,8 +355,8 @@ static void gen_body(const tclass_t *c, const body_t *b, const char *kind)
         fprintf(out, "    %s %s = G->%s;\n    (void)%s;\n", g->type, g->name, g->name, g->name);
     int vi = 0;
     for (const def_t *d = c->defs; d; d = d->next, vi++)
-        fprintf(out, "    const int %s = (int)rill_t_->v[%d];\n    (void)%s;\n", d->name, vi,
-                d->name);
+        fprintf(out, "    const int64_t %s = rill_t_->v[%d];\n    (void)%s;\n", d->name, vi,
+                d->name); /* (as the runtime has them: an int cut T(4294967303) to 7) */
     int fi = 0;
     for (const flow_t *f = c->flows; f; f = f->next, fi++)
         if (f->kind != F_CTL) { /* its data as its type says (double * by default), and its
