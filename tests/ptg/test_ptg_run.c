@@ -1008,46 +1008,81 @@ static int test_mismatch(void)
 /* ordera_run's and orderb_run's taskpools (one shape, other names), created in one order on
  * rank 0 and in the other on rank 1 (the API says: the same order): the activations of one
  * reach the other's taskpool of that id, and must be refused there, saying so (before, they
- * were delivered to the other program's classes of the same numbers: the sums mixed). */
-static int test_order(void)
+ * were delivered to the other program's classes of the same numbers: the sums mixed).
+ * order_shape: two programs of other shapes (ordera_run, chain_run), each rank waiting
+ * for ordera first: the ranks wait for different taskpools, whose messages their
+ * termination waves would count together for ever (a hang). Every wait must fail on both
+ * ranks, saying why. */
+static rill_status_t create_ordera(rill_taskpool_t **tp, const void *g)
 {
-    if (rill_context_nranks(ctx) != 2) {
-        printf("order: skipped: it needs 2 ranks (this is %d)\n", rill_context_nranks(ctx));
-        return 77;
-    }
+    return ordera_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_orderb(rill_taskpool_t **tp, const void *g)
+{
+    return orderb_run_taskpool_create(ctx, g, tp);
+}
+static rill_status_t create_chain(rill_taskpool_t **tp, const void *g)
+{
+    return chain_run_taskpool_create(ctx, g, tp);
+}
+
+/* ordera_run on A and a second program (create_b, its globals gb on B) created in opposite
+ * orders on 2 ranks: both waits must fail on both ranks; the rank that checks (check_rank,
+ * -1: every rank) must say want. */
+static int order_run(const char *name, rill_status_t (*create_b)(rill_taskpool_t **, const void *),
+                     void *gb, rill_matrix_t *A, int check_rank, const char *want,
+                     const char *want2)
+{
     int me = rill_context_rank(ctx);
-    rill_matrix_t *A, *B;
-    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &A));
-    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &B));
     ordera_run_globals_t ga = { .N = 50, .K = 1, .A = A };
-    orderb_run_globals_t gb = { .N = 50, .K = 1000, .A = B };
     test_capture_t cap;
     test_capture_begin(&cap);
     rill_taskpool_t *ta = NULL, *tb = NULL;
     if (me == 0) {
-        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
-        CHECK_OK(orderb_run_taskpool_create(ctx, &gb, &tb));
+        CHECK_OK(create_ordera(&ta, &ga));
+        CHECK_OK(create_b(&tb, gb));
     } else {
-        CHECK_OK(orderb_run_taskpool_create(ctx, &gb, &tb));
-        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
+        CHECK_OK(create_b(&tb, gb));
+        CHECK_OK(create_ordera(&ta, &ga));
     }
     rill_status_t sa = rill_taskpool_wait(ta), sb = rill_taskpool_wait(tb);
     char *log = test_capture_end(&cap);
     CHECK_MSG(sa != RILL_SUCCESS && sb != RILL_SUCCESS,
-              "order: rank %d's waits returned %s and %s: %s", me, rill_status_string(sa),
+              "%s: rank %d's waits returned %s and %s: %s", name, me, rill_status_string(sa),
               rill_status_string(sb), log ? log : "(none)");
-    if (me == 1) /* rank 0 sends first: rank 1 receives the other program's activations */
-        CHECK_MSG(log && strstr(log, "comes from another program") &&
-                      strstr(log, "every rank must create its PTG taskpools in the same order"),
-                  "order: the message does not say so: %s", log ? log : "(none)");
+    if (check_rank < 0 || me == check_rank)
+        CHECK_MSG(log && strstr(log, want) && (!want2 || strstr(log, want2)),
+                  "%s: rank %d does not say why: %s", name, me, log ? log : "(none)");
     free(log);
     CHECK_OK(rill_taskpool_destroy(&ta));
     CHECK_OK(rill_taskpool_destroy(&tb));
+    return 0;
+}
+
+static int test_order_both(bool shape)
+{
+    const char *name = shape ? "order_shape" : "order";
+    if (rill_context_nranks(ctx) != 2) {
+        printf("%s: skipped: it needs 2 ranks (this is %d)\n", name, rill_context_nranks(ctx));
+        return 77;
+    }
+    rill_matrix_t *A, *B;
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &A));
+    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &B));
+    orderb_run_globals_t gb = { .N = 50, .K = 1000, .A = B };
+    chain_run_globals_t gc = { .N = 20, .A = B };
+    int rc = shape ? order_run(name, create_chain, &gc, A, -1,
+                               "the ranks wait for different taskpools", NULL)
+                   /* rank 0 sends first: rank 1 receives the other program's activations */
+                   : order_run(name, create_orderb, &gb, A, 1, "comes from another program",
+                               "every rank must create its PTG taskpools in the same order");
     CHECK_OK(rill_matrix_destroy(&A));
     CHECK_OK(rill_matrix_destroy(&B));
-    if (me == 1)
-        printf("order: an activation of another program's taskpool is refused, saying why\n");
-    return 0;
+    if (rc == 0 && rill_context_rank(ctx) == 1)
+        printf("%s: %s\n", name,
+               shape ? "ranks waiting for different taskpools fail, saying so"
+                     : "an activation of another program's taskpool is refused, saying why");
+    return rc;
 }
 
 /* Parameters past int: each task's body sees its own (int64_t). */
@@ -1067,50 +1102,6 @@ static int test_wide(void)
                   (long long)wide_run_seen[k]);
     CHECK_OK(rill_matrix_destroy(&A));
     printf("wide: parameters past int reach the bodies whole\n");
-    return 0;
-}
-
-/* Two programs of other shapes (ordera_run, chain_run) created in opposite orders on 2
- * ranks, each rank waiting for ordera first: the ranks wait for different taskpools, whose
- * messages their termination waves would count together for ever (a hang). Every wait
- * must fail on both ranks, saying why. */
-static int test_order_shape(void)
-{
-    if (rill_context_nranks(ctx) != 2) {
-        printf("order_shape: skipped: it needs 2 ranks (this is %d)\n", rill_context_nranks(ctx));
-        return 77;
-    }
-    int me = rill_context_rank(ctx);
-    rill_matrix_t *A, *B;
-    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &A));
-    CHECK_OK(rill_matrix_create(ctx, 4, 8, 4, 4, 1, 2, &B));
-    ordera_run_globals_t ga = { .N = 50, .K = 1, .A = A };
-    chain_run_globals_t gc = { .N = 20, .A = B };
-    test_capture_t cap;
-    test_capture_begin(&cap);
-    rill_taskpool_t *ta = NULL, *tc = NULL;
-    if (me == 0) {
-        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
-        CHECK_OK(chain_run_taskpool_create(ctx, &gc, &tc));
-    } else {
-        CHECK_OK(chain_run_taskpool_create(ctx, &gc, &tc));
-        CHECK_OK(ordera_run_taskpool_create(ctx, &ga, &ta));
-    }
-    rill_status_t sa = rill_taskpool_wait(ta), sc = rill_taskpool_wait(tc);
-    char *log = test_capture_end(&cap);
-    CHECK_MSG(sa != RILL_SUCCESS && sc != RILL_SUCCESS,
-              "order_shape: rank %d's waits returned %s and %s: %s", me, rill_status_string(sa),
-              rill_status_string(sc), log ? log : "(none)");
-    CHECK_MSG(log && strstr(log, "the ranks wait for different taskpools"),
-              "order_shape: rank %d does not say the ranks wait for different taskpools: %s", me,
-              log ? log : "(none)");
-    free(log);
-    CHECK_OK(rill_taskpool_destroy(&ta));
-    CHECK_OK(rill_taskpool_destroy(&tc));
-    CHECK_OK(rill_matrix_destroy(&A));
-    CHECK_OK(rill_matrix_destroy(&B));
-    if (me == 0)
-        printf("order_shape: ranks waiting for different taskpools fail, saying so\n");
     return 0;
 }
 
@@ -1160,9 +1151,9 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "nullin"))
         rc = test_nullin();
     else if (!strcmp(what, "order"))
-        rc = test_order();
+        rc = test_order_both(false);
     else if (!strcmp(what, "order_shape"))
-        rc = test_order_shape();
+        rc = test_order_both(true);
     else if (!strcmp(what, "wide"))
         rc = test_wide();
     else if (!strcmp(what, "twoin"))
