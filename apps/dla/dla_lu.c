@@ -298,6 +298,20 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
     return s;
 }
 
+/* Step k's pivot record when this rank holds it (the factors F's tile (k, k)): true with *p
+ * its host copy; false when another rank holds it, or out of memory (*s says so). */
+static bool lu_record_mine(const lu_state_t *st, rill_matrix_t *F, int k, int rank, int **p,
+                           rill_status_t *s)
+{
+    if (piv_rank_of((uint64_t)k, F) != rank)
+        return false;
+    rill_data_t *d = rill_collection_data_of(st->piv, (uint64_t)k);
+    *p = d ? rill_data_ptr(d) : NULL;
+    if (!*p)
+        *s = RILL_ERR_NO_MEMORY;
+    return *p != NULL;
+}
+
 /* The pivots and the first zero pivot, from the records, on every rank. */
 static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv, int *info_p)
 {
@@ -312,14 +326,9 @@ static rill_status_t lu_collect(rill_dla_t *dla, const lu_state_t *st, int *ipiv
     int *all = mine + each;
     rill_status_t s = RILL_SUCCESS;
     for (int k = 0; k < mt && s == RILL_SUCCESS; k++) {
-        if (piv_rank_of((uint64_t)k, A) != rank)
+        int *p;
+        if (!lu_record_mine(st, A, k, rank, &p, &s))
             continue;
-        rill_data_t *d = rill_collection_data_of(st->piv, (uint64_t)k);
-        int *p = d ? rill_data_ptr(d) : NULL;
-        if (!p) {
-            s = RILL_ERR_NO_MEMORY;
-            break;
-        }
         memcpy(mine + (size_t)k * mb, piv_ipiv(p), (size_t)p[DLA_PIV_KB] * sizeof(int));
         if (p[DLA_PIV_INFO] > 0 && (mine[n] == 0 || p[DLA_PIV_INFO] < mine[n]))
             mine[n] = p[DLA_PIV_INFO];
@@ -409,14 +418,9 @@ static rill_status_t lu_records_from_ipiv(rill_dla_t *dla, const lu_state_t *st,
     lapack_int *ipl = malloc((size_t)mb * sizeof(lapack_int) + 1);
     rill_status_t s = content && ipl ? RILL_SUCCESS : RILL_ERR_NO_MEMORY;
     for (int k = 0; k < mt && s == RILL_SUCCESS; k++) {
-        if (piv_rank_of((uint64_t)k, F) != rank)
+        int *p;
+        if (!lu_record_mine(st, F, k, rank, &p, &s))
             continue;
-        rill_data_t *d = rill_collection_data_of(st->piv, (uint64_t)k);
-        int *p = d ? rill_data_ptr(d) : NULL;
-        if (!p) {
-            s = RILL_ERR_NO_MEMORY;
-            break;
-        }
         const int base = k * mb, kb = rill_matrix_tile_rows(F, k);
         for (int r = 0; r < kb; r++)
             ipl[r] = ipiv[base + r] - base;
