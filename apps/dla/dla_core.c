@@ -516,6 +516,25 @@ rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel)
     return RILL_SUCCESS;
 }
 
+rill_status_t rill_dla_set_dsl(rill_dla_t *dla, rill_dla_dsl_t dsl)
+{
+    if (!dla || (dsl != RILL_DLA_DSL_DTD && dsl != RILL_DLA_DSL_PTG)) {
+        fprintf(stderr,
+                "[rill dla] error: rill_dla_set_dsl: %d is not a front end (DTD %d, PTG %d)\n",
+                (int)dsl, RILL_DLA_DSL_DTD, RILL_DLA_DSL_PTG);
+        return RILL_ERR_INVALID_ARG;
+    }
+#if !RILL_DLA_HAVE_PTG
+    if (dsl == RILL_DLA_DSL_PTG) {
+        fprintf(stderr, "[rill dla] error: rill_dla_set_dsl: this Rill was built without its "
+                        "PTG compiler (rillcc needs flex and bison): DTD only\n");
+        return RILL_ERR_NOT_SUPPORTED;
+    }
+#endif
+    dla->dsl = dsl;
+    return RILL_SUCCESS;
+}
+
 rill_status_t rill_dla_set_gpu_panel_blocks(rill_dla_t *dla, int trmm_block, int trinv_leaf)
 {
     if (!dla || (trmm_block != 0 && trmm_block < 64) || trinv_leaf < 64) {

@@ -50,6 +50,7 @@ struct rill_dla {
     rill_collection_t *helper; /* one datum of DLA_REDUCE_MAX doubles per rank, key = rank */
     _Atomic int info;          /* first leading minor a POTRF of this rank found, 0: none */
     rill_dla_panel_t panel;    /* how dpotrf solves its panels (rill_dla_set_panel) */
+    rill_dla_dsl_t dsl;        /* dgetrf's front end (rill_dla_set_dsl) */
     /* rill_dla_set_gpu_panel_blocks (read by the CUDA bodies; set before the tasks that
      * read them are inserted, so the insertion orders the write before their reads) */
     int trmm_block, trinv_leaf;
@@ -145,6 +146,31 @@ typedef struct dla_lu_args {
 rill_status_t dla_body_getrf_panel(rill_task_t *task);
 rill_status_t dla_body_laswp_top(rill_task_t *task);
 rill_status_t dla_body_laswp_pair(rill_task_t *task);
+
+/* dgetrf's kernels, for the DTD bodies above and the PTG version's (dgetrf.rill). Tiles are
+ * column-major with ld = their rows; piv is a step's pivot record (above), of a panel whose
+ * first row is base; rows are numbered in the whole matrix. Any thread. */
+/* Copy rows x cols of src (ld lds) to dst (ld ldd). */
+void dla_copy_block(int rows, int cols, const double *src, int lds, double *dst, int ldd);
+/* Factor the mp x kb panel X (ld mp) with LAPACK's dgetrf and write its pivot record piv
+ * (info: the first zero pivot, 0: none). RILL_ERR_NO_MEMORY, or RILL_ERR_INVALID_ARG when
+ * LAPACK refuses an argument. */
+rill_status_t dla_lu_factor(double *X, int mp, int kb, int base, int mb, int *piv);
+/* The interchanges in tile (k, j) (rk x cols, T): copy it to C, then move the rows that stay
+ * within tile k. */
+void dla_lu_swap_top(const int *piv, int base, int mb, int rk, int cols, double *T, double *C);
+/* The rows of the lower tile B (ri x cols, first row lo) that go up into tile k: into row
+ * p of D (ld ldd), the row of tile k they go to; packed, into rows 0, 1, ... in the order
+ * of p (D then holds at most ri rows, for dla_lu_rows_merge). */
+void dla_lu_rows_up(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *D,
+                    int ldd, bool packed);
+/* The packed rows U of lower tile lo (dla_lu_rows_up) into their rows of tile k (T, rk rows). */
+void dla_lu_rows_merge(const int *piv, int mb, int lo, int ri, int cols, const double *U, double *T,
+                       int rk);
+/* The rows of tile k's copy C (rk rows) that go down into the lower tile B (ri rows, first
+ * row lo). */
+void dla_lu_rows_down(const int *piv, int mb, int lo, int ri, int cols, const double *C, int rk,
+                      double *B);
 
 /* Run tp to completion and destroy it; returns the wait's status. */
 rill_status_t dla_wait(rill_taskpool_t **tp_p);

@@ -26,28 +26,23 @@
 #include <string.h>
 
 #include "dla_internal.h"
+#if RILL_DLA_HAVE_PTG
+#include "dgetrf.h" /* dgetrf.rill, compiled by rillcc */
+#endif
 
 #define INSERT(...) rill_dtd_insert_task(__VA_ARGS__, RILL_DTD_ARG_END)
 
-static int *piv_ipiv(int *p)
+/* The parts of a pivot record p (dla_internal.h); writable, as the record's writer needs. */
+static int *piv_part(const int *p, int mb, int part)
 {
-    return p + DLA_PIV_HEAD;
+    return (int *)p + DLA_PIV_HEAD + part * mb;
 }
-static int *piv_up(int *p, int mb)
-{
-    return p + DLA_PIV_HEAD + mb;
-}
-static int *piv_down_dst(int *p, int mb)
-{
-    return p + DLA_PIV_HEAD + 2 * mb;
-}
-static int *piv_down_src(int *p, int mb)
-{
-    return p + DLA_PIV_HEAD + 3 * mb;
-}
+#define piv_ipiv(p)         piv_part(p, 0, 0)
+#define piv_up(p, mb)       piv_part(p, mb, 1)
+#define piv_down_dst(p, mb) piv_part(p, mb, 2)
+#define piv_down_src(p, mb) piv_part(p, mb, 3)
 
-/* Copy rows x cols of column-major src (ld lds) to dst (ld ldd). */
-static void copy_block(int rows, int cols, const double *src, int lds, double *dst, int ldd)
+void dla_copy_block(int rows, int cols, const double *src, int lds, double *dst, int ldd)
 {
     for (int c = 0; c < cols; c++)
         memcpy(dst + (size_t)c * ldd, src + (size_t)c * lds, (size_t)rows * sizeof(double));
@@ -91,38 +86,80 @@ static void piv_record_fill(int *piv, const lapack_int *ipl, int kb, int mp, int
     piv[DLA_PIV_KB] = kb;
 }
 
+rill_status_t dla_lu_factor(double *X, int mp, int kb, int base, int mb, int *piv)
+{
+    lapack_int *ipl = malloc((size_t)kb * sizeof(lapack_int) + 1);
+    int *content = malloc((size_t)mp * sizeof(int) + 1);
+    if (!ipl || !content) {
+        free(ipl);
+        free(content);
+        return RILL_ERR_NO_MEMORY;
+    }
+    lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, mp, kb, X, mp, ipl);
+    piv_record_fill(piv, ipl, kb, mp, base, mb, content);
+    piv[DLA_PIV_INFO] = info > 0 ? base + (int)info : 0;
+    free(ipl);
+    free(content);
+    return info < 0 ? RILL_ERR_INVALID_ARG : RILL_SUCCESS;
+}
+
 /* PANEL(k): args VALUE, the pivot record (OUTPUT, written whole), the panel's tiles
- * (INOUT). */
+ * (INOUT), factored on a contiguous copy. */
 rill_status_t dla_body_getrf_panel(rill_task_t *task)
 {
     const dla_lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     const int mp = a->m - a->k * a->mb, kb = a->rows_k;
     double *buf = malloc((size_t)mp * kb * sizeof(double) + 1);
-    lapack_int *ipl = malloc((size_t)kb * sizeof(lapack_int) + 1);
-    int *content = malloc((size_t)mp * sizeof(int) + 1);
-    if (!buf || !ipl || !content) {
-        free(buf);
-        free(ipl);
-        free(content);
+    if (!buf)
         return RILL_ERR_NO_MEMORY;
-    }
     for (int t = 0; t < a->ntiles; t++) {
         int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
-        copy_block(rows, kb, rill_dtd_arg(task, 2 + t), rows, buf + (size_t)t * a->mb, mp);
+        dla_copy_block(rows, kb, rill_dtd_arg(task, 2 + t), rows, buf + (size_t)t * a->mb, mp);
     }
-    lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, mp, kb, buf, mp, ipl);
+    rill_status_t s = dla_lu_factor(buf, mp, kb, a->k * a->mb, a->mb, piv);
     for (int t = 0; t < a->ntiles; t++) {
         int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
-        copy_block(rows, kb, buf + (size_t)t * a->mb, mp, rill_dtd_arg(task, 2 + t), rows);
+        dla_copy_block(rows, kb, buf + (size_t)t * a->mb, mp, rill_dtd_arg(task, 2 + t), rows);
     }
-    const int base = a->k * a->mb;
-    piv_record_fill(piv, ipl, kb, mp, base, a->mb, content);
-    piv[DLA_PIV_INFO] = info > 0 ? base + (int)info : 0;
     free(buf);
-    free(ipl);
-    free(content);
-    return info < 0 ? RILL_ERR_INVALID_ARG : RILL_SUCCESS;
+    return s;
+}
+
+void dla_lu_swap_top(const int *piv, int base, int mb, int rk, int cols, double *T, double *C)
+{
+    const int *up = piv_up(piv, mb);
+    dla_copy_block(rk, cols, T, rk, C, rk);
+    for (int p = 0; p < piv[DLA_PIV_KB]; p++)
+        if (up[p] != base + p && up[p] >= base && up[p] < base + rk)
+            copy_row(cols, C, rk, up[p] - base, T, rk, p);
+}
+
+void dla_lu_rows_up(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *D,
+                    int ldd, bool packed)
+{
+    const int *up = piv_up(piv, mb);
+    for (int p = 0, c = 0; p < piv[DLA_PIV_KB]; p++)
+        if (up[p] >= lo && up[p] < lo + ri)
+            copy_row(cols, B, ri, up[p] - lo, D, ldd, packed ? c++ : p);
+}
+
+void dla_lu_rows_merge(const int *piv, int mb, int lo, int ri, int cols, const double *U, double *T,
+                       int rk)
+{
+    const int *up = piv_up(piv, mb);
+    for (int p = 0, c = 0; p < piv[DLA_PIV_KB]; p++)
+        if (up[p] >= lo && up[p] < lo + ri)
+            copy_row(cols, U, ri, c++, T, rk, p);
+}
+
+void dla_lu_rows_down(const int *piv, int mb, int lo, int ri, int cols, const double *C, int rk,
+                      double *B)
+{
+    const int *ddst = piv_down_dst(piv, mb), *dsrc = piv_down_src(piv, mb);
+    for (int d = 0; d < piv[DLA_PIV_NDOWN]; d++)
+        if (ddst[d] >= lo && ddst[d] < lo + ri)
+            copy_row(cols, C, rk, dsrc[d], B, ri, ddst[d] - lo);
 }
 
 /* SWAP_TOP(k, j): args VALUE, the pivot record (INPUT), tile (k, j) (INOUT), its copy
@@ -130,14 +167,8 @@ rill_status_t dla_body_getrf_panel(rill_task_t *task)
 rill_status_t dla_body_laswp_top(rill_task_t *task)
 {
     const dla_lu_args_t *a = rill_dtd_arg(task, 0);
-    int *piv = rill_dtd_arg(task, 1);
-    double *T = rill_dtd_arg(task, 2), *C = rill_dtd_arg(task, 3);
-    const int rk = a->rows_k, base = a->k * a->mb;
-    const int *up = piv_up(piv, a->mb);
-    copy_block(rk, a->cols_j, T, rk, C, rk);
-    for (int p = 0; p < piv[DLA_PIV_KB]; p++)
-        if (up[p] != base + p && up[p] >= base && up[p] < base + rk)
-            copy_row(a->cols_j, C, rk, up[p] - base, T, rk, p);
+    dla_lu_swap_top(rill_dtd_arg(task, 1), a->k * a->mb, a->mb, a->rows_k, a->cols_j,
+                    rill_dtd_arg(task, 2), rill_dtd_arg(task, 3));
     return RILL_SUCCESS;
 }
 
@@ -149,22 +180,15 @@ rill_status_t dla_body_laswp_top(rill_task_t *task)
 rill_status_t dla_body_laswp_pair(rill_task_t *task)
 {
     const dla_lu_args_t *a = rill_dtd_arg(task, 0);
-    int *piv = rill_dtd_arg(task, 1);
+    const int *piv = rill_dtd_arg(task, 1);
     const double *C = rill_dtd_arg(task, 2);
     double *T = rill_dtd_arg(task, 3 + a->ntiles);
-    const int rk = a->rows_k;
-    const int *up = piv_up(piv, a->mb), *ddst = piv_down_dst(piv, a->mb);
-    const int *dsrc = piv_down_src(piv, a->mb);
     for (int t = 0; t < a->ntiles; t++) {
         double *B = rill_dtd_arg(task, 3 + t);
         const int i = a->tile_i[t], lo = i * a->mb;
         const int ri = i == a->mt - 1 ? a->m - lo : a->mb;
-        for (int p = 0; p < piv[DLA_PIV_KB]; p++)
-            if (up[p] >= lo && up[p] < lo + ri)
-                copy_row(a->cols_j, B, ri, up[p] - lo, T, rk, p);
-        for (int d = 0; d < piv[DLA_PIV_NDOWN]; d++)
-            if (ddst[d] >= lo && ddst[d] < lo + ri)
-                copy_row(a->cols_j, C, rk, dsrc[d], B, ri, ddst[d] - lo);
+        dla_lu_rows_up(piv, a->mb, lo, ri, a->cols_j, B, T, a->rows_k, false);
+        dla_lu_rows_down(piv, a->mb, lo, ri, a->cols_j, C, a->rows_k, B);
     }
     return RILL_SUCCESS;
 }
@@ -298,6 +322,40 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
     return s;
 }
 
+/* The PTG version (dgetrf.rill): its panels' buffers are NEW data of a collection keyed by
+ * the step, of M x NB doubles on the rank of tile (k, k), which only places and sizes them
+ * (none of its own data is ever made). Where rillcc was not built, rill_dla_set_dsl refused
+ * PTG. */
+static rill_status_t lu_run_ptg(rill_dla_t *dla, const lu_state_t *st)
+{
+#if RILL_DLA_HAVE_PTG
+    rill_matrix_t *A = st->A;
+    rill_collection_t *col = NULL;
+    rill_status_t s = rill_collection_create(
+        dla->ctx, (size_t)rill_matrix_m(A) * rill_matrix_mb(A) * sizeof(double), piv_rank_of, A,
+        &col);
+    if (s != RILL_SUCCESS)
+        return s;
+    dgetrf_globals_t g = { .MT = rill_matrix_mt(A),
+                           .NT = rill_matrix_nt(A),
+                           .MB = rill_matrix_mb(A),
+                           .M = rill_matrix_m(A),
+                           .A = A,
+                           .PIV = st->piv,
+                           .COL = col };
+    rill_taskpool_t *tp = NULL;
+    s = dgetrf_taskpool_create(dla->ctx, &g, &tp);
+    if (s == RILL_SUCCESS)
+        s = dla_wait(&tp);
+    rill_collection_destroy(&col);
+    return s;
+#else
+    (void)dla;
+    (void)st;
+    return RILL_ERR_NOT_SUPPORTED;
+#endif
+}
+
 /* Step k's pivot record when this rank holds it (the factors F's tile (k, k)): true with *p
  * its host copy; false when another rank holds it, or out of memory (*s says so). */
 static bool lu_record_mine(const lu_state_t *st, rill_matrix_t *F, int k, int rank, int **p,
@@ -373,10 +431,10 @@ rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int 
     rill_status_t s = dla_check_tiles("dgetrf", "A", A, rill_matrix_mb(A));
     if (s != RILL_SUCCESS)
         return s;
-    if (mt > RILL_DTD_MAX_ARGS - 2) {
+    if (dla->dsl == RILL_DLA_DSL_DTD && mt > RILL_DTD_MAX_ARGS - 2) {
         fprintf(stderr,
-                "[rill dla] error: dgetrf: A has %d tile rows (N = %d, NB = %d); a panel task "
-                "holds at most %d tiles: take NB >= %d\n",
+                "[rill dla] error: dgetrf: A has %d tile rows (N = %d, NB = %d); a DTD panel "
+                "task holds at most %d tiles: take NB >= %d, or PTG\n",
                 mt, n, rill_matrix_mb(A), RILL_DTD_MAX_ARGS - 2,
                 (n + RILL_DTD_MAX_ARGS - 3) / (RILL_DTD_MAX_ARGS - 2));
         return RILL_ERR_INVALID_ARG;
@@ -385,15 +443,20 @@ rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int 
         return RILL_SUCCESS;
     lu_state_t st = { .A = A };
     rill_taskpool_t *tp = NULL;
-    if ((s = lu_state_open(dla, A, &st)) != RILL_SUCCESS ||
-        (s = rill_dtd_taskpool_create(dla->ctx, &tp)) != RILL_SUCCESS)
+    if ((s = lu_state_open(dla, A, &st)) != RILL_SUCCESS)
         goto out;
-    rill_status_t si = RILL_SUCCESS;
-    for (int k = 0; k < mt && si == RILL_SUCCESS; k++)
-        si = insert_step(dla, tp, &st, k);
-    s = dla_wait(&tp);
-    if (si != RILL_SUCCESS)
-        s = si;
+    if (dla->dsl == RILL_DLA_DSL_PTG) {
+        s = lu_run_ptg(dla, &st);
+    } else {
+        if ((s = rill_dtd_taskpool_create(dla->ctx, &tp)) != RILL_SUCCESS)
+            goto out;
+        rill_status_t si = RILL_SUCCESS;
+        for (int k = 0; k < mt && si == RILL_SUCCESS; k++)
+            si = insert_step(dla, tp, &st, k);
+        s = dla_wait(&tp);
+        if (si != RILL_SUCCESS)
+            s = si;
+    }
     /* (every rank takes part in the collection's allgather) */
     rill_status_t c = lu_collect(dla, &st, ipiv, info_p);
     if (s == RILL_SUCCESS)

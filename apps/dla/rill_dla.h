@@ -66,6 +66,20 @@ rill_status_t rill_dla_set_panel(rill_dla_t *dla, rill_dla_panel_t panel);
  * (auto resolved, the same on every rank). Any thread. */
 rill_dla_panel_t rill_dla_panel(const rill_dla_t *dla);
 
+/** The front end a factorization builds its task graph with. */
+typedef enum rill_dla_dsl {
+    RILL_DLA_DSL_DTD = 0, /**< inserted task by task (rill/dtd.h): the default */
+    /** a parameterized task graph (rill/ptg.h; dgetrf: apps/dla/dgetrf.rill), which every
+     * rank unfolds only where it concerns it */
+    RILL_DLA_DSL_PTG = 1,
+} rill_dla_dsl_t;
+
+/** Choose the front end of later dgetrf and dgesv calls (dpotrf's PTG version is the
+ * tester's, testing_dpotrf --dsl ptg). Every rank must choose the same.
+ * RILL_ERR_INVALID_ARG for an unknown value, RILL_ERR_NOT_SUPPORTED for PTG where Rill was
+ * built without its PTG compiler (rillcc needs flex and bison). Main thread. */
+rill_status_t rill_dla_set_dsl(rill_dla_t *dla, rill_dla_dsl_t dsl);
+
 /** The defaults of rill_dla_set_gpu_panel_blocks. */
 #define RILL_DLA_GPU_TRMM_BLOCK 256
 #define RILL_DLA_GPU_TRINV_LEAF 512
@@ -149,7 +163,8 @@ rill_status_t rill_dla_dpotrf(rill_dla_t *dla, rill_dla_uplo_t uplo, rill_matrix
  * ipiv (n entries on every rank, or NULL) gets the pivots, 1-based, row i interchanged with
  * row ipiv[i]; *info_p the first zero pivot U(info, info) (1-based; 0: none), on every rank,
  * and then the factorization is complete as LAPACK's is (RILL_SUCCESS). A square, with
- * square tiles, at most RILL_DTD_MAX_ARGS - 2 tile rows (the panel is one task). */
+ * square tiles; with DTD (rill_dla_set_dsl) at most RILL_DTD_MAX_ARGS - 2 tile rows (the
+ * panel is one task), with PTG any number. */
 rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int *info_p);
 /** Solve A X = B with the factors and pivots of rill_dla_dgetrf (A and ipiv as it left them;
  * ipiv on every rank): B becomes X. B has A's row tiling (n rows, square tiles of A's

@@ -528,6 +528,8 @@ int dla_testing_init(dla_testing_t *t, int argc, char **argv, const char *name, 
         s = rill_dla_set_panel(t->dla, t->panel);
     if (s == RILL_SUCCESS)
         s = rill_dla_set_gpu_panel_blocks(t->dla, t->trmm_block, t->trinv_leaf);
+    if (s == RILL_SUCCESS) /* (dgetrf's; the dpotrf and dgemm testers create PTG taskpools) */
+        s = rill_dla_set_dsl(t->dla, t->ptg ? RILL_DLA_DSL_PTG : RILL_DLA_DSL_DTD);
     if (s != RILL_SUCCESS) {
         dla_testing_error(t, 1, "cannot create the DLA layer: %s", rill_status_string(s));
         rill_fini(&t->ctx);

@@ -155,7 +155,8 @@ static rill_status_t check_solution(dla_testing_t *t, rill_matrix_t *X, double *
 int main(int argc, char **argv)
 {
     dla_testing_t t;
-    int rc = dla_testing_init(&t, argc, argv, "testing_dgesv", DLA_TESTING_NRHS | DLA_TESTING_KIND);
+    int rc = dla_testing_init(&t, argc, argv, "testing_dgesv",
+                              DLA_TESTING_NRHS | DLA_TESTING_KIND | DLA_TESTING_DSL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* the tiled A and B on every rank; on rank 0 the check's dense A, X, B, or the

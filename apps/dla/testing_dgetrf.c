@@ -143,7 +143,7 @@ static int run_once(dla_testing_t *t, rill_matrix_t *A, int *ipiv, int timed)
 int main(int argc, char **argv)
 {
     dla_testing_t t;
-    int rc = dla_testing_init(&t, argc, argv, "testing_dgetrf", DLA_TESTING_KIND);
+    int rc = dla_testing_init(&t, argc, argv, "testing_dgetrf", DLA_TESTING_KIND | DLA_TESTING_DSL);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* the tiled A on every rank; on rank 0 the check's factors, matrix and workspace, or

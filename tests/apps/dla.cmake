@@ -86,7 +86,7 @@ dla_test(dla_dgetrf_pivot COMMAND testing_dgetrf -N 201 -t 32 --kind pivot -x)
 dla_row_test(dla_dgetrf_singular "^# info 151 \\(LAPACK's on the same matrix: 151\\)$"
     COMMAND testing_dgetrf -N 300 -t 64 --kind singular -x)
 dla_row_test(dla_dgetrf_ref "^ +150 +- +1 +1 .* -$" COMMAND testing_dgetrf -N 150 --ref)
-dla_fail_test(dla_err_dgetrf_panel "a panel task holds at most 30 tiles: take NB >= 14"
+dla_fail_test(dla_err_dgetrf_panel "a DTD panel task holds at most 30 tiles: take NB >= 14, or PTG"
     COMMAND testing_dgetrf -N 400 -t 10)
 # 30 tile rows, the panel's most: a rank's lower tiles of a column go in several SWAP_PAIR
 # tasks (one took 4 + 29 arguments and failed); N = 0 checked (LAPACK refused ld 0)
@@ -230,6 +230,10 @@ if(RILL_HAVE_CUDA)
     set_tests_properties(dla_dgetrf_gpu_singular PROPERTIES
         PASS_REGULAR_EXPRESSION "# info 1001 \\(LAPACK's on the same matrix: 1001\\)")
     dla_gpu_test(dla_dgesv_gpu $<TARGET_FILE:testing_dgesv> -N 3001 -t 512 -g 1 --nrhs 600 -x)
+    if(RILL_HAVE_RILLCC) # the PTG version: GEMM and TRSM on the GPU, the rest on the CPUs
+        dla_gpu_test(dla_dgetrf_gpu_ptg $<TARGET_FILE:testing_dgetrf> -N 3001 -t 512 -g 1
+            --kind pivot -x --dsl ptg)
+    endif()
     # tiles of 1536: the GPU's dtrtri recursion (halves of 768, leaves of 384)
     dla_gpu_test(dla_dpotrf_gpu_recursive $<TARGET_FILE:testing_dpotrf> -N 9500 -t 1536 -g 1
         -x)
@@ -430,6 +434,32 @@ if(RILL_HAVE_RILLCC)
         COMMAND testing_dgemm -N 301 -t 64 --transA T --transB T -g 0 -x --dsl ptg)
     dla_test(dla_dgemm_ptg_k0 COMMAND testing_dgemm -M 100 -N 90 -K 0 -t 32 --beta 0 -g 0 -x --dsl ptg)
     dla_usage_test(dla_err_dsl "option --dsl needs dtd or ptg, not pt" COMMAND testing_dpotrf --dsl pt)
+    # dgetrf and dgesv in PTG (apps/dla/dgetrf.rill): ragged, a matrix that fails without
+    # pivoting over 34 tile rows (above the DTD panel's 30), a singular one (LAPACK's info),
+    # one tile; on 2 x 1, 1 x 2, 3 x 1, 2 x 2 and the diagonal distribution
+    dla_test(dla_dgetrf_ptg COMMAND testing_dgetrf -N 250 -t 64 -x --dsl ptg)
+    dla_test(dla_dgetrf_ptg_pivot34 COMMAND testing_dgetrf -N 500 -t 15 --kind pivot -x --dsl ptg)
+    dla_row_test(dla_dgetrf_ptg_singular "^# info 151 \\(LAPACK's on the same matrix: 151\\)$"
+        COMMAND testing_dgetrf -N 300 -t 64 --kind singular -x --dsl ptg)
+    dla_test(dla_dgetrf_ptg_onetile COMMAND testing_dgetrf -N 50 -t 64 -x --dsl ptg)
+    dla_test(dla_dgesv_ptg COMMAND testing_dgesv -N 250 -t 64 --nrhs 70 --kind pivot -x --dsl ptg)
+    if(RILL_HAVE_MPI)
+        dla_test(dla_dgetrf_ptg_np2_2x1 NP 2 COMMAND testing_dgetrf -N 250 -t 48 -P 2 -Q 1 -c 1
+            --kind pivot -x --dsl ptg)
+        dla_test(dla_dgetrf_ptg_np2_1x2 NP 2 COMMAND testing_dgetrf -N 233 -t 40 -P 1 -Q 2 -c 1
+            -x --dsl ptg)
+        dla_test(dla_dgetrf_ptg_np3_3x1 NP 3 COMMAND testing_dgetrf -N 250 -t 40 -P 3 -Q 1 -c 1
+            --kind singular -x --dsl ptg)
+        dla_test(dla_dgetrf_ptg_np4_2x2 NP 4 COMMAND testing_dgetrf -N 301 -t 30 -P 2 -Q 2 -c 1
+            --kind pivot -x --dsl ptg)
+        dla_test(dla_dgetrf_ptg_np4_diag NP 4 COMMAND testing_dgetrf -N 277 -t 32 -P 4 -Q 1 -c 1
+            --dist diagonal -x --dsl ptg)
+        dla_test(dla_dgesv_ptg_np4_2x2 NP 4 COMMAND testing_dgesv -N 301 -t 40 -P 2 -Q 2 -c 1
+            --nrhs 45 -x --dsl ptg)
+        set_property(TEST dla_dgetrf_ptg_np2_2x1 dla_dgetrf_ptg_np2_1x2 dla_dgetrf_ptg_np3_3x1
+            dla_dgetrf_ptg_np4_2x2 dla_dgetrf_ptg_np4_diag dla_dgesv_ptg_np4_2x2 APPEND PROPERTY
+            LABELS ptg)
+    endif()
     if(RILL_HAVE_MPI) # PTG across ranks: the dpotrf's tiles travel as activations
         add_test(NAME dla_dpotrf_ptg_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2
             $<TARGET_FILE:testing_dpotrf> -N 600 -t 96 -P 2 -Q 1 -g 0 -x --nruns 2 --dsl ptg)

@@ -94,10 +94,17 @@ def add_getrf(p):
     p.add_argument("--sizes", default=None,
                    help="matrix orders (CPU default '8000'; GPU default '16384 32768')")
     p.add_argument("--nbs", default=None,
-                   help="Rill's tile sizes (CPU default '288 400', GPU '1024 2048'; N / NB at "
-                        "most 30: its panel is one task)")
+                   help="Rill's tile sizes (CPU default '288 400', GPU '1024 2048'; with DTD, "
+                        "N / NB at most 30: its panel is one task)")
     p.add_argument("--scalapack-nbs", default="64 128", help="ScaLAPACK's block sizes ('64 128')")
     p.add_argument("--nruns", type=int, default=3, help="timed runs per call (3)")
+    p.add_argument("--dsls", default=None,
+                   help="Rill's front ends (CPU default 'dtd ptg'; GPU 'dtd': the PTG version "
+                        "runs its panel and interchanges on the CPUs)")
+
+
+def getrf_name(nb, dsl, where):
+    return f"rill dgetrf{' PTG' if dsl == 'ptg' else ''} NB={nb}, {where}"
 
 
 def run_getrf(bench, a):
@@ -137,13 +144,14 @@ def run_getrf(bench, a):
                     vals = parse.tester_runs(r.text) if r.ok else []
                     return {(size, "GFLOP/s"): vals} if vals else {}
                 cases.append(Case(name, run, unit="GFLOP/s", seconds=60))
-        for nb in (a.nbs or "288 400").split():
-            common = ["-N", n, "-t", nb, "--nruns", a.nruns]
-            cases.append(tester_case(f"rill dgetrf NB={nb}, 1 process x 2 cores", "dgetrf", size,
+        for nb, dsl in ((nb, d) for nb in (a.nbs or "288 400").split()
+                        for d in (a.dsls or "dtd ptg").split()):
+            common = ["-N", n, "-t", nb, "--nruns", a.nruns, "--dsl", dsl]
+            cases.append(tester_case(getrf_name(nb, dsl, "1 process x 2 cores"), "dgetrf", size,
                                      common + ["-c", 2], scale=1, figure="GFLOP/s",
                                      reference=ref1))
             for grid, pq, dist in grids:
-                cases.append(tester_case(f"rill dgetrf NB={nb}, 2 processes, grid {grid}",
+                cases.append(tester_case(getrf_name(nb, dsl, f"2 processes, grid {grid}"),
                                          "dgetrf", size, common + pq + dist + ["-c", 1], np=2,
                                          scale=1, figure="GFLOP/s", reference=refs.get(grid, ""),
                                          mpi_extra=BIND))
@@ -159,13 +167,15 @@ def getrf_gpu(bench, a):
     for n in (a.sizes or "16384 32768").split():
         size, ref = f"N={n}", "cusolverDnDgetrf, 1 GPU"
         cases.append(vendor_case(ref, size, ["getrf", n, runs]))
-        for nb in (a.nbs or "1024 2048").split():
-            if -(-int(n) // int(nb)) > 30:
+        for nb, dsl in ((nb, d) for nb in (a.nbs or "1024 2048").split()
+                        for d in (a.dsls or "dtd").split()):
+            if dsl == "dtd" and -(-int(n) // int(nb)) > 30:
                 continue
             ws = f"{(int(n) * int(nb) * 8 >> 20) + 64}M"
-            cases.append(tester_case(f"rill dgetrf NB={nb}, 1 GPU", "dgetrf", size,
-                                     ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--mca",
-                                      "device_cuda_workspace", ws], reference=ref, env=TIMED))
+            cases.append(tester_case(getrf_name(nb, dsl, "1 GPU"), "dgetrf", size,
+                                     ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--dsl", dsl,
+                                      "--mca", "device_cuda_workspace", ws], reference=ref,
+                                     env=TIMED))
     finish(bench, cases)
 
 
