@@ -1,9 +1,9 @@
 /* The vendor libraries alone on GPUs, as the reference for Rill's GPU runs: one
- * cusolverDnDpotrf, cusolverDnDgetrf or cublasDgemm call on GPU 0, or one cusolverMgPotrf call over
- * GPUs 0..G-1 (1D block-cyclic column tiles). Inputs are cuRAND uniform doubles (potrf: N added to
- * the diagonal, so the lower triangle read as a symmetric matrix is diagonally dominant, hence
- * positive definite), regenerated before every repetition outside the timed region; one warm-up
- * call is not counted. One line per repetition and a summary line:
+ * cusolverDnDpotrf, cusolverDnDgetrf or cublasDgemm call on GPU 0, or one cusolverMgPotrf or
+ * cusolverMgGetrf call over GPUs 0..G-1 (1D block-cyclic column tiles). Inputs are cuRAND uniform
+ * doubles (potrf: N added to the diagonal, so the lower triangle read as a symmetric matrix is
+ * diagonally dominant, hence positive definite), regenerated before every repetition outside the
+ * timed region; one warm-up call is not counted. One line per repetition and a summary line:
  *
  *   vendor,<op>,N=<N>,gpus=<G>,tile=<T or 0>,rep=<i>,seconds=<s>,tflops=<x>
  *   vendor,<op>,N=<N>,gpus=<G>,tile=<T or 0>,best_tflops=<x>,median_tflops=<y>
@@ -439,7 +439,7 @@ static void enable_peer_access(int ngpus)
  * (seed per GPU, so the same matrix each time) and N is added to the diagonal elements of
  * its columns (one cublasDaxpy per local tile, stride lda + 1). */
 static void fill_spd_mg(int n, int ngpus, int tile, int max_local_tiles, double **A,
-                        curandGenerator_t *gen, cublasHandle_t *bh, double **ones)
+                        curandGenerator_t *gen, cublasHandle_t *bh, double **ones, int spd)
 {
     const double alpha = (double)n;
     const int ntiles = (n + tile - 1) / tile;
@@ -447,7 +447,7 @@ static void fill_spd_mg(int n, int ngpus, int tile, int max_local_tiles, double 
         CUDA_CHECK(cudaSetDevice(g));
         fill_uniform(gen[g], 1000 + (unsigned long long)g, A[g],
                      (size_t)n * (size_t)tile * (size_t)max_local_tiles);
-        for (int k = 0;; k++) {
+        for (int k = 0; spd; k++) {
             int b = g + k * ngpus; /* global column tile */
             if (b >= ntiles)
                 break;
@@ -460,9 +460,12 @@ static void fill_spd_mg(int n, int ngpus, int tile, int max_local_tiles, double 
     sync_all(ngpus);
 }
 
-static void run_mgpotrf(int n, int ngpus, int tile, int reps)
+/* cusolverMgPotrf (lower) or, getrf, cusolverMgGetrf (partial pivoting, on the same
+ * matrix without the diagonal bump: uniform random) over GPUs 0 .. ngpus - 1. */
+static void run_mgfactor(int n, int ngpus, int tile, int reps, int getrf)
 {
-    const double flops = (double)n * (double)n * (double)n / 3.0;
+    const char *op = getrf ? "mggetrf" : "mgpotrf";
+    const double flops = (double)n * (double)n * (double)n / (getrf ? 1.5 : 3.0);
     const int ntiles = (n + tile - 1) / tile;
     const int max_local_tiles = (ntiles + ngpus - 1) / ngpus;
     const size_t local_elems = (size_t)n * (size_t)tile * (size_t)max_local_tiles;
@@ -474,10 +477,11 @@ static void run_mgpotrf(int n, int ngpus, int tile, int reps)
     double **ones = calloc((size_t)ngpus, sizeof(double *));
     void **Av = calloc((size_t)ngpus, sizeof(void *));
     void **workv = calloc((size_t)ngpus, sizeof(void *));
+    int **ipiv = calloc((size_t)ngpus, sizeof(int *)); /* getrf: each GPU's columns' pivots */
     cublasHandle_t *bh = calloc((size_t)ngpus, sizeof(cublasHandle_t));
     curandGenerator_t *gen = calloc((size_t)ngpus, sizeof(curandGenerator_t));
     double *tf = calloc((size_t)reps, sizeof(double));
-    if (!devs || !A || !work || !ones || !Av || !workv || !bh || !gen || !tf) {
+    if (!devs || !A || !work || !ones || !Av || !workv || !ipiv || !bh || !gen || !tf) {
         fprintf(stderr, PROG ": error: out of host memory\n");
         exit(1);
     }
@@ -502,7 +506,7 @@ static void run_mgpotrf(int n, int ngpus, int tile, int reps)
         CURAND_CHECK(curandCreateGenerator(&gen[g], CURAND_RNG_PSEUDO_PHILOX4_32_10));
     }
     char what[128];
-    snprintf(what, sizeof(what), "mgpotrf local columns (%d tiles of N x %d)", max_local_tiles,
+    snprintf(what, sizeof(what), "%s local columns (%d tiles of N x %d)", op, max_local_tiles,
              tile);
     for (int g = 0; g < ngpus; g++)
         need_memory(g, what, local_elems * sizeof(double) + (size_t)tile * sizeof(double));
@@ -511,14 +515,22 @@ static void run_mgpotrf(int n, int ngpus, int tile, int reps)
         CUDA_CHECK(cudaMalloc((void **)&A[g], local_elems * sizeof(double)));
         ones[g] = device_ones(tile);
         Av[g] = A[g];
+        if (getrf) /* (IPIV has A's column tiling: T entries per local column tile) */
+            CUDA_CHECK(cudaMalloc((void **)&ipiv[g],
+                                  (size_t)tile * (size_t)max_local_tiles * sizeof(int)));
     }
 
     int64_t lwork = 0; /* elements per GPU */
     CUDA_CHECK(cudaSetDevice(0));
-    CUSOLVER_CHECK(cusolverMgPotrf_bufferSize(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc,
-                                              CUDA_R_64F, &lwork));
+    if (getrf)
+        CUSOLVER_CHECK(
+            cusolverMgGetrf_bufferSize(mh, n, n, Av, IA, JA, desc, ipiv, CUDA_R_64F, &lwork));
+    else
+        CUSOLVER_CHECK(cusolverMgPotrf_bufferSize(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc,
+                                                  CUDA_R_64F, &lwork));
+    snprintf(what, sizeof(what), "%s workspace", op);
     for (int g = 0; g < ngpus; g++)
-        need_memory(g, "mgpotrf workspace", (size_t)lwork * sizeof(double));
+        need_memory(g, what, (size_t)lwork * sizeof(double));
     for (int g = 0; g < ngpus; g++) {
         CUDA_CHECK(cudaSetDevice(g));
         CUDA_CHECK(cudaMalloc((void **)&work[g], (size_t)(lwork > 0 ? lwork : 1) * sizeof(double)));
@@ -527,31 +539,38 @@ static void run_mgpotrf(int n, int ngpus, int tile, int reps)
     sync_all(ngpus);
 
     for (int r = -1; r < reps; r++) { /* r == -1: the warm-up, not counted */
-        fill_spd_mg(n, ngpus, tile, max_local_tiles, A, gen, bh, ones); /* ends synchronized */
+        /* (ends synchronized) */
+        fill_spd_mg(n, ngpus, tile, max_local_tiles, A, gen, bh, ones, !getrf);
         CUDA_CHECK(cudaSetDevice(0));
         int info = 0;
         double t0 = now_s();
-        CUSOLVER_CHECK(cusolverMgPotrf(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc, CUDA_R_64F,
-                                       workv, lwork, &info));
+        if (getrf)
+            CUSOLVER_CHECK(
+                cusolverMgGetrf(mh, n, n, Av, IA, JA, desc, ipiv, CUDA_R_64F, workv, lwork, &info));
+        else
+            CUSOLVER_CHECK(cusolverMgPotrf(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc,
+                                           CUDA_R_64F, workv, lwork, &info));
         sync_all(ngpus);
         double dt = now_s() - t0;
-        if (info != 0) {
+        if (info < 0 || (info > 0 && !getrf)) { /* (a zero pivot of getrf: a complete LU) */
             fflush(stdout);
-            fprintf(stderr, PROG ": error: cusolverMgPotrf returned info = %d (%s) in %s %d\n",
-                    info, info > 0 ? "leading minor not positive definite" : "bad parameter",
+            fprintf(stderr, PROG ": error: %s returned info = %d (%s) in %s %d\n", op, info,
+                    info > 0 ? "leading minor not positive definite" : "bad parameter",
                     r < 0 ? "the warm-up" : "repetition", r < 0 ? 0 : r + 1);
             exit(1);
         }
         if (r >= 0)
-            print_rep("mgpotrf", n, ngpus, tile, r + 1, dt, flops, &tf[r]);
+            print_rep(op, n, ngpus, tile, r + 1, dt, flops, &tf[r]);
     }
-    print_summary("mgpotrf", n, ngpus, tile, tf, reps);
+    print_summary(op, n, ngpus, tile, tf, reps);
 
     for (int g = 0; g < ngpus; g++) {
         CUDA_CHECK(cudaSetDevice(g));
         CUDA_CHECK(cudaFree(work[g]));
         CUDA_CHECK(cudaFree(ones[g]));
         CUDA_CHECK(cudaFree(A[g]));
+        if (ipiv[g])
+            CUDA_CHECK(cudaFree(ipiv[g]));
         CURAND_CHECK(curandDestroyGenerator(gen[g]));
         CUBLAS_CHECK(cublasDestroy(bh[g]));
     }
@@ -563,6 +582,7 @@ static void run_mgpotrf(int n, int ngpus, int tile, int reps)
     free(gen);
     free(bh);
     free(workv);
+    free(ipiv);
     free(Av);
     free(ones);
     free(work);
@@ -800,6 +820,7 @@ static void usage(FILE *f)
             "       " PROG " gemm N [reps]          cublasDgemm C = A*B + C on GPU 0\n"
             "       " PROG " mgpotrf N G T [reps]   cusolverMgPotrf (lower) on GPUs 0..G-1,\n"
             "                                         column tile T (1D block-cyclic)\n"
+            "       " PROG " mggetrf N G T [reps]   cusolverMgGetrf (partial pivoting), the same\n"
             "       " PROG " tiles NB S [reps]      a tiled Cholesky's tile kernels (potrf, trsm,\n"
             "                                         syrk, gemm) on NB tiles, 16 calls on each\n"
             "                                         of S streams at once: best TFLOP/s\n"
@@ -832,18 +853,18 @@ int main(int argc, char **argv)
             return 0;
         }
     if (argc < 2) {
-        fprintf(stderr, PROG ": error: no operation given (potrf, getrf, gemm, mgpotrf or tiles; "
-                             "see --help)\n");
+        fprintf(stderr,
+                PROG ": error: no operation given (potrf, getrf, gemm, mgpotrf, mggetrf or tiles; "
+                     "see --help)\n");
         return EXIT_USAGE;
     }
     const char *op = argv[1];
-    int mg = !strcmp(op, "mgpotrf"), tiles = !strcmp(op, "tiles");
+    int mg = !strcmp(op, "mgpotrf") || !strcmp(op, "mggetrf"), tiles = !strcmp(op, "tiles");
     if (!mg && !tiles && strcmp(op, "potrf") && strcmp(op, "getrf") && strcmp(op, "gemm")) {
-        fprintf(
-            stderr,
-            PROG
-            ": error: unknown operation '%s' (potrf, getrf, gemm, mgpotrf or tiles; see --help)\n",
-            op);
+        fprintf(stderr,
+                PROG ": error: unknown operation '%s' (potrf, getrf, gemm, mgpotrf, mggetrf or "
+                     "tiles; see --help)\n",
+                op);
         return EXIT_USAGE;
     }
     int n = arg_int(argc, argv, 2, "N", 1, MAX_N);
@@ -878,7 +899,7 @@ int main(int argc, char **argv)
     describe_gpus(ngpus);
 
     if (mg)
-        run_mgpotrf(n, ngpus, tile, reps);
+        run_mgfactor(n, ngpus, tile, reps, !strcmp(op, "mggetrf"));
     else if (tiles)
         run_tiles(n, tile, reps);
     else if (!strcmp(op, "potrf") || !strcmp(op, "getrf"))

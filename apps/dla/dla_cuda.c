@@ -291,31 +291,53 @@ static size_t ws_align(size_t n)
     return (n + 255) & ~(size_t)255;
 }
 
-static rill_status_t cuda_getrf_panel(rill_task_t *task)
+/* cuSOLVER's getrf on the mp x kb panel X (ld mp) and the pivot record from its pivots; its
+ * work array, pivots, info and the record's scratch go into the workspace from byte used
+ * (what the caller keeps there before). */
+static rill_status_t getrf_on(rill_task_t *task, double *X, int mp, int kb, int base, int mb,
+                              int *piv, size_t used)
 {
-    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
-    int *piv = rill_dtd_arg(task, 1);
-    const int mp = a->m - a->k * a->mb, kb = a->rows_k, base = a->k * a->mb;
     cudaStream_t st = rill_cuda_stream(task);
     cusolverDnHandle_t h = rill_cuda_cusolver(task);
     size_t ws_bytes;
     char *ws = rill_cuda_workspace(task, &ws_bytes);
-    double *buf = (double *)ws;
     int lwork = 0;
-    CU_LIB(cusolverDnDgetrf_bufferSize(h, mp, kb, buf, mp, &lwork), CUSOLVER_STATUS_SUCCESS);
-    const size_t off_work = ws_align((size_t)mp * kb * sizeof(double));
-    const size_t off_ints = off_work + ws_align((size_t)lwork * sizeof(double));
+    CU_LIB(cusolverDnDgetrf_bufferSize(h, mp, kb, X, mp, &lwork), CUSOLVER_STATUS_SUCCESS);
+    const size_t off_ints = used + ws_align((size_t)lwork * sizeof(double));
     const size_t need = off_ints + ((size_t)kb + mp + 1) * sizeof(int);
     if (need > ws_bytes) {
         fprintf(stderr,
-                "rill dla: dgetrf's panel of %d x %d on a GPU needs a %zu-byte workspace (the "
-                "panel, cuSOLVER's work, the pivots); device_cuda_workspace is %zu bytes: raise "
-                "it (--mca device_cuda_workspace %zuM) or take a smaller NB\n",
-                mp, kb, need, ws_bytes, (need >> 20) + 1);
+                "rill dla: dgetrf's panel of %d x %d on a GPU needs a %zu-byte workspace (%s"
+                "cuSOLVER's work, the pivots); device_cuda_workspace is %zu bytes: raise it "
+                "(--mca device_cuda_workspace %zuM) or take a smaller NB\n",
+                mp, kb, need, used ? "the panel, " : "", ws_bytes, (need >> 20) + 1);
         return RILL_ERR_NO_MEMORY;
     }
-    double *work = (double *)(ws + off_work);
+    double *work = (double *)(ws + used);
     int *ipl = (int *)(ws + off_ints), *content = ipl + kb, *info = content + mp;
+    CU_LIB(cusolverDnDgetrf(h, mp, kb, X, mp, work, ipl, info), CUSOLVER_STATUS_SUCCESS);
+    CU_RT(dla_lu_record_cuda(ipl, kb, mp, base, mb, content, info, piv, st),
+          "the pivot record's kernels");
+    return RILL_SUCCESS;
+}
+
+static rill_status_t cuda_getrf_panel(rill_task_t *task)
+{
+    const dla_lu_args_t *a = rill_dtd_arg(task, 0);
+    int *piv = rill_dtd_arg(task, 1);
+    const int mp = a->m - a->k * a->mb, kb = a->rows_k;
+    cudaStream_t st = rill_cuda_stream(task);
+    size_t ws_bytes;
+    double *buf = rill_cuda_workspace(task, &ws_bytes);
+    const size_t used = ws_align((size_t)mp * kb * sizeof(double));
+    if (used > ws_bytes) {
+        fprintf(stderr,
+                "rill dla: dgetrf's panel of %d x %d on a GPU is gathered in the workspace: "
+                "device_cuda_workspace is %zu bytes, the panel alone %zu: raise it (--mca "
+                "device_cuda_workspace %zuM) or take a smaller NB\n",
+                mp, kb, ws_bytes, used, (used >> 20) + 2);
+        return RILL_ERR_NO_MEMORY;
+    }
     for (int t = 0; t < a->ntiles; t++) { /* the tiles' rows x kb into the panel's rows */
         const int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
         CU_RT(cudaMemcpy2DAsync(buf + (size_t)t * a->mb, (size_t)mp * sizeof(double),
@@ -324,7 +346,9 @@ static rill_status_t cuda_getrf_panel(rill_task_t *task)
                                 st),
               "gathering dgetrf's panel");
     }
-    CU_LIB(cusolverDnDgetrf(h, mp, kb, buf, mp, work, ipl, info), CUSOLVER_STATUS_SUCCESS);
+    rill_status_t s = getrf_on(task, buf, mp, kb, a->k * a->mb, a->mb, piv, used);
+    if (s != RILL_SUCCESS)
+        return s;
     for (int t = 0; t < a->ntiles; t++) {
         const int rows = t + 1 < a->ntiles ? a->mb : mp - t * a->mb;
         CU_RT(cudaMemcpy2DAsync(rill_dtd_arg(task, 2 + t), (size_t)rows * sizeof(double),
@@ -333,8 +357,49 @@ static rill_status_t cuda_getrf_panel(rill_task_t *task)
                                 st),
               "writing dgetrf's panel back");
     }
-    CU_RT(dla_lu_record_cuda(ipl, kb, mp, base, a->mb, content, info, piv, st),
-          "the pivot record's kernels");
+    return RILL_SUCCESS;
+}
+
+/* ---- the PTG dgetrf's CUDA bodies (dgetrf.rill; dla_internal.h) */
+rill_status_t dla_lu_cuda_copy(rill_task_t *task, int rows, int cols, const double *src, int lds,
+                               double *dst, int ldd)
+{
+    if (rows > 0 && cols > 0)
+        CU_RT(cudaMemcpy2DAsync(dst, (size_t)ldd * sizeof(double), src,
+                                (size_t)lds * sizeof(double), (size_t)rows * sizeof(double),
+                                (size_t)cols, cudaMemcpyDeviceToDevice, rill_cuda_stream(task)),
+              "a copy of dgetrf's panel");
+    return RILL_SUCCESS;
+}
+
+rill_status_t dla_lu_cuda_factor(rill_task_t *task, double *X, int mp, int kb, int base, int mb,
+                                 int *piv)
+{
+    return getrf_on(task, X, mp, kb, base, mb, piv, 0);
+}
+
+rill_status_t dla_lu_cuda_swap_top(rill_task_t *task, const int *piv, int base, int mb, int rk,
+                                   int cols, double *T, double *C)
+{
+    CU_RT(dla_lu_laswp_top_cuda(piv, mb, base, rk, cols, T, C, rill_cuda_stream(task)),
+          "SWAP_TOP's kernel");
+    return RILL_SUCCESS;
+}
+
+rill_status_t dla_lu_cuda_pair(rill_task_t *task, const int *piv, int mb, int lo, int ri, int cols,
+                               double *B, const double *C, int rk, double *U)
+{
+    CU_RT(dla_lu_keep_down_cuda(piv, mb, lo, ri, cols, B, C, rk, U, rill_cuda_stream(task)),
+          "SWAP_PAIR's kernels");
+    return RILL_SUCCESS;
+}
+
+rill_status_t dla_lu_cuda_rows_up(rill_task_t *task, const int *piv, int mb, int lo, int ri,
+                                  int cols, const double *U, double *T, int rk)
+{
+    dla_lu_tiles_t tiles = { .n = 1, .lo = { lo }, .rows = { ri }, .b = { (double *)U } };
+    CU_RT(dla_lu_laswp_up_cuda(piv, mb, rk, cols, &tiles, T, rill_cuda_stream(task)),
+          "SWAP_MERGE's kernel");
     return RILL_SUCCESS;
 }
 

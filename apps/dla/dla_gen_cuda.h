@@ -44,6 +44,15 @@ int dla_lu_laswp_top_cuda(const int *piv, int mb, int base, int rk, int cols, do
  * into them (dla_body_laswp_pair). */
 int dla_lu_laswp_pair_cuda(const int *piv, int mb, int rk, int cols, const dla_lu_tiles_t *tiles,
                            const double *C, double *T, cudaStream_t stream);
+/** Enqueue PTG's SWAP_PAIR (dgetrf.rill): the rows of the lower tile B (ri x cols, first row
+ * lo) that go up, into the same rows of U; then the rows of tile k's copy C (rk rows) that
+ * come down, into B (dla_lu_rows_keep, dla_lu_rows_down). */
+int dla_lu_keep_down_cuda(const int *piv, int mb, int lo, int ri, int cols, double *B,
+                          const double *C, int rk, double *U, cudaStream_t stream);
+/** Enqueue T's rows that come up from the tiles (SWAP_PAIR's first pass alone: PTG's
+ * SWAP_MERGE, from the rows a PAIR kept). */
+int dla_lu_laswp_up_cuda(const int *piv, int mb, int rk, int cols, const dla_lu_tiles_t *tiles,
+                         double *T, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

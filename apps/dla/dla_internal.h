@@ -159,18 +159,32 @@ rill_status_t dla_lu_factor(double *X, int mp, int kb, int base, int mb, int *pi
 /* The interchanges in tile (k, j) (rk x cols, T): copy it to C, then move the rows that stay
  * within tile k. */
 void dla_lu_swap_top(const int *piv, int base, int mb, int rk, int cols, double *T, double *C);
-/* The rows of the lower tile B (ri x cols, first row lo) that go up into tile k: into row
- * p of D (ld ldd), the row of tile k they go to; packed, into rows 0, 1, ... in the order
- * of p (D then holds at most ri rows, for dla_lu_rows_merge). */
-void dla_lu_rows_up(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *D,
-                    int ldd, bool packed);
-/* The packed rows U of lower tile lo (dla_lu_rows_up) into their rows of tile k (T, rk rows). */
-void dla_lu_rows_merge(const int *piv, int mb, int lo, int ri, int cols, const double *U, double *T,
-                       int rk);
+/* The rows of the lower tile B (ri x cols, first row lo) that go up into tile k, into their
+ * rows of T (tile k, rk rows). */
+void dla_lu_rows_up(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *T,
+                    int rk);
+/* The same rows of B into the same rows of U (ri rows; the others are left alone), which
+ * dla_lu_rows_up then takes as the lower tile: PTG's PAIR keeps them there, so that its
+ * writes into B (dla_lu_rows_down) can go first and another task, MERGE, moves them up. */
+void dla_lu_rows_keep(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *U);
 /* The rows of tile k's copy C (rk rows) that go down into the lower tile B (ri rows, first
  * row lo). */
 void dla_lu_rows_down(const int *piv, int mb, int lo, int ri, int cols, const double *C, int rk,
                       double *B);
+
+/* The PTG dgetrf's CUDA bodies (dla_cuda.c; built with CUDA): the kernels above on the
+ * GPU, enqueued on task's stream; PANEL factors X in place with cuSOLVER (its work and
+ * pivots in the stream's workspace) and makes the record with dla_lu.cu's kernels. */
+rill_status_t dla_lu_cuda_copy(rill_task_t *task, int rows, int cols, const double *src, int lds,
+                               double *dst, int ldd);
+rill_status_t dla_lu_cuda_factor(rill_task_t *task, double *X, int mp, int kb, int base, int mb,
+                                 int *piv);
+rill_status_t dla_lu_cuda_swap_top(rill_task_t *task, const int *piv, int base, int mb, int rk,
+                                   int cols, double *T, double *C);
+rill_status_t dla_lu_cuda_pair(rill_task_t *task, const int *piv, int mb, int lo, int ri, int cols,
+                               double *B, const double *C, int rk, double *U);
+rill_status_t dla_lu_cuda_rows_up(rill_task_t *task, const int *piv, int mb, int lo, int ri,
+                                  int cols, const double *U, double *T, int rk);
 
 /* Run tp to completion and destroy it; returns the wait's status. */
 rill_status_t dla_wait(rill_taskpool_t **tp_p);

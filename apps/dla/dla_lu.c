@@ -135,22 +135,21 @@ void dla_lu_swap_top(const int *piv, int base, int mb, int rk, int cols, double 
             copy_row(cols, C, rk, up[p] - base, T, rk, p);
 }
 
-void dla_lu_rows_up(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *D,
-                    int ldd, bool packed)
+void dla_lu_rows_up(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *T,
+                    int rk)
 {
     const int *up = piv_up(piv, mb);
-    for (int p = 0, c = 0; p < piv[DLA_PIV_KB]; p++)
+    for (int p = 0; p < piv[DLA_PIV_KB]; p++)
         if (up[p] >= lo && up[p] < lo + ri)
-            copy_row(cols, B, ri, up[p] - lo, D, ldd, packed ? c++ : p);
+            copy_row(cols, B, ri, up[p] - lo, T, rk, p);
 }
 
-void dla_lu_rows_merge(const int *piv, int mb, int lo, int ri, int cols, const double *U, double *T,
-                       int rk)
+void dla_lu_rows_keep(const int *piv, int mb, int lo, int ri, int cols, const double *B, double *U)
 {
     const int *up = piv_up(piv, mb);
-    for (int p = 0, c = 0; p < piv[DLA_PIV_KB]; p++)
+    for (int p = 0; p < piv[DLA_PIV_KB]; p++)
         if (up[p] >= lo && up[p] < lo + ri)
-            copy_row(cols, U, ri, c++, T, rk, p);
+            copy_row(cols, B, ri, up[p] - lo, U, ri, up[p] - lo);
 }
 
 void dla_lu_rows_down(const int *piv, int mb, int lo, int ri, int cols, const double *C, int rk,
@@ -187,7 +186,7 @@ rill_status_t dla_body_laswp_pair(rill_task_t *task)
         double *B = rill_dtd_arg(task, 3 + t);
         const int i = a->tile_i[t], lo = i * a->mb;
         const int ri = i == a->mt - 1 ? a->m - lo : a->mb;
-        dla_lu_rows_up(piv, a->mb, lo, ri, a->cols_j, B, T, a->rows_k, false);
+        dla_lu_rows_up(piv, a->mb, lo, ri, a->cols_j, B, T, a->rows_k);
         dla_lu_rows_down(piv, a->mb, lo, ri, a->cols_j, C, a->rows_k, B);
     }
     return RILL_SUCCESS;

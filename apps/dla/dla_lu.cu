@@ -125,3 +125,42 @@ extern "C" int dla_lu_laswp_pair_cuda(const int *piv, int mb, int rk, int cols,
     laswp_down_kernel<<<grid, 128, 0, stream>>>(piv, mb, rk, cols, *tiles, C);
     return (int)cudaGetLastError();
 }
+
+// PTG's SWAP_PAIR (dgetrf.rill), first pass: the lower tile B's rows that go up, into the
+// same rows of U (read before the second pass writes B's rows that come down).
+__global__ static void keep_kernel(const int *piv, int mb, int lo, int ri, int cols,
+                                   const double *B, double *U)
+{
+    int p = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+    if (p >= piv[PIV_KB] || c >= cols)
+        return;
+    int u = piv[PIV_HEAD + mb + p];
+    if (u >= lo && u < lo + ri)
+        U[(u - lo) + (size_t)c * ri] = B[(u - lo) + (size_t)c * ri];
+}
+
+extern "C" int dla_lu_keep_down_cuda(const int *piv, int mb, int lo, int ri, int cols, double *B,
+                                     const double *C, int rk, double *U, cudaStream_t stream)
+{
+    if (ri <= 0 || cols <= 0)
+        return 0;
+    dla_lu_tiles_t tiles = {};
+    tiles.n = 1;
+    tiles.lo[0] = lo;
+    tiles.rows[0] = ri;
+    tiles.b[0] = B;
+    dim3 grid((unsigned)((mb + 127) / 128), (unsigned)cols, 1);
+    keep_kernel<<<grid, 128, 0, stream>>>(piv, mb, lo, ri, cols, B, U);
+    laswp_down_kernel<<<grid, 128, 0, stream>>>(piv, mb, rk, cols, tiles, C);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int dla_lu_laswp_up_cuda(const int *piv, int mb, int rk, int cols,
+                                    const dla_lu_tiles_t *tiles, double *T, cudaStream_t stream)
+{
+    if (tiles->n <= 0 || cols <= 0)
+        return 0;
+    dim3 grid((unsigned)((mb + 127) / 128), (unsigned)cols, (unsigned)tiles->n);
+    laswp_up_kernel<<<grid, 128, 0, stream>>>(piv, mb, rk, cols, *tiles, T);
+    return (int)cudaGetLastError();
+}

@@ -230,9 +230,25 @@ if(RILL_HAVE_CUDA)
     set_tests_properties(dla_dgetrf_gpu_singular PROPERTIES
         PASS_REGULAR_EXPRESSION "# info 1001 \\(LAPACK's on the same matrix: 1001\\)")
     dla_gpu_test(dla_dgesv_gpu $<TARGET_FILE:testing_dgesv> -N 3001 -t 512 -g 1 --nrhs 600 -x)
-    if(RILL_HAVE_RILLCC) # the PTG version: GEMM and TRSM on the GPU, the rest on the CPUs
+    if(RILL_HAVE_RILLCC) # the PTG version, every task on the GPU; 34 tile rows
         dla_gpu_test(dla_dgetrf_gpu_ptg $<TARGET_FILE:testing_dgetrf> -N 3001 -t 512 -g 1
             --kind pivot -x --dsl ptg)
+        dla_gpu_test(dla_dgetrf_gpu_ptg_34 $<TARGET_FILE:testing_dgetrf> -N 3400 -t 100 -g 1
+            --kind pivot -x --dsl ptg)
+    endif()
+    if(RILL_HAVE_MPI) # dgetrf over 2 processes of one GPU each (the GPUs there are)
+        set(lu_runs dtd)
+        if(RILL_HAVE_RILLCC)
+            list(APPEND lu_runs ptg)
+        endif()
+        foreach(dsl ${lu_runs})
+            add_test(NAME dla_dgetrf_gpu_${dsl}_np2 COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu_only.sh
+                ${MPIEXEC_EXECUTABLE} ${RILL_MPIEXEC_FLAGS} -np 2 $<TARGET_FILE:testing_dgetrf>
+                -N 4001 -t 500 -P 2 -Q 1 -g 1 -c 1 --kind pivot -x --dsl ${dsl})
+            set_tests_properties(dla_dgetrf_gpu_${dsl}_np2 PROPERTIES LABELS "apps;gpu;mpi"
+                TIMEOUT 300 SKIP_RETURN_CODE 77 RESOURCE_LOCK rill_gpus
+                PASS_REGULAR_EXPRESSION " PASS" FAIL_REGULAR_EXPRESSION " FAIL|error")
+        endforeach()
     endif()
     # tiles of 1536: the GPU's dtrtri recursion (halves of 768, leaves of 384)
     dla_gpu_test(dla_dpotrf_gpu_recursive $<TARGET_FILE:testing_dpotrf> -N 9500 -t 1536 -g 1

@@ -176,6 +176,25 @@ def getrf_gpu(bench, a):
                                      ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--dsl", dsl,
                                       "--mca", "device_cuda_workspace", ws], reference=ref,
                                      env=TIMED))
+        # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one
+        cases.append(vendor_case("cusolverMgGetrf, 1 GPU", size, ["mggetrf", n, 1, 1024, runs]))
+    # several GPUs (the figures: N = 65536 on 2, 98304 on 4): the DTD panel is one
+    # task of at most 30 tiles, so NB 2304 or 4096 (its workspace N x NB doubles)
+    for g, n in ((2, 65536), (4, 98304)):
+        if bench.gpus < g:
+            continue
+        size, ref = f"N={n}", f"cusolverMgGetrf, {g} GPUs"
+        for t in (512, 1024):
+            cases.append(vendor_case(ref if t == 1024 else f"{ref}, T={t}", size,
+                                     ["mggetrf", n, g, t, runs], seconds=180))
+        for nb in ("4096",) if g == 4 else ("2304", "4096"):
+            ws = f"{(n * int(nb) * 8 >> 20) + 64}M"
+            common = ["-N", n, "-t", nb, "--nruns", runs, "--mca", "device_cuda_workspace", ws]
+            cases.append(tester_case(f"rill dgetrf NB={nb}, 1 process x {g} GPUs", "dgetrf", size,
+                                     common + ["-g", g], reference=ref, env=TIMED, seconds=150))
+            cases.append(tester_case(f"rill dgetrf NB={nb}, {g} processes x 1 GPU", "dgetrf",
+                                     size, common + ["-g", 1], np=g, reference=ref,
+                                     env=TIMED, seconds=150))
     finish(bench, cases)
 
 
