@@ -503,13 +503,16 @@ endif()
 # Runs of a path another test covers on another grid shape, or over the other wire between
 # simulated nodes (each wire keeps one DTD and one PTG run, and dposv one), or a distribution
 # another run keeps (3 x 1 by dpotrf, diag by dpotrf on 2 ranks, inverse by PTG on 3 ranks;
-# dgesv's interchanges and solves on 2 x 1 and 3 x 1 by dgetrf's and its own 2 x 2):
+# dgesv's interchanges and solves on 2 x 1 and 3 x 1 by dgetrf's and its own 2 x 2; the PTG
+# dgetrf's grids by its 2 x 2 run with a matrix that needs pivoting, and its 1-rank runs):
 # label shape, which the sanitizer suites leave out; the Release suite runs them all
 foreach(t dla_dpotrf_np4_2x2_cyclic dla_dpotrf_np3_3x1_cyclic dla_dposv_np4_skewed
         dla_dposv_np4_2x2_diag dla_dpotrf_nodes_mpi_dtd_np4 dla_dpotrf_nodes_ucx_ptg_np4
         dla_dgemm_nodes_mpi_dtd_np4 dla_dgemm_nodes_ucx_ptg_np4 dla_dposv_nodes_mpi_np4
         dla_dposv_np3_3x1 dla_dgemm_np3_diag dla_dpotrf_np3_inverse dla_dgesv_np2_2x1
-        dla_dgesv_np3_3x1)
+        dla_dgesv_np3_3x1 dla_dgetrf_ptg_pivot34 dla_dgetrf_ptg_onetile dla_dgesv_ptg
+        dla_dgetrf_ptg_np2_2x1 dla_dgetrf_ptg_np2_1x2 dla_dgetrf_ptg_np3_3x1
+        dla_dgetrf_ptg_np4_diag dla_dgesv_ptg_np4_2x2)
     if(TEST ${t})
         set_property(TEST ${t} APPEND PROPERTY LABELS shape)
     endif()
