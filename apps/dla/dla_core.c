@@ -439,6 +439,7 @@ rill_status_t rill_dla_create(rill_context_t *ctx, rill_dla_t **dla_p)
         [DLA_CLASS_GETRF_PANEL] = { "dgetrf_panel", dla_body_getrf_panel },
         [DLA_CLASS_LASWP_TOP] = { "dlaswp_top", dla_body_laswp_top },
         [DLA_CLASS_LASWP_PAIR] = { "dlaswp_pair", dla_body_laswp_pair },
+        [DLA_CLASS_LU_COPY] = { "dgetrf_panel_copy", dla_body_lu_copy },
     };
     if (!ctx || !dla_p)
         return RILL_ERR_INVALID_ARG;

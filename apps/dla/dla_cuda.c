@@ -326,6 +326,8 @@ static rill_status_t cuda_getrf_panel(rill_task_t *task)
     const dla_lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     const int mp = a->m - a->k * a->mb, kb = a->rows_k;
+    if (a->ntiles == 0) /* a tall panel's buffer (dla_body_getrf_panel), in place */
+        return getrf_on(task, rill_dtd_arg(task, 2), mp, kb, a->k * a->mb, a->mb, piv, 0);
     cudaStream_t st = rill_cuda_stream(task);
     size_t ws_bytes;
     double *buf = rill_cuda_workspace(task, &ws_bytes);
@@ -401,6 +403,15 @@ rill_status_t dla_lu_cuda_rows_up(rill_task_t *task, const int *piv, int mb, int
     CU_RT(dla_lu_laswp_up_cuda(piv, mb, rk, cols, &tiles, T, rill_cuda_stream(task)),
           "SWAP_MERGE's kernel");
     return RILL_SUCCESS;
+}
+
+/* LU_COPY on a GPU (dla_body_lu_copy's arguments). */
+static rill_status_t cuda_lu_copy(rill_task_t *task)
+{
+    const dla_lu_copy_t *c = rill_dtd_arg(task, 0);
+    return dla_lu_cuda_copy(task, c->rows, c->cols,
+                            (const double *)rill_dtd_arg(task, 1) + c->src_off, c->lds,
+                            (double *)rill_dtd_arg(task, 2) + c->dst_off, c->ldd);
 }
 
 /* SWAP_TOP(k, j) on a GPU (dla_body_laswp_top's arguments). */
@@ -483,6 +494,8 @@ rill_status_t dla_cuda_add_bodies(rill_dla_t *dla)
     if (g == RILL_SUCCESS)
         g = rill_dtd_class_add_body(dla->cls[DLA_CLASS_LASWP_PAIR], RILL_BODY_CUDA,
                                     cuda_laswp_pair);
+    if (g == RILL_SUCCESS) /* (a tall panel's copies: where the tile and the buffer are) */
+        g = rill_dtd_class_add_body(dla->cls[DLA_CLASS_LU_COPY], RILL_BODY_CUDA, cuda_lu_copy);
     if (g == RILL_SUCCESS)
         g = rill_dtd_class_set_status_handler(dla->cls[DLA_CLASS_POTRF], potrf_status);
     if (g != RILL_SUCCESS)

@@ -31,6 +31,7 @@ enum dla_class_id {
     DLA_CLASS_GETRF_PANEL, /* dgetrf's panel: a tile column factored with partial pivoting */
     DLA_CLASS_LASWP_TOP,   /* dgetrf's interchanges: tile row k's own rows, and its copy */
     DLA_CLASS_LASWP_PAIR,  /* dgetrf's interchanges between tile row k and a lower tile */
+    DLA_CLASS_LU_COPY,     /* dgetrf's tall panels: a tile into the panel's buffer, or back */
     DLA_NB_CLASSES
 };
 
@@ -142,10 +143,18 @@ typedef struct dla_lu_args {
     int tile_i[RILL_DTD_MAX_ARGS]; /* SWAP_PAIR: their tile rows */
 } dla_lu_args_t;
 
+/* LU_COPY's VALUE argument: rows x cols from the source (ld lds, from element src_off) to
+ * the destination (ld ldd, from element dst_off). */
+typedef struct dla_lu_copy {
+    int rows, cols, lds, ldd;
+    size_t src_off, dst_off;
+} dla_lu_copy_t;
+
 /* dgetrf's bodies (dla_lu.c). */
 rill_status_t dla_body_getrf_panel(rill_task_t *task);
 rill_status_t dla_body_laswp_top(rill_task_t *task);
 rill_status_t dla_body_laswp_pair(rill_task_t *task);
+rill_status_t dla_body_lu_copy(rill_task_t *task);
 
 /* dgetrf's kernels, for the DTD bodies above and the PTG version's (dgetrf.rill). Tiles are
  * column-major with ld = their rows; piv is a step's pivot record (above), of a panel whose

@@ -17,9 +17,11 @@
  * - for j > k: TRSM (L of tile (k, k), unit lower) on tile (k, j), then GEMM updates of
  *   the tiles below it.
  *
- * The panel is one task of mt - k tiles: a tile column of at most RILL_DTD_MAX_ARGS - 2
- * tiles. Across ranks, the tiles of the panel and of tile row k travel to the ranks that
- * update with them (DTD moves them); every rank inserts the same tasks. */
+ * The panel is one task of mt - k tiles while they are at most RILL_DTD_MAX_ARGS - 2 (what
+ * a task takes besides its two other arguments); a taller one is gathered into a buffer by
+ * a chain of copy tasks, factored there, and copied back (insert_panel). Across ranks, the tiles of
+ * the panel and of tile row k travel to the ranks that update with them (DTD moves them); every
+ * rank inserts the same tasks. */
 #include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,12 +106,15 @@ rill_status_t dla_lu_factor(double *X, int mp, int kb, int base, int mb, int *pi
 }
 
 /* PANEL(k): args VALUE, the pivot record (OUTPUT, written whole), the panel's tiles
- * (INOUT), factored on a contiguous copy. */
+ * (INOUT), factored on a contiguous copy; or (ntiles 0) the panel's buffer (INOUT, mp rows,
+ * PACK's), factored in place. */
 rill_status_t dla_body_getrf_panel(rill_task_t *task)
 {
     const dla_lu_args_t *a = rill_dtd_arg(task, 0);
     int *piv = rill_dtd_arg(task, 1);
     const int mp = a->m - a->k * a->mb, kb = a->rows_k;
+    if (a->ntiles == 0)
+        return dla_lu_factor(rill_dtd_arg(task, 2), mp, kb, a->k * a->mb, a->mb, piv);
     double *buf = malloc((size_t)mp * kb * sizeof(double) + 1);
     if (!buf)
         return RILL_ERR_NO_MEMORY;
@@ -161,6 +166,17 @@ void dla_lu_rows_down(const int *piv, int mb, int lo, int ri, int cols, const do
             copy_row(cols, C, rk, dsrc[d], B, ri, ddst[d] - lo);
 }
 
+/* LU_COPY: args VALUE (dla_lu_copy_t), the source (INPUT), the destination (INOUT): a tall
+ * panel's tile into its buffer (PACK) or back (UNPACK). */
+rill_status_t dla_body_lu_copy(rill_task_t *task)
+{
+    const dla_lu_copy_t *c = rill_dtd_arg(task, 0);
+    const double *src = rill_dtd_arg(task, 1);
+    double *dst = rill_dtd_arg(task, 2);
+    dla_copy_block(c->rows, c->cols, src + c->src_off, c->lds, dst + c->dst_off, c->ldd);
+    return RILL_SUCCESS;
+}
+
 /* SWAP_TOP(k, j): args VALUE, the pivot record (INPUT), tile (k, j) (INOUT), its copy
  * (OUTPUT). The rows of tile k that end in tile k, from the copy. */
 rill_status_t dla_body_laswp_top(rill_task_t *task)
@@ -200,6 +216,9 @@ rill_status_t dla_body_laswp_pair(rill_task_t *task)
 typedef struct lu_state {
     rill_matrix_t *A; /* the matrix whose rows move (the factored one, or dgetrs's B) */
     rill_collection_t *piv, *copies;
+    /* dgetrf's panels of more tiles than a task takes: gathered into a buffer of M x NB
+     * doubles (key k, on the rank of tile (k, k); scratch, discarded after the step) */
+    rill_collection_t *cols;
 } lu_state_t;
 
 static int piv_rank_of(uint64_t key, void *arg)
@@ -230,6 +249,8 @@ static rill_status_t lu_state_open(rill_dla_t *dla, rill_matrix_t *F, lu_state_t
 
 static void lu_state_close(lu_state_t *st)
 {
+    if (st->cols)
+        rill_collection_destroy(&st->cols);
     if (st->copies)
         rill_collection_destroy(&st->copies);
     if (st->piv)
@@ -280,13 +301,61 @@ static rill_status_t insert_swaps(rill_dla_t *dla, rill_taskpool_t *tp, const lu
     return s;
 }
 
+/* Step k's panel: one task over the tile column, or, when it has more tiles than a task
+ * takes, PACK tasks gathering it into a buffer (each INOUT on it: they run one after
+ * another on the rank of tile (k, k)), the panel on the buffer, and UNPACK tasks copying
+ * each tile's rows back on its rank. */
+static rill_status_t insert_panel(rill_dla_t *dla, rill_taskpool_t *tp, const lu_state_t *st, int k,
+                                  int32_t prio, rill_data_t *piv)
+{
+    rill_matrix_t *A = st->A;
+    const int mt = rill_matrix_mt(A), mb = rill_matrix_mb(A), m = rill_matrix_m(A);
+    dla_lu_args_t a = { .k = k, .mb = mb, .m = m, .rows_k = rill_matrix_tile_rows(A, k) };
+    if (mt - k <= RILL_DTD_MAX_ARGS - 2) {
+        rill_data_t *tiles[RILL_DTD_MAX_ARGS];
+        for (int i = k; i < mt; i++)
+            tiles[i - k] = rill_matrix_tile(A, i, k);
+        a.ntiles = mt - k;
+        return INSERT(tp, dla->cls[DLA_CLASS_GETRF_PANEL], prio, RILL_DTD_VALUE, sizeof(a), &a,
+                      RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, piv, RILL_DTD_INOUT | RILL_DTD_ARRAY,
+                      mt - k, tiles);
+    }
+    rill_data_t *buf = rill_collection_data_of(st->cols, (uint64_t)k);
+    if (!buf)
+        return RILL_ERR_NO_MEMORY;
+    const int mp = m - k * mb;
+    rill_status_t s = RILL_SUCCESS;
+    for (int i = k; i < mt && s == RILL_SUCCESS; i++) {
+        const int ri = rill_matrix_tile_rows(A, i);
+        dla_lu_copy_t c = {
+            .rows = ri, .cols = a.rows_k, .lds = ri, .ldd = mp, .dst_off = (size_t)(i - k) * mb
+        };
+        s = INSERT(tp, dla->cls[DLA_CLASS_LU_COPY], prio, RILL_DTD_VALUE, sizeof(c), &c,
+                   RILL_DTD_INPUT, rill_matrix_tile(A, i, k), RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                   buf);
+    }
+    if (s == RILL_SUCCESS)
+        s = INSERT(tp, dla->cls[DLA_CLASS_GETRF_PANEL], prio, RILL_DTD_VALUE, sizeof(a), &a,
+                   RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, piv, RILL_DTD_INOUT, buf);
+    for (int i = k; i < mt && s == RILL_SUCCESS; i++) {
+        const int ri = rill_matrix_tile_rows(A, i);
+        dla_lu_copy_t c = {
+            .rows = ri, .cols = a.rows_k, .lds = mp, .ldd = ri, .src_off = (size_t)(i - k) * mb
+        };
+        s = INSERT(tp, dla->cls[DLA_CLASS_LU_COPY], prio, RILL_DTD_VALUE, sizeof(c), &c,
+                   RILL_DTD_INPUT, buf, RILL_DTD_INOUT | RILL_DTD_AFFINITY,
+                   rill_matrix_tile(A, i, k));
+    }
+    return s == RILL_SUCCESS ? rill_dtd_data_discard(tp, buf) : s;
+}
+
 /* Step k: the panel, the interchanges in every other column, the update of the columns
  * right of it. Priorities: by column, left first (the panel above its column's updates);
  * the left columns' interchanges last. */
 static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_state_t *st, int k)
 {
     rill_matrix_t *A = st->A;
-    const int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A), mb = rill_matrix_mb(A);
+    const int mt = rill_matrix_mt(A), nt = rill_matrix_nt(A);
     /* the critical path runs along the diagonal: panel k, then column k + 1's update, then
      * panel k + 1: so by column, the panel above the updates of its column, and any column
      * above those right of it, whatever their step (panel k + 1 before step k's update of
@@ -295,17 +364,7 @@ static rill_status_t insert_step(rill_dla_t *dla, rill_taskpool_t *tp, const lu_
     rill_data_t *piv = rill_collection_data_of(st->piv, (uint64_t)k);
     if (!piv)
         return RILL_ERR_NO_MEMORY;
-    dla_lu_args_t a = { .k = k,
-                        .mb = mb,
-                        .m = rill_matrix_m(A),
-                        .rows_k = rill_matrix_tile_rows(A, k),
-                        .ntiles = mt - k };
-    rill_data_t *tiles[RILL_DTD_MAX_ARGS];
-    for (int i = k; i < mt; i++)
-        tiles[i - k] = rill_matrix_tile(A, i, k);
-    rill_status_t s = INSERT(tp, dla->cls[DLA_CLASS_GETRF_PANEL], dla_prio(top), RILL_DTD_VALUE,
-                             sizeof(a), &a, RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, piv,
-                             RILL_DTD_INOUT | RILL_DTD_ARRAY, mt - k, tiles);
+    rill_status_t s = insert_panel(dla, tp, st, k, dla_prio(top), piv);
     for (int j = k + 1; j < nt && s == RILL_SUCCESS; j++) {
         int32_t prio = dla_prio((int64_t)(nt - j) * 4 + 2);
         s = insert_swaps(dla, tp, st, k, j, prio, piv);
@@ -430,19 +489,16 @@ rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int 
     rill_status_t s = dla_check_tiles("dgetrf", "A", A, rill_matrix_mb(A));
     if (s != RILL_SUCCESS)
         return s;
-    if (dla->dsl == RILL_DLA_DSL_DTD && mt > RILL_DTD_MAX_ARGS - 2) {
-        fprintf(stderr,
-                "[rill dla] error: dgetrf: A has %d tile rows (N = %d, NB = %d); a DTD panel "
-                "task holds at most %d tiles: take NB >= %d, or PTG\n",
-                mt, n, rill_matrix_mb(A), RILL_DTD_MAX_ARGS - 2,
-                (n + RILL_DTD_MAX_ARGS - 3) / (RILL_DTD_MAX_ARGS - 2));
-        return RILL_ERR_INVALID_ARG;
-    }
     if (n == 0)
         return RILL_SUCCESS;
     lu_state_t st = { .A = A };
     rill_taskpool_t *tp = NULL;
     if ((s = lu_state_open(dla, A, &st)) != RILL_SUCCESS)
+        goto out;
+    if (dla->dsl == RILL_DLA_DSL_DTD && mt > RILL_DTD_MAX_ARGS - 2 &&
+        ((s = rill_collection_create(dla->ctx, (size_t)m * rill_matrix_mb(A) * sizeof(double),
+                                     piv_rank_of, A, &st.cols)) != RILL_SUCCESS ||
+         (s = rill_collection_set_scratch(st.cols)) != RILL_SUCCESS))
         goto out;
     if (dla->dsl == RILL_DLA_DSL_PTG) {
         s = lu_run_ptg(dla, &st);

@@ -163,8 +163,8 @@ rill_status_t rill_dla_dpotrf(rill_dla_t *dla, rill_dla_uplo_t uplo, rill_matrix
  * ipiv (n entries on every rank, or NULL) gets the pivots, 1-based, row i interchanged with
  * row ipiv[i]; *info_p the first zero pivot U(info, info) (1-based; 0: none), on every rank,
  * and then the factorization is complete as LAPACK's is (RILL_SUCCESS). A square, with
- * square tiles; with DTD (rill_dla_set_dsl) at most RILL_DTD_MAX_ARGS - 2 tile rows (the
- * panel is one task), with PTG any number. */
+ * square tiles, any number of them (a panel of more tiles than a DTD task takes,
+ * RILL_DTD_MAX_ARGS - 2, is gathered into a buffer of N x NB doubles on its rank). */
 rill_status_t rill_dla_dgetrf(rill_dla_t *dla, rill_matrix_t *A, int *ipiv, int *info_p);
 /** Solve A X = B with the factors and pivots of rill_dla_dgetrf (A and ipiv as it left them;
  * ipiv on every rank): B becomes X. B has A's row tiling (n rows, square tiles of A's

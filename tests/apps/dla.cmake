@@ -86,9 +86,9 @@ dla_test(dla_dgetrf_pivot COMMAND testing_dgetrf -N 201 -t 32 --kind pivot -x)
 dla_row_test(dla_dgetrf_singular "^# info 151 \\(LAPACK's on the same matrix: 151\\)$"
     COMMAND testing_dgetrf -N 300 -t 64 --kind singular -x)
 dla_row_test(dla_dgetrf_ref "^ +150 +- +1 +1 .* -$" COMMAND testing_dgetrf -N 150 --ref)
-dla_fail_test(dla_err_dgetrf_panel "a DTD panel task holds at most 30 tiles: take NB >= 14, or PTG"
-    COMMAND testing_dgetrf -N 400 -t 10)
-# 30 tile rows, the panel's most: a rank's lower tiles of a column go in several SWAP_PAIR
+# panels taller than a task takes (30 tiles): gathered into a buffer by copy tasks
+dla_test(dla_dgetrf_tall COMMAND testing_dgetrf -N 400 -t 10 --kind pivot -x)
+# 30 tile rows, the one-task panel's most: a rank's lower tiles of a column go in several SWAP_PAIR
 # tasks (one took 4 + 29 arguments and failed); N = 0 checked (LAPACK refused ld 0)
 dla_test(dla_dgetrf_mt30 COMMAND testing_dgetrf -N 300 -t 10 --kind pivot -x)
 dla_row_test(dla_dgetrf_n0 "^ +0 +256 +1 +1 .* PASS$" COMMAND testing_dgetrf -N 0 -x)
@@ -235,6 +235,8 @@ if(RILL_HAVE_CUDA)
             --kind pivot -x --dsl ptg)
         dla_gpu_test(dla_dgetrf_gpu_ptg_34 $<TARGET_FILE:testing_dgetrf> -N 3400 -t 100 -g 1
             --kind pivot -x --dsl ptg)
+        dla_gpu_test(dla_dgetrf_gpu_tall $<TARGET_FILE:testing_dgetrf> -N 3400 -t 100 -g 1
+            --kind pivot -x)
     endif()
     if(RILL_HAVE_MPI) # dgetrf over 2 processes of one GPU each (the GPUs there are)
         set(lu_runs dtd)
@@ -356,6 +358,8 @@ if(RILL_HAVE_MPI)
     dla_test(dla_dgetrf_np3_3x1 NP 3 COMMAND testing_dgetrf -N 250 -t 40 -P 3 -Q 1 -c 1
         --kind singular -x)
     dla_test(dla_dgetrf_np4_2x2 NP 4 COMMAND testing_dgetrf -N 300 -t 64 -P 2 -Q 2 -c 1 -x)
+    dla_test(dla_dgetrf_tall_np2_2x1 NP 2 COMMAND testing_dgetrf -N 345 -t 10 -P 2 -Q 1 -c 1
+        --kind pivot -x)
     dla_test(dla_dgesv_np2_2x1 NP 2 COMMAND testing_dgesv -N 250 -t 48 -P 2 -Q 1 -c 1
         --nrhs 5 --kind pivot -x)
     dla_test(dla_dgesv_np3_3x1 NP 3 COMMAND testing_dgesv -N 250 -t 40 -P 3 -Q 1 -c 1

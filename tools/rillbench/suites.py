@@ -94,8 +94,7 @@ def add_getrf(p):
     p.add_argument("--sizes", default=None,
                    help="matrix orders (CPU default '8000'; GPU default '16384 32768')")
     p.add_argument("--nbs", default=None,
-                   help="Rill's tile sizes (CPU default '288 400', GPU '1024 2048'; with DTD, "
-                        "N / NB at most 30: its panel is one task)")
+                   help="Rill's tile sizes (CPU default '288 400', GPU '1024 2048')")
     p.add_argument("--scalapack-nbs", default="64 128", help="ScaLAPACK's block sizes ('64 128')")
     p.add_argument("--nruns", type=int, default=3, help="timed runs per call (3)")
     p.add_argument("--dsls", default=None,
@@ -160,8 +159,8 @@ def run_getrf(bench, a):
 
 def getrf_gpu(bench, a):
     """dgetrf on one GPU (its panel on cuSOLVER, gathered in the stream's workspace, which
-    must hold N x NB doubles) next to one cusolverDnDgetrf; tile sizes with N / NB over 30
-    are left out (the panel is one task)."""
+    must hold N x NB doubles) next to one cusolverDnDgetrf and cusolverMgGetrf; on 2 and 4
+    GPUs next to cusolverMgGetrf."""
     bench.build(["testing_dgetrf", "bench_gpu_vendor"])
     cases, runs = [], str(a.nruns)
     for n in (a.sizes or "16384 32768").split():
@@ -169,8 +168,6 @@ def getrf_gpu(bench, a):
         cases.append(vendor_case(ref, size, ["getrf", n, runs]))
         for nb, dsl in ((nb, d) for nb in (a.nbs or "1024 2048").split()
                         for d in (a.dsls or "dtd").split()):
-            if dsl == "dtd" and -(-int(n) // int(nb)) > 30:
-                continue
             ws = f"{(int(n) * int(nb) * 8 >> 20) + 64}M"
             cases.append(tester_case(getrf_name(nb, dsl, "1 GPU"), "dgetrf", size,
                                      ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--dsl", dsl,
@@ -178,8 +175,8 @@ def getrf_gpu(bench, a):
                                      env=TIMED))
         # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one
         cases.append(vendor_case("cusolverMgGetrf, 1 GPU", size, ["mggetrf", n, 1, 1024, runs]))
-    # several GPUs (the issue's figures: N = 65536 on 2, 98304 on 4): the DTD panel is one
-    # task of at most 30 tiles, so NB 2304 or 4096 (its workspace N x NB doubles)
+    # several GPUs (the issue's figures: N = 65536 on 2, 98304 on 4); the panel of at most
+    # 30 tiles is one task gathered in the workspace (N x NB doubles)
     for g, n in ((2, 65536), (4, 98304)):
         if bench.gpus < g:
             continue
@@ -187,7 +184,7 @@ def getrf_gpu(bench, a):
         for t in (512, 1024):
             cases.append(vendor_case(ref if t == 1024 else f"{ref}, T={t}", size,
                                      ["mggetrf", n, g, t, runs], seconds=180))
-        for nb in ("4096",) if g == 4 else ("2304", "4096"):
+        for nb in ("2048", "4096"):
             ws = f"{(n * int(nb) * 8 >> 20) + 64}M"
             common = ["-N", n, "-t", nb, "--nruns", runs, "--mca", "device_cuda_workspace", ws]
             cases.append(tester_case(f"rill dgetrf NB={nb}, 1 process x {g} GPUs", "dgetrf", size,
