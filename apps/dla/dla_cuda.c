@@ -327,7 +327,7 @@ static rill_status_t cuda_getrf_panel(rill_task_t *task)
     int *piv = rill_dtd_arg(task, 1);
     const int mp = a->m - a->k * a->mb, kb = a->rows_k;
     if (a->ntiles == 0) /* a tall panel's buffer (dla_body_getrf_panel), in place */
-        return getrf_on(task, rill_dtd_arg(task, 2), mp, kb, a->k * a->mb, a->mb, piv, 0);
+        return dla_lu_cuda_factor(task, rill_dtd_arg(task, 2), mp, kb, a->k * a->mb, a->mb, piv);
     cudaStream_t st = rill_cuda_stream(task);
     size_t ws_bytes;
     double *buf = rill_cuda_workspace(task, &ws_bytes);
@@ -418,11 +418,8 @@ static rill_status_t cuda_lu_copy(rill_task_t *task)
 static rill_status_t cuda_laswp_top(rill_task_t *task)
 {
     const dla_lu_args_t *a = rill_dtd_arg(task, 0);
-    CU_RT(dla_lu_laswp_top_cuda(rill_dtd_arg(task, 1), a->mb, a->k * a->mb, a->rows_k, a->cols_j,
-                                rill_dtd_arg(task, 2), rill_dtd_arg(task, 3),
-                                rill_cuda_stream(task)),
-          "SWAP_TOP's kernel");
-    return RILL_SUCCESS;
+    return dla_lu_cuda_swap_top(task, rill_dtd_arg(task, 1), a->k * a->mb, a->mb, a->rows_k,
+                                a->cols_j, rill_dtd_arg(task, 2), rill_dtd_arg(task, 3));
 }
 
 /* SWAP_PAIR(k, j) on a GPU (dla_body_laswp_pair's arguments). */
