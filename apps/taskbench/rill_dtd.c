@@ -7,11 +7,13 @@
  *
  * Data: per task graph, a collection of one datum of output_bytes_per_task bytes per (field,
  * point), field = timestep mod the number of fields (-field N, default: the timesteps, so no
- * datum is written twice). Point p's data live on the rank that owns p the way Task Bench's
- * MPI implementation shares points out: rank r has the points [r W / n, (r + 1) W / n), W the
- * graph's width, n the ranks. Task (t, p) writes its datum (OUTPUT, the task runs there) and
- * reads the data of timestep t - 1 of its dependencies that exist (INPUT), in the order of
- * the core's dependency intervals. Every rank inserts every task (DTD); each runs its own.
+ * datum is written twice), all made before the timer starts, as Task Bench's PaRSEC
+ * implementation allocates its matrix of fields x points before it. Point p's data live on
+ * the rank that owns p the way Task Bench's MPI implementation shares points out: rank r has
+ * the points [r W / n, (r + 1) W / n), W the graph's width, n the ranks. Task (t, p) writes
+ * its datum (OUTPUT, the task runs there) and reads the data of timestep t - 1 of its
+ * dependencies that exist (INPUT), in the order of the core's dependency intervals. Every
+ * rank inserts every task (DTD); each runs its own.
  *
  * Time: from a barrier before the first insertion to the end of the wait and a barrier after
  * it, printed by the core (app_report_timing, rank 0), as Task Bench's MPI implementation
@@ -68,6 +70,21 @@ static rill_status_t body(rill_task_t *task)
 static rill_data_t *datum(graph_state_t *s, long t, long x)
 {
     return rill_collection_data_of(s->dc, (uint64_t)((t % s->fields) * s->g.max_width + x));
+}
+
+/* Every datum of graph s, made ahead (the tasks then find them in the collection). */
+static int make_data(graph_state_t *s)
+{
+    for (long f = 0; f < s->fields; f++)
+        for (long x = 0; x < s->g.max_width; x++)
+            if (!datum(s, f, x)) {
+                fprintf(stderr,
+                        "taskbench_rill_dtd: out of memory for the data (%ld fields x "
+                        "%ld points of %zu bytes)\n",
+                        s->fields, (long)s->g.max_width, (size_t)s->g.output_bytes_per_task);
+                return 1;
+            }
+    return 0;
 }
 
 /* The tasks of timestep t of graph gi. */
@@ -168,6 +185,8 @@ int main(int argc, char **argv)
         } else if (rill_collection_create(ctx, s->g.output_bytes_per_task, rank_of, s, &s->dc) !=
                    RILL_SUCCESS) {
             rc = 1;
+        } else {
+            rc = make_data(s);
         }
     }
     if (!rc && rank == 0)

@@ -173,15 +173,19 @@ def getrf_gpu(bench, a):
                                      ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--dsl", dsl,
                                       "--mca", "device_cuda_workspace", ws], reference=ref,
                                      env=TIMED))
-        # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one
-        cases.append(vendor_case("cusolverMgGetrf, 1 GPU", size, ["mggetrf", n, 1, 1024, runs]))
+        # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one (at
+        # 64df4fe on an H100, cusolverMgGetrf refused T = 1024 with INVALID_VALUE: the
+        # smaller tiles say which it takes)
+        for t in (256, 512, 1024):
+            cases.append(vendor_case(f"cusolverMgGetrf, 1 GPU, T={t}", size,
+                                     ["mggetrf", n, 1, t, runs]))
     # several GPUs (the figures: N = 65536 on 2, 98304 on 4); the panel of at most
     # 30 tiles is one task gathered in the workspace (N x NB doubles)
     for g, n in ((2, 65536), (4, 98304)):
         if bench.gpus < g:
             continue
         size, ref = f"N={n}", f"cusolverMgGetrf, {g} GPUs"
-        for t in (512, 1024):
+        for t in (256, 512, 1024):
             cases.append(vendor_case(ref if t == 1024 else f"{ref}, T={t}", size,
                                      ["mggetrf", n, g, t, runs], seconds=180))
         for nb in ("2048", "4096"):
