@@ -39,10 +39,9 @@ typedef struct graph_state {
     long fields;
     int nranks;
     rill_collection_t *dc;
-    /* the data of the timestep inserted last and of the one before it, by point: a task's
-     * inputs are looked up here, not in the collection (one lookup per datum, at its
-     * writer's insertion) */
-    rill_data_t **cur, **prev;
+    /* the collection's data by (field, point), made ahead: the insertion looks nothing up
+     * in the collection */
+    rill_data_t **data;
 } graph_state_t;
 
 static graph_state_t *graphs;
@@ -67,23 +66,25 @@ static rill_status_t body(rill_task_t *task)
     return tb_kernel(s->g, p->t, p->x, out, s->g.output_bytes_per_task, in, in_bytes, p->ninputs);
 }
 
-static rill_data_t *datum(graph_state_t *s, long t, long x)
+/* The datum of point x at timestep t */
+static rill_data_t *datum(const graph_state_t *s, long t, long x)
 {
-    return rill_collection_data_of(s->dc, (uint64_t)((t % s->fields) * s->g.max_width + x));
+    return s->data[(t % s->fields) * s->g.max_width + x];
 }
 
-/* Every datum of graph s, made ahead (the tasks then find them in the collection). */
+/* Every datum of graph s, made ahead. */
 static int make_data(graph_state_t *s)
 {
-    for (long f = 0; f < s->fields; f++)
-        for (long x = 0; x < s->g.max_width; x++)
-            if (!datum(s, f, x)) {
-                fprintf(stderr,
-                        "taskbench_rill_dtd: out of memory for the data (%ld fields x "
-                        "%ld points of %zu bytes)\n",
-                        s->fields, (long)s->g.max_width, (size_t)s->g.output_bytes_per_task);
-                return 1;
-            }
+    const long w = s->g.max_width;
+    s->data = calloc((size_t)(s->fields * w), sizeof(*s->data));
+    for (long key = 0; key < s->fields * w; key++)
+        if (!s->data || !(s->data[key] = rill_collection_data_of(s->dc, (uint64_t)key))) {
+            fprintf(stderr,
+                    "taskbench_rill_dtd: out of memory for the data (%ld fields x "
+                    "%ld points of %zu bytes)\n",
+                    s->fields, (long)s->g.max_width, (size_t)s->g.output_bytes_per_task);
+            return 1;
+        }
     return 0;
 }
 
@@ -96,9 +97,6 @@ static int insert_timestep(rill_taskpool_t *tp, rill_dtd_class_t *cls, long gi, 
     long last_offset = task_graph_offset_at_timestep(g, t - 1);
     long last_width = task_graph_width_at_timestep(g, t - 1);
     long dset = task_graph_dependence_set_at_timestep(g, t);
-    rill_data_t **swap = s->prev;
-    s->prev = s->cur;
-    s->cur = swap;
     for (long x = offset; x < offset + width; x++) {
         rill_data_t *in[RILL_DTD_MAX_ARGS];
         int n = 0;
@@ -116,21 +114,12 @@ static int insert_timestep(rill_taskpool_t *tp, rill_dtd_class_t *cls, long gi, 
                     interval_list_destroy(deps);
                     return 1;
                 }
-                in[n++] = s->prev[d];
+                in[n++] = datum(s, t - 1, d);
             }
         }
         interval_list_destroy(deps);
-        rill_data_t *own = s->cur[x] = datum(s, t, x);
+        rill_data_t *own = datum(s, t, x);
         point_t p = { gi, t, x, n };
-        if (!own) {
-            fprintf(stderr, "taskbench_rill_dtd: out of memory for the data\n");
-            return 1;
-        }
-        for (int i = 0; i < n; i++)
-            if (!in[i]) {
-                fprintf(stderr, "taskbench_rill_dtd: out of memory for the data\n");
-                return 1;
-            }
         rill_status_t st = rill_dtd_insert_task(
             tp, cls, 0, RILL_DTD_VALUE, sizeof(p), &p, RILL_DTD_OUTPUT | RILL_DTD_AFFINITY, own,
             RILL_DTD_INPUT | RILL_DTD_ARRAY, n, in, RILL_DTD_ARG_END);
@@ -176,12 +165,7 @@ int main(int argc, char **argv)
         s->g = task_graph_list_task_graph(list, i);
         s->fields = fields_arg > 0 ? fields_arg : s->g.timesteps;
         s->nranks = nranks;
-        s->cur = calloc((size_t)s->g.max_width, sizeof(*s->cur));
-        s->prev = calloc((size_t)s->g.max_width, sizeof(*s->prev));
         if ((rc = tb_check_output("taskbench_rill_dtd", i, s->g))) {
-        } else if (!s->cur || !s->prev) {
-            fprintf(stderr, "taskbench_rill_dtd: out of memory\n");
-            rc = 1;
         } else if (rill_collection_create(ctx, s->g.output_bytes_per_task, rank_of, s, &s->dc) !=
                    RILL_SUCCESS) {
             rc = 1;
@@ -214,8 +198,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < ngraphs && graphs; i++) {
         if (graphs[i].dc)
             rill_collection_destroy(&graphs[i].dc);
-        free(graphs[i].cur);
-        free(graphs[i].prev);
+        free(graphs[i].data);
     }
     if (cls)
         rill_dtd_class_destroy(&cls);
