@@ -544,10 +544,20 @@ static void run_mgfactor(int n, int ngpus, int tile, int reps, int getrf)
         CUDA_CHECK(cudaSetDevice(0));
         int info = 0;
         double t0 = now_s();
-        if (getrf)
-            CUSOLVER_CHECK(
-                cusolverMgGetrf(mh, n, n, Av, IA, JA, desc, ipiv, CUDA_R_64F, workv, lwork, &info));
-        else
+        if (getrf) {
+            cusolverStatus_t st =
+                cusolverMgGetrf(mh, n, n, Av, IA, JA, desc, ipiv, CUDA_R_64F, workv, lwork, &info);
+            if (st == CUSOLVER_STATUS_INVALID_VALUE && tile > 512) {
+                fflush(stdout); /* (cuSOLVER 13 on an H100 refused 1024, ran 256 and 512) */
+                fprintf(stderr,
+                        PROG ": error: cusolverMgGetrf refused the tile of %d columns "
+                             "(CUSOLVER_STATUS_INVALID_VALUE; its buffer size query took it): give "
+                             "T <= 512\n",
+                        tile);
+                exit(1);
+            }
+            CUSOLVER_CHECK(st);
+        } else
             CUSOLVER_CHECK(cusolverMgPotrf(mh, CUBLAS_FILL_MODE_LOWER, n, Av, IA, JA, desc,
                                            CUDA_R_64F, workv, lwork, &info));
         sync_all(ngpus);

@@ -173,10 +173,10 @@ def getrf_gpu(bench, a):
                                      ["-N", n, "-t", nb, "-g", 1, "--nruns", runs, "--dsl", dsl,
                                       "--mca", "device_cuda_workspace", ws], reference=ref,
                                      env=TIMED))
-        # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one (at
-        # 64df4fe on an H100, cusolverMgGetrf refused T = 1024 with INVALID_VALUE: the
-        # smaller tiles say which it takes)
-        for t in (256, 512, 1024):
+        # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one
+        # (cusolverMgGetrf takes tiles of at most 512 columns: on an H100 it refused 1024
+        # with CUSOLVER_STATUS_INVALID_VALUE; at N = 16384, T = 512 18.9 TFLOP/s, 256 16.9)
+        for t in (256, 512):
             cases.append(vendor_case(f"cusolverMgGetrf, 1 GPU, T={t}", size,
                                      ["mggetrf", n, 1, t, runs]))
     # several GPUs (the figures: N = 65536 on 2, 98304 on 4); the panel of at most
@@ -185,8 +185,8 @@ def getrf_gpu(bench, a):
         if bench.gpus < g:
             continue
         size, ref = f"N={n}", f"cusolverMgGetrf, {g} GPUs"
-        for t in (256, 512, 1024):
-            cases.append(vendor_case(ref if t == 1024 else f"{ref}, T={t}", size,
+        for t in (512, 256):  # (the reference: T = 512, its largest tile)
+            cases.append(vendor_case(ref if t == 512 else f"{ref}, T={t}", size,
                                      ["mggetrf", n, g, t, runs], seconds=180))
         for nb in ("2048", "4096"):
             ws = f"{(n * int(nb) * 8 >> 20) + 64}M"
