@@ -174,8 +174,8 @@ def getrf_gpu(bench, a):
                                       "--mca", "device_cuda_workspace", ws], reference=ref,
                                      env=TIMED))
         # cusolverMg's LU on the one GPU too: its multi-GPU reference's cost on one
-        # (cusolverMgGetrf takes tiles of at most 512 columns: on an H100 it refused 1024
-        # with CUSOLVER_STATUS_INVALID_VALUE; at N = 16384, T = 512 18.9 TFLOP/s, 256 16.9)
+        # (on an H100, cusolverMgGetrf ran T = 256 and 512, 16.9 and 18.9 TFLOP/s at N =
+        # 16384, and refused 1024 with CUSOLVER_STATUS_INVALID_VALUE)
         for t in (256, 512):
             cases.append(vendor_case(f"cusolverMgGetrf, 1 GPU, T={t}", size,
                                      ["mggetrf", n, 1, t, runs]))
@@ -185,7 +185,7 @@ def getrf_gpu(bench, a):
         if bench.gpus < g:
             continue
         size, ref = f"N={n}", f"cusolverMgGetrf, {g} GPUs"
-        for t in (512, 256):  # (the reference: T = 512, its largest tile)
+        for t in (512, 256):  # (the reference: T = 512, the largest tile it took)
             cases.append(vendor_case(ref if t == 512 else f"{ref}, T={t}", size,
                                      ["mggetrf", n, g, t, runs], seconds=180))
         for nb in ("2048", "4096"):
