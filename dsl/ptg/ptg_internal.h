@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "core.h"
+#include "data_internal.h"
 #include "rill/ptg.h"
 
 /* A tile of PTG's own (received from another rank, or NEW): a standalone datum whose host
@@ -161,6 +162,22 @@ void ptg_gate_give(ptg_tp_t *tp, ptg_gate_t *g);
 /* Push a chore that drops one reference of each of bufs[0 .. nbufs-1] on a worker (a GPU
  * manager's thread must not). */
 void ptg_chore_push(ptg_tp_t *tp, ptg_buf_t *const *bufs, int nbufs);
+
+/* A chore into out's ready list: bring datum home to the host (NULL: none) and / or drop
+ * one reference of each of bufs[0 .. nbufs-1], on a worker. */
+void ptg_chore_new(ptg_tp_t *tp, rill_data_t *home, ptg_buf_t *const *bufs, int nbufs,
+                   rill_ptg_out_t *out);
+
+/* "NAME(p0, p1, ...)": a task of class c with the parameters key (list order), for
+ * messages. */
+void ptg_task_name(char *buf, size_t cap, const rill_ptg_class_t *c, const int64_t *key);
+
+/* The host address of a datum's bytes (this rank's copy; NULL for NULL). */
+static inline void *ptg_host_ptr(rill_data_t *d)
+{
+    rill_data_copy_t *c = d ? rill_data_host_copy(d) : NULL;
+    return c ? c->ptr : NULL;
+}
 
 /* ptg_remote.c: activations between ranks. */
 

@@ -130,6 +130,10 @@ if(Python3_FOUND)
     add_test(NAME layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_layers.py
         ${CMAKE_SOURCE_DIR})
     set_tests_properties(layers PROPERTIES LABELS "unit;script" TIMEOUT 60)
+    # no library file over 1,500 lines, no function over 150 (tests/unit/check_sizes.py)
+    add_test(NAME sizes COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_sizes.py
+        ${CMAKE_SOURCE_DIR})
+    set_tests_properties(sizes PROPERTIES LABELS "unit;script" TIMEOUT 60)
     # librill exports the functions include/rill declares with RILL_API, nothing else
     add_test(NAME exports COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/unit/check_exports.py
         $<TARGET_FILE:rill> ${CMAKE_SOURCE_DIR}/include)
