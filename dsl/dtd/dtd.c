@@ -13,6 +13,8 @@
 /* Task size classes: header + args (+ values/scratch when they fit). */
 static const size_t size_classes[] = { 256, 512, 1024, 2048 };
 #define NB_SIZE_CLASSES 4
+/* pending counts a DTD taskpool takes ahead for the tasks it makes (dtd_taskpool_t.credit) */
+#define DTD_CREDIT 64
 
 static struct {
     rill_mempool_t tasks[NB_SIZE_CLASSES];
@@ -370,7 +372,7 @@ static void dtd_complete(rill_worker_t *w, rill_task_t *task, rill_hook_status_t
         node = next;
     }
     rill_sched_push(tp->super.ctx, w, ready, nready);
-    atomic_fetch_sub_explicit(&tp->inflight, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tp->done, 1, memory_order_relaxed);
     task_free(t);
     rill_taskpool_pending_sub(&tp->super, 1);
 }
@@ -400,14 +402,23 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
     dtd_tracker_t *tr = tracker_find(tp, data);
     if (tr)
         return tr;
-    tr = calloc(1, sizeof(*tr));
-    if (!tr)
-        return NULL;
+    dtd_slab_t *slab = tp->slabs;
+    if (!slab || slab->used == DTD_SLAB) {
+        slab = calloc(1, sizeof(*slab) + DTD_SLAB * sizeof(dtd_tracker_t));
+        if (!slab)
+            return NULL;
+        slab->next = tp->slabs;
+        tp->slabs = slab;
+    }
+    tr = &slab->tr[slab->used++]; /* (zeroed: the slab is calloc'd, a slot is used once) */
     tr->data = data;
     tr->owner = data->home_rank;
     tr->have_local = data->home_rank == tp->rank; /* the home rank holds version 0 */
+    tr->readers = tr->readers_in;
+    tr->cap = DTD_READERS_IN;
     if (tp->distributed) {
-        tr->sent = calloc((size_t)(tp->nranks + 63) / 64, sizeof(uint64_t));
+        tr->sent = tp->nranks <= 64 ? &tr->sent_in
+                                    : calloc((size_t)(tp->nranks + 63) / 64, sizeof(uint64_t));
         if (!tr->sent)
             goto err_free;
     }
@@ -428,9 +439,11 @@ static dtd_tracker_t *tracker_get(dtd_taskpool_t *tp, rill_data_t *data)
     tp->order[tp->norder++] = tr;
     rill_data_use(data, tp->super.id); /* until the taskpool ends (dtd_ended) */
     return tr;
-err_free:
-    free(tr->sent);
-    free(tr);
+err_free: /* (the slot is the slab's last used one: given back, zeroed again) */
+    if (tr->sent != &tr->sent_in)
+        free(tr->sent);
+    memset(tr, 0, sizeof(*tr));
+    slab->used--;
     return NULL;
 }
 
@@ -442,11 +455,13 @@ static void *tracker_local_ptr(dtd_tracker_t *tr)
     return c ? c->ptr : NULL;
 }
 
+/* What a tracker holds outside its slab. */
 static void tracker_free(dtd_tracker_t *tr)
 {
-    free(tr->readers);
-    free(tr->sent);
-    free(tr);
+    if (tr->readers != tr->readers_in)
+        free(tr->readers);
+    if (tr->sent != &tr->sent_in)
+        free(tr->sent);
 }
 
 static rill_status_t tracker_add_reader(dtd_tracker_t *tr, dtd_ref_t r)
@@ -460,10 +475,13 @@ static rill_status_t tracker_add_reader(dtd_tracker_t *tr, dtd_ref_t r)
         tr->nreaders = n;
     }
     if (tr->nreaders == tr->cap) {
-        int cap = tr->cap ? 2 * tr->cap : 4;
-        dtd_ref_t *readers = realloc(tr->readers, (size_t)cap * sizeof(*readers));
+        int cap = 2 * tr->cap;
+        bool in = tr->readers == tr->readers_in;
+        dtd_ref_t *readers = realloc(in ? NULL : tr->readers, (size_t)cap * sizeof(*readers));
         if (!readers)
             return RILL_ERR_NO_MEMORY;
+        if (in)
+            memcpy(readers, tr->readers_in, sizeof(tr->readers_in));
         tr->readers = readers;
         tr->cap = cap;
     }
@@ -500,6 +518,22 @@ static rill_status_t tracker_access(dtd_tracker_t *tr, dtd_ref_t r, int mode)
 static inline size_t align_up(size_t x, size_t a)
 {
     return (x + a - 1) & ~(a - 1);
+}
+
+/* Tasks made here and not completed, read by the main thread (the reading kept: the window
+ * is full only if it was at the last reading). */
+static long long dtd_inflight(dtd_taskpool_t *tp)
+{
+    tp->done_seen = atomic_load_explicit(&tp->done, memory_order_relaxed);
+    return (long long)(atomic_load_explicit(&tp->made, memory_order_relaxed) - tp->done_seen);
+}
+
+/* The same for any thread (the watchdog's report); done first, so at most made. */
+static long long inflight_seen(dtd_taskpool_t *tp)
+{
+    uint64_t done = atomic_load_explicit(&tp->done, memory_order_acquire);
+    uint64_t made = atomic_load_explicit(&tp->made, memory_order_acquire);
+    return made > done ? (long long)(made - done) : 0;
 }
 
 /* A task of cls with nargs arguments (values copied from values[i]), holding its
@@ -547,7 +581,9 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
     t->cls = cls;
     t->nargs = nargs;
     t->size_class = sc;
-    uint64_t serial = atomic_fetch_add_explicit(&dtd.next_serial, 1, memory_order_relaxed);
+    /* (main thread only: no read-modify-write needed) */
+    uint64_t serial = atomic_load_explicit(&dtd.next_serial, memory_order_relaxed);
+    atomic_store_explicit(&dtd.next_serial, serial + 1, memory_order_relaxed);
     atomic_store_explicit(&t->serial, serial, memory_order_relaxed);
     atomic_store_explicit(&t->deps, 1, memory_order_relaxed); /* the insertion guard */
     atomic_store_explicit(&t->succs, NULL, memory_order_relaxed);
@@ -562,8 +598,13 @@ static dtd_task_t *task_create(dtd_taskpool_t *tp, rill_dtd_class_t *cls, int32_
             off += args[i].size;
         }
     }
-    rill_taskpool_pending_add(&tp->super, 1);
-    atomic_fetch_add_explicit(&tp->inflight, 1, memory_order_relaxed);
+    if (tp->credit == 0) {
+        rill_taskpool_pending_add(&tp->super, DTD_CREDIT);
+        tp->credit = DTD_CREDIT;
+    }
+    tp->credit--; /* (the task's pending count, taken ahead) */
+    atomic_store_explicit(&tp->made, atomic_load_explicit(&tp->made, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     if (dtd_dot_on)
         dtd_dot_task(serial, cls->name, tp->super.id);
     return t;
@@ -845,7 +886,10 @@ static rill_status_t dtd_close(rill_taskpool_t *super)
             if (tp->order[i]->data->home_rank == tp->rank && tp->order[i]->gpu_written &&
                 !tp->order[i]->discarded)
                 status = home_create(tp, tp->order[i]);
-    rill_taskpool_pending_sub(super, 1); /* the insertion hold */
+    /* the insertion hold, and the pending counts taken ahead that no task used */
+    long long credit = tp->credit;
+    tp->credit = 0;
+    rill_taskpool_pending_sub(super, 1 + credit);
     return status;
 }
 
@@ -853,8 +897,7 @@ static void dtd_describe(rill_taskpool_t *super, FILE *out)
 {
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     fprintf(out, "  DTD taskpool %u: %llu tasks inserted, %lld not completed, %zu data tracked\n",
-            super->id, (unsigned long long)tp->inserted, (long long)atomic_load(&tp->inflight),
-            tp->norder);
+            super->id, (unsigned long long)tp->inserted, (long long)inflight_seen(tp), tp->norder);
     int shown = rill_rdep_describe(out, super->id);
     for (size_t i = 0; i < tp->norder && shown < 20; i++) {
         dtd_tracker_t *tr = tp->order[i];
@@ -917,6 +960,10 @@ static void dtd_destroy(rill_taskpool_t *super)
     dtd_taskpool_t *tp = (dtd_taskpool_t *)super;
     for (size_t i = 0; i < tp->norder; i++)
         tracker_free(tp->order[i]);
+    for (dtd_slab_t *sl = tp->slabs, *next; sl; sl = next) {
+        next = sl->next;
+        free(sl);
+    }
     dtd_seq_forget(tp);
     free(tp->order);
     free(tp->classes);
@@ -944,7 +991,8 @@ rill_status_t rill_dtd_taskpool_create(rill_context_t *ctx, rill_taskpool_t **tp
     xfer_classes_init();
     rill_taskpool_init(&tp->super, ctx, &dtd_taskpool_ops);
     rill_hmap_init(&tp->trackers);
-    atomic_init(&tp->inflight, 0);
+    atomic_init(&tp->done, 0);
+    atomic_init(&tp->made, 0);
     tp->window = rill_param_get_int(param_window);
     tp->rank = ctx->rank;
     tp->nranks = ctx->nranks;
@@ -1001,7 +1049,7 @@ static bool window_drained(void *arg)
     dtd_taskpool_t *tp = arg;
     if (dtd_seq_pending()) /* a peer's checkpoint: the peer may wait for this rank too */
         dtd_seq_check(tp);
-    return atomic_load_explicit(&tp->inflight, memory_order_relaxed) <= tp->window / 2;
+    return dtd_inflight(tp) <= tp->window / 2;
 }
 
 static const char *kind_name(int kind)
@@ -1290,7 +1338,9 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     if (!local)
         return s;
     task_release_guard(tp, w, t);
-    if (atomic_load_explicit(&tp->inflight, memory_order_relaxed) >= tp->window) {
+    if ((long long)(atomic_load_explicit(&tp->made, memory_order_relaxed) - tp->done_seen) >=
+            tp->window &&
+        dtd_inflight(tp) >= tp->window) {
         /* the peers learn where this rank stands: one further along whose sequence differs
          * ends the job instead of leaving this rank waiting for a version it never sends */
         dtd_seq_announce(tp, false);

@@ -75,10 +75,13 @@ typedef struct dtd_ref {
  * history (every rank inserts the same tasks); the local part (last_writer, readers,
  * local_ptr) orders this rank's own accesses to its copy. Main thread only.
  */
+#define DTD_READERS_IN 4 /* readers a tracker holds without an allocation */
+#define DTD_SLAB       256
+
 typedef struct dtd_tracker {
     rill_data_t *data;
     dtd_ref_t last_writer;
-    dtd_ref_t *readers; /* readers since the last write */
+    dtd_ref_t *readers; /* readers since the last write (in readers_in while they fit) */
     int nreaders, cap;
     /* distributed history, identical on every rank */
     int owner;        /* rank that holds (or will hold) the latest version */
@@ -91,16 +94,37 @@ typedef struct dtd_tracker {
     bool gpu_version; /* the writer of `version` may run on a GPU (class_may_gpu in dtd.c) */
     bool discarded;   /* rill_dtd_data_discard after its last access: the end moves nothing */
     uint32_t local_version;
-    uint64_t *sent; /* bit r: rank r was sent `version` by this rank */
+    uint64_t *sent; /* bit r: rank r was sent `version` by this rank (sent_in: 64 ranks) */
+    uint64_t sent_in;
+    dtd_ref_t readers_in[DTD_READERS_IN];
 } dtd_tracker_t;
+
+/* Trackers are made in slabs of DTD_SLAB (a taskpool's, freed with it): one allocation per
+ * DTD_SLAB data instead of per datum. */
+typedef struct dtd_slab {
+    struct dtd_slab *next;
+    size_t used;
+    dtd_tracker_t tr[];
+} dtd_slab_t;
 
 typedef struct dtd_taskpool {
     rill_taskpool_t super;
     rill_hmap_t trackers;  /* rill_data_t* -> dtd_tracker_t* */
     dtd_tracker_t **order; /* trackers in creation order (the same on every rank) */
+    dtd_slab_t *slabs;     /* where the trackers live, the newest first */
     size_t norder, cap_order;
-    atomic_llong inflight; /* inserted and not completed, for the window */
+    /* the window: tasks made here (main thread) less tasks completed (any thread; its own
+     * cache line, so the workers' adds do not share one with the main thread's fields) read
+     * by the main thread only when its last reading says the window may be full */
+    atomic_ullong made; /* (written by the main thread alone: no read-modify-write) */
+    uint64_t done_seen;
     long long window;
+    /* pending counts taken ahead for the tasks the main thread makes (DTD_CREDIT at a time:
+     * one atomic add per batch instead of per task), given back with the insertion hold */
+    long long credit;
+    char pad_done[64]; /* (the struct is calloc'd: padding, not _Alignas, keeps done's line) */
+    atomic_ullong done;
+    char pad_after[64];
     bool closed;
     bool distributed; /* more than one rank */
     int rank, nranks;
