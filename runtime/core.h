@@ -221,9 +221,15 @@ struct rill_context {
     rill_comm_t *comm;
     const rill_sched_ops_t *sched;
     void *sched_state;
+    /* idle and progress each on a cache line of its own (padding: the context is calloc'd,
+     * 16-byte aligned): the main thread signals idle at every push while a worker adds to
+     * progress at every completion, and sharing a line made each pay for the other */
+    char pad_idle[64];
     rill_evcount_t idle; /* idle workers sleep here; pushes and terminations signal */
+    char pad_progress[64];
+    atomic_ullong progress; /* tasks completed, for the watchdog */
+    char pad_after[64];
     atomic_bool shutdown;
-    atomic_ullong progress;            /* tasks completed, for the watchdog */
     _Atomic uint32_t next_taskpool_id; /* main thread; read by the comm thread (dtd_seq) */
     uint32_t next_collection_id;
     int idle_spin_us;          /* how long an idle worker looks for work before sleeping */
