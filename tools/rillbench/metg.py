@@ -101,18 +101,17 @@ def size_of(pattern, ranks, cores, width):
             f"{'s' if ranks > 1 else ''} x {cores} core{'s' if cores > 1 else ''}, width {width}")
 
 
-def system_case(name, cmd, layouts, patterns, a, sweeps):
-    """A system's sweeps of one round, kept in sweeps[(name, size)] (the METGs come after
-    every round, against the best FLOP/s of the call: run_metg)."""
+def sweep_case(name, cmd, ranks, cores, pattern, a, sweeps):
+    """One system's sweep of one pattern and layout in a round, kept in sweeps[(name, size)]
+    (the METGs come after every round, against the best FLOP/s of the call: run_metg). One
+    case per sweep, so that the systems take turns pattern by pattern: a machine whose speed
+    drifts over the call (a shared host) shifts every system's sweep of a pattern alike."""
     def run(b):
-        for ranks, cores in layouts:
-            for pattern in patterns:
-                points = sweep(b, name, cmd, ranks, cores, pattern, a)
-                if points:
-                    sweeps.setdefault((name, size_of(pattern, ranks, cores, a.width)),
-                                      []).append(points)
+        points = sweep(b, name, cmd, ranks, cores, pattern, a)
+        if points:
+            sweeps.setdefault((name, size_of(pattern, ranks, cores, a.width)), []).append(points)
         return {}
-    return Case(name, run, unit="us", better="lower", seconds=60)
+    return Case(name, run, unit="us", better="lower", seconds=20)
 
 
 def metg_rows(bench, cases, sweeps, a):
@@ -125,7 +124,10 @@ def metg_rows(bench, cases, sweeps, a):
         peak[size] = max(rates + [peak.get(size, 0.0)])
     order, values = [], {}
     figure = "METG(50%)" if a.efficiency == "call" else "METG(50%), own sweep's peak"
+    firsts = {}  # each system's first case: its rows, with its reference
     for case in cases:
+        firsts.setdefault(case.config, case)
+    for case in firsts.values():
         for (name, size), runs in sweeps.items():
             if name != case.config:
                 continue
@@ -221,7 +223,8 @@ def parse_layouts(text):
 
 
 def run_metg(bench, a):
-    """METG(50%) of each system, pattern and layout; the systems interleaved over the rounds."""
+    """METG(50%) of each system, pattern and layout; in each round the systems take turns,
+    pattern by pattern and layout by layout."""
     layouts = parse_layouts(a.layout)
     patterns = [p.strip() for p in a.patterns.split(",") if p.strip()]
     for p in patterns:
@@ -248,9 +251,11 @@ def run_metg(bench, a):
             raise BenchError("taskbench_rill_dtd is not built: configure the build with "
                              "-DTASKBENCH_DIR=<a Task Bench checkout> (apps/taskbench/README.md)")
     sweeps = {}
-    cases = [system_case(n, c, layouts, patterns, a, sweeps) for n, c in systems]
-    for case in cases[1:]:
-        case.reference = systems[0][0]
+    cases = [sweep_case(n, c, ranks, cores, pattern, a, sweeps)
+             for ranks, cores in layouts for pattern in patterns for n, c in systems]
+    for case in cases:
+        if case.config != systems[0][0]:
+            case.reference = systems[0][0]
     bench.rounds(cases)
     metg_rows(bench, cases, sweeps, a)
     bench.say("")
