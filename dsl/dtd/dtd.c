@@ -528,6 +528,15 @@ static long long dtd_inflight(dtd_taskpool_t *tp)
     return (long long)(atomic_load_explicit(&tp->made, memory_order_relaxed) - tp->done_seen);
 }
 
+/* Whether dtd_window_size tasks made here are not completed: the shared count is read only
+ * when the last reading says so (done only grows: made - done_seen is never below the count).
+ * Main thread. */
+static bool window_full(dtd_taskpool_t *tp)
+{
+    uint64_t made = atomic_load_explicit(&tp->made, memory_order_relaxed);
+    return (long long)(made - tp->done_seen) >= tp->window && dtd_inflight(tp) >= tp->window;
+}
+
 /* The same for any thread (the watchdog's report); done first, so at most made. */
 static long long inflight_seen(dtd_taskpool_t *tp)
 {
@@ -1338,9 +1347,7 @@ rill_status_t rill_dtd_insert_task(rill_taskpool_t *super, rill_dtd_class_t *cls
     if (!local)
         return s;
     task_release_guard(tp, w, t);
-    if ((long long)(atomic_load_explicit(&tp->made, memory_order_relaxed) - tp->done_seen) >=
-            tp->window &&
-        dtd_inflight(tp) >= tp->window) {
+    if (window_full(tp)) {
         /* the peers learn where this rank stands: one further along whose sequence differs
          * ends the job instead of leaving this rank waiting for a version it never sends */
         dtd_seq_announce(tp, false);
