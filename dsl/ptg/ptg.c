@@ -419,7 +419,7 @@ static void table_unlink(ptg_tp_t *tp, ptg_inst_t *i)
     while (*pp != i)
         pp = &(*pp)->hnext;
     *pp = i->hnext;
-    tp->nwaiting--;
+    atomic_fetch_sub_explicit(&tp->nwaiting, 1, memory_order_relaxed);
     tp->nwait_cls[i->cls]--;
 }
 
@@ -542,7 +542,7 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
         i->hnext = tp->buckets[b];
         tp->buckets[b] = i;
         pp = &tp->buckets[b];
-        tp->nwaiting++;
+        atomic_fetch_add_explicit(&tp->nwaiting, 1, memory_order_relaxed);
         tp->nwait_cls[cls]++;
     }
     if (flow >= 0 && flow < c->nflows && ++i->got[flow] > takes) {
@@ -574,7 +574,7 @@ void ptg_deliver_local(rill_ptg_out_t *out, int cls, const int64_t *v, const int
     bool nomem = false;
     if (ready) { /* no more inputs: out of the table, into the done set */
         *pp = i->hnext;
-        tp->nwaiting--;
+        atomic_fetch_sub_explicit(&tp->nwaiting, 1, memory_order_relaxed);
         tp->nwait_cls[cls]--;
         nomem = !done_add(tp, i);
     }
@@ -1004,11 +1004,19 @@ static int start_visit(void *arg, const int64_t *v)
 static bool locally_idle(void *arg)
 {
     ptg_tp_t *tp = arg;
-    if (atomic_load_explicit(&tp->super.pending, memory_order_acquire) <= 1)
+    long long pending = atomic_load_explicit(&tp->super.pending, memory_order_acquire);
+    if (pending <= 1)
         return true;
+    /* the main thread asks this at every turn of its wait: while tasks run or are ready,
+     * pending exceeds the waiting instances by more than the hold, and the table's lock is
+     * left to the deliveries (taking it at every turn held them back: a quarter of the
+     * delivering worker's time on 2 cores); only a count that may say idle is checked
+     * under the lock. A stale count only delays the answer to a later turn */
+    if (pending - (long long)atomic_load_explicit(&tp->nwaiting, memory_order_relaxed) > 1)
+        return false;
     rill_spinlock_lock(&tp->lock);
-    long long pending =
-        atomic_load_explicit(&tp->super.pending, memory_order_acquire) - (long long)tp->nwaiting;
+    pending = atomic_load_explicit(&tp->super.pending, memory_order_acquire) -
+              (long long)atomic_load_explicit(&tp->nwaiting, memory_order_relaxed);
     rill_spinlock_unlock(&tp->lock);
     return pending <= 1;
 }
@@ -1144,7 +1152,7 @@ static void ptg_purge(ptg_tp_t *tp)
             i->hnext = all;
             all = i;
         }
-    tp->nwaiting = 0;
+    atomic_store_explicit(&tp->nwaiting, 0, memory_order_relaxed);
     for (int c = 0; c < tp->prog->nclasses; c++)
         tp->nwait_cls[c] = 0;
     /* writers held at gates are among them: a send that ends later lets nobody go */
@@ -1255,7 +1263,7 @@ static void ptg_describe(rill_taskpool_t *super, FILE *out)
             "  PTG taskpool %u (%s): %llu tasks created, %llu completed, %zu waiting for "
             "inputs",
             super->id, tp->prog->name, (unsigned long long)atomic_load(&tp->created),
-            (unsigned long long)atomic_load(&tp->completed), tp->nwaiting);
+            (unsigned long long)atomic_load(&tp->completed), atomic_load(&tp->nwaiting));
     int shown = 0;
     for (size_t b = 0; b < tp->nbuckets && shown < 5; b++)
         for (ptg_inst_t *i = tp->buckets[b]; i && shown < 5; i = i->hnext, shown++) {

@@ -61,7 +61,9 @@ typedef struct ptg_tp {
     rill_task_class_t release_tc, chore_tc;
     rill_spinlock_t lock; /* the table of instances waiting for inputs */
     ptg_inst_t **buckets;
-    size_t nbuckets, nwaiting;
+    size_t nbuckets;
+    /* instances in the table: changed under the lock, read without it as a hint (locally_idle) */
+    atomic_size_t nwaiting;
     atomic_ullong created, completed;
     atomic_ullong sent, received; /* activation messages (termination, ptg_close) */
     /* per class: the tasks of this rank (counted when the creation enumerates the ranges)
