@@ -134,8 +134,8 @@ struct rill_taskpool {
     const rill_taskpool_ops_t *ops;
     uint32_t id;
     /* tasks alive + actions pending (insertion open, messages in flight); the taskpool
-     * has terminated when it drops to 0 (a front end may count ahead: DTD takes 64 at a
-     * time while its insertion is open, DTD_CREDIT). On a cache line of its own (padding:
+     * has terminated when it drops to 0 (a front end may take counts ahead for tasks it
+     * has yet to make, while its insertion is open). On a cache line of its own (padding:
      * taskpools are calloc'd): workers take from it at every completion, while the
      * inserting thread reads the fields around it at every insertion */
     char pad_pending[64];

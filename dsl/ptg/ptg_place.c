@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data_internal.h"
-#include "ptg_internal.h"
+#include "ptg_internal.h" /* (and data_internal.h) */
 
 /* Where a flow's input or output is: a tile of a matrix or a datum of a keyed collection,
  * resolved. data: this rank's datum (NULL when another rank holds it); bytes its size; rank
